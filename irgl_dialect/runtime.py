@@ -99,7 +99,7 @@ class GridSizeOp(IRDLOperation):
         )
 
 
-def _check_placeholders(text: str, count: int, op_name: str) -> None:
+def check_placeholders(text: str, count: int, op_name: str) -> None:
     for index in range(count):
         if f"${index}" not in text:
             raise VerifyException(
@@ -122,7 +122,7 @@ class CBlockOp(IRDLOperation):
         super().__init__(operands=[args], properties={"text": StringAttr(text)})
 
     def verify_(self) -> None:
-        _check_placeholders(self.text.data, len(self.args), self.name)
+        check_placeholders(self.text.data, len(self.args), self.name)
 
 
 @irdl_op_definition
@@ -147,7 +147,7 @@ class CExprOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        _check_placeholders(self.text.data, len(self.args), self.name)
+        check_placeholders(self.text.data, len(self.args), self.name)
 
 
 @irdl_op_definition

@@ -1,0 +1,97 @@
+"""Types and enum attributes of the irgl dialect."""
+
+from __future__ import annotations
+
+from enum import auto
+
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import ParametrizedAttribute, SpacedOpaqueSyntaxAttribute, TypeAttribute
+from xdsl.irdl import irdl_attr_definition
+from xdsl.utils.str_enum import StrEnum
+
+
+@irdl_attr_definition
+class GraphType(ParametrizedAttribute, TypeAttribute):
+    """A CSR graph: node count, per-node edge ranges, edge destinations, weights.
+
+    Node and edge properties are ordinary memrefs indexed by node or edge id;
+    the graph value itself is only read through the `irgl.graph.*` accessors.
+    """
+
+    name = "irgl.graph"
+
+
+class KernelKind(StrEnum):
+    """Where a kernel runs: a plain IrGL kernel on the GPU, the host, or a
+    CUDA `__device__` function."""
+
+    PLAIN = auto()
+    HOST = auto()
+    DEVICE = auto()
+
+
+class IteratorKind(StrEnum):
+    """What a ForAll/For traverses."""
+
+    RANGE = auto()
+    NODES = auto()
+    EDGES = auto()
+    WORKLIST = auto()
+
+
+class Aggregation(StrEnum):
+    """How the ReduceAndReturn values of one invocation are combined."""
+
+    ANY = auto()
+    ALL = auto()
+
+
+class TermCond(StrEnum):
+    """When Iterate keeps invoking its kernel."""
+
+    WHILE = auto()
+    UNTIL = auto()
+
+
+class ExtraCond(StrEnum):
+    """How Iterate combines its extra condition with the default one."""
+
+    AND = auto()
+    OR = auto()
+
+
+class ExclusiveForm(StrEnum):
+    """How an Exclusive names the elements it locks."""
+
+    ARRAY = auto()
+    ITERATOR = auto()
+
+
+@irdl_attr_definition
+class KernelKindAttr(EnumAttribute[KernelKind], SpacedOpaqueSyntaxAttribute):
+    name = "irgl.kernel_kind"
+
+
+@irdl_attr_definition
+class IteratorKindAttr(EnumAttribute[IteratorKind], SpacedOpaqueSyntaxAttribute):
+    name = "irgl.iterator"
+
+
+@irdl_attr_definition
+class AggregationAttr(EnumAttribute[Aggregation], SpacedOpaqueSyntaxAttribute):
+    name = "irgl.aggregation"
+
+
+@irdl_attr_definition
+class TermCondAttr(EnumAttribute[TermCond], SpacedOpaqueSyntaxAttribute):
+    name = "irgl.term_cond"
+
+
+@irdl_attr_definition
+class ExtraCondAttr(EnumAttribute[ExtraCond], SpacedOpaqueSyntaxAttribute):
+    name = "irgl.extra_cond"
+
+
+@irdl_attr_definition
+class ExclusiveFormAttr(EnumAttribute[ExclusiveForm], SpacedOpaqueSyntaxAttribute):
+    name = "irgl.exclusive_form"

@@ -1,0 +1,88 @@
+"""The irgl dialect object."""
+
+from xdsl.ir import Dialect
+
+from irgl_dialect.attributes import (
+    AggregationAttr,
+    ExclusiveFormAttr,
+    ExtraCondAttr,
+    GraphType,
+    IteratorKindAttr,
+    KernelKindAttr,
+    TermCondAttr,
+)
+from irgl_dialect.c_escape import (
+    CBlockOp,
+    CDeclGlobalOp,
+    CDeclOp,
+    CExprOp,
+    NamesOp,
+    NopOp,
+)
+from irgl_dialect.graph import (
+    DegreeOp,
+    EdgeDstOp,
+    EdgeWeightOp,
+    FirstEdgeOp,
+    LastEdgeOp,
+    NumEdgesOp,
+    NumNodesOp,
+)
+from irgl_dialect.kernels import KernelOp, ReturnOp, YieldOp
+from irgl_dialect.loops import ForAllOp, ForOp
+from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
+from irgl_dialect.sync import (
+    AtomicOp,
+    ExclusiveOp,
+    LocalBarrierOp,
+    ReduceAndReturnOp,
+    RespawnOp,
+    RetryOp,
+    SyncRunningThreadsOp,
+)
+from irgl_dialect.worklist import PopOp, PushOp
+
+Irgl = Dialect(
+    "irgl",
+    [
+        KernelOp,
+        ReturnOp,
+        YieldOp,
+        ForAllOp,
+        ForOp,
+        PopOp,
+        PushOp,
+        AtomicOp,
+        ExclusiveOp,
+        RetryOp,
+        RespawnOp,
+        ReduceAndReturnOp,
+        SyncRunningThreadsOp,
+        LocalBarrierOp,
+        InvokeOp,
+        IterateOp,
+        PipeOp,
+        CBlockOp,
+        CExprOp,
+        CDeclOp,
+        CDeclGlobalOp,
+        NamesOp,
+        NopOp,
+        NumNodesOp,
+        NumEdgesOp,
+        FirstEdgeOp,
+        LastEdgeOp,
+        DegreeOp,
+        EdgeDstOp,
+        EdgeWeightOp,
+    ],
+    [
+        GraphType,
+        KernelKindAttr,
+        IteratorKindAttr,
+        AggregationAttr,
+        TermCondAttr,
+        ExtraCondAttr,
+        ExclusiveFormAttr,
+    ],
+)

@@ -1,0 +1,269 @@
+"""Kernels (plain, host, device), their return, and the region terminator."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import cast
+
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FunctionType,
+    ModuleOp,
+    StringAttr,
+    SymbolNameConstraint,
+    i32,
+)
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_op_definition,
+    lazy_traits_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import (
+    HasParent,
+    IsolatedFromAbove,
+    IsTerminator,
+    SymbolOpInterface,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from irgl_dialect.attributes import KernelKind, KernelKindAttr
+from irgl_dialect.placement import RULE_KERNEL_SIGNATURE, rule_error
+from irgl_dialect.syntax import add_implicit_yield
+
+MAX_BLOCK_SIZE = 1024
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """An IrGL kernel (spec: Kernel).
+
+    `plain` kernels run on the GPU and lower to `gpu.func` kernels; `host`
+    kernels run on the CPU, orchestrate the others and lower to `func.func`;
+    `device` kernels are CUDA `__device__` functions (opaque helpers).
+
+        irgl.kernel @bfs(%g: !irgl.graph, %lvl: i32) launch_bounds(256) { ... }
+        irgl.kernel host @main(%g: !irgl.graph) { ... }
+        irgl.kernel device @f(%x: i32) -> i32 { ...  irgl.return %y : i32 }
+    """
+
+    name = "irgl.kernel"
+
+    sym_name = prop_def(SymbolNameConstraint())
+    kind = prop_def(KernelKindAttr)
+    function_type = prop_def(FunctionType)
+    launch_bounds = opt_prop_def(DenseArrayBase.constr(i32))
+    body = region_def("single_block")
+
+    traits = traits_def(IsolatedFromAbove(), SymbolOpInterface(), HasParent(ModuleOp))
+
+    def __init__(
+        self,
+        sym_name: str,
+        inputs: Sequence[Attribute],
+        *,
+        kind: KernelKind = KernelKind.PLAIN,
+        outputs: Sequence[Attribute] = (),
+        launch_bounds: Sequence[int] | None = None,
+        body: Region | None = None,
+    ):
+        if body is None:
+            body = Region(Block(arg_types=inputs))
+        super().__init__(
+            properties={
+                "sym_name": StringAttr(sym_name),
+                "kind": KernelKindAttr(kind),
+                "function_type": FunctionType.from_lists(inputs, outputs),
+                "launch_bounds": None
+                if launch_bounds is None
+                else DenseArrayBase.from_list(i32, launch_bounds),
+            },
+            regions=[body],
+        )
+
+    @property
+    def kernel_kind(self) -> KernelKind:
+        return self.kind.data
+
+    def verify_(self) -> None:
+        inputs = self.function_type.inputs.data
+        if tuple(self.body.block.arg_types) != tuple(inputs):
+            raise rule_error(
+                self,
+                "body arguments must have the kernel's parameter types",
+                RULE_KERNEL_SIGNATURE,
+            )
+        if self.function_type.outputs.data and self.kernel_kind == KernelKind.PLAIN:
+            raise rule_error(
+                self,
+                "a plain kernel has no declared return type: its return value is "
+                "built with irgl.reduce_and_return and aggregated by the invocation",
+                RULE_KERNEL_SIGNATURE,
+            )
+        if len(self.function_type.outputs.data) > 1:
+            raise rule_error(
+                self, "a kernel returns at most one value", RULE_KERNEL_SIGNATURE
+            )
+        if self.launch_bounds is not None:
+            self._verify_launch_bounds()
+
+    def _verify_launch_bounds(self) -> None:
+        bounds = cast(tuple[int, ...], self.launch_bounds.get_values())  # type: ignore[union-attr]
+        if self.kernel_kind != KernelKind.PLAIN:
+            raise rule_error(
+                self,
+                "launch_bounds apply only to plain kernels",
+                RULE_KERNEL_SIGNATURE,
+            )
+        if not 1 <= len(bounds) <= 2:
+            raise rule_error(
+                self,
+                "launch_bounds takes (max_threads_per_block[, min_blocks])",
+                RULE_KERNEL_SIGNATURE,
+            )
+        if not 1 <= bounds[0] <= MAX_BLOCK_SIZE:
+            raise rule_error(
+                self,
+                f"launch_bounds max_threads_per_block must be in [1, "
+                f"{MAX_BLOCK_SIZE}], got {bounds[0]}",
+                RULE_KERNEL_SIGNATURE,
+            )
+        if len(bounds) == 2 and bounds[1] < 0:
+            raise rule_error(
+                self, "launch_bounds min_blocks must be >= 0", RULE_KERNEL_SIGNATURE
+            )
+
+    def print(self, printer: Printer) -> None:
+        if self.kernel_kind != KernelKind.PLAIN:
+            printer.print_string(f" {self.kernel_kind.value}")
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+        printer.print_string("(")
+        printer.print_list(self.body.block.args, printer.print_block_argument)
+        printer.print_string(")")
+        outputs = self.function_type.outputs.data
+        if outputs:
+            printer.print_string(" -> ")
+            printer.print_list(outputs, printer.print_attribute)
+        if self.launch_bounds is not None:
+            values = self.launch_bounds.get_values()
+            printer.print_string(
+                f" launch_bounds({', '.join(str(v) for v in values)})"
+            )
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(
+            self.body, print_entry_block_args=False, print_block_terminators=bool(outputs)
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelOp:
+        kind_name = parser.parse_optional_keyword_in(("host", "device"))
+        kind = KernelKind(kind_name) if kind_name else KernelKind.PLAIN
+        sym_name = parser.parse_symbol_name().data
+        args = parser.parse_comma_separated_list(
+            Parser.Delimiter.PAREN, lambda: parser.parse_argument(expect_type=True)
+        )
+        outputs: list[Attribute] = []
+        if parser.parse_optional_punctuation("->"):
+            outputs = [parser.parse_type()]
+        bounds: list[int] | None = None
+        if parser.parse_optional_keyword("launch_bounds"):
+            bounds = parser.parse_comma_separated_list(
+                Parser.Delimiter.PAREN, parser.parse_integer
+            )
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        region = parser.parse_region(args)
+        if not outputs:
+            for block in region.blocks:
+                last = block.last_op
+                if last is None or not last.has_trait(IsTerminator):
+                    block.add_op(ReturnOp())
+        op = cls(
+            sym_name,
+            [a.type for a in args],
+            kind=kind,
+            outputs=outputs,
+            launch_bounds=bounds,
+            body=region,
+        )
+        if attrs is not None:
+            op.attributes |= attrs.data
+        return op
+
+
+@irdl_op_definition
+class ReturnOp(IRDLOperation):
+    """Ends a kernel, returning the value of a host or device kernel.
+
+        irgl.return %v : i32
+    """
+
+    name = "irgl.return"
+
+    values = var_operand_def()
+
+    traits = traits_def(IsTerminator(), HasParent(KernelOp))
+
+    assembly_format = "attr-dict ($values^ `:` type($values))?"
+
+    def __init__(self, values: Sequence[SSAValue] = ()):
+        super().__init__(operands=[values])
+
+    def verify_(self) -> None:
+        kernel = self.parent_op()
+        assert isinstance(kernel, KernelOp)
+        expected = tuple(kernel.function_type.outputs.data)
+        found = tuple(v.type for v in self.values)
+        if expected != found:
+            raise VerifyException(
+                f"'irgl.return' returns ({', '.join(map(str, found))}) but kernel "
+                f"@{kernel.sym_name.data} returns ({', '.join(map(str, expected))})"
+            )
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminates the body of an irgl region op (implicit when empty).
+
+    In `irgl.iterate` it yields the loop-carried kernel arguments for the next
+    invocation and, with an extra condition, `extra %cond`.
+
+        irgl.yield %next : i32 extra %stop
+    """
+
+    name = "irgl.yield"
+
+    values = var_operand_def()
+    extra = opt_operand_def()
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(*_yield_parents())))
+
+    assembly_format = (
+        "attr-dict ($values^ `:` type($values))? (`extra` $extra^ `:` type($extra))?"
+    )
+
+    def __init__(self, values: Sequence[SSAValue] = (), extra: SSAValue | None = None):
+        super().__init__(operands=[values, [] if extra is None else [extra]])
+
+
+def _yield_parents() -> tuple[type[IRDLOperation], ...]:
+    from irgl_dialect.loops import ForAllOp, ForOp
+    from irgl_dialect.orchestration import IterateOp, PipeOp
+    from irgl_dialect.sync import AtomicOp, ExclusiveOp
+
+    return (ForAllOp, ForOp, AtomicOp, ExclusiveOp, PipeOp, IterateOp)
+
+
+__all__ = ["KernelOp", "ReturnOp", "YieldOp", "add_implicit_yield"]

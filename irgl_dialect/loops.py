@@ -1,0 +1,177 @@
+"""ForAll and For over an iterator: an integer range, the nodes of a graph,
+the edges of a node, or the kernel's worklist."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import IndexType
+from xdsl.ir import Block, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    prop_def,
+    region_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import RecursiveMemoryEffect
+from xdsl.utils.exceptions import VerifyException
+
+from irgl_dialect.attributes import GraphType, IteratorKind, IteratorKindAttr
+from irgl_dialect.placement import (
+    RULE_FORALL_PLACEMENT,
+    RULE_WORKLIST_ITERATION,
+    enclosing_foralls,
+    kernel_kind_of,
+    rule_error,
+)
+from irgl_dialect.syntax import parse_body, print_body
+
+_ITERATOR_ARITY = {
+    IteratorKind.RANGE: (2, 3),
+    IteratorKind.NODES: (1,),
+    IteratorKind.EDGES: (2,),
+    IteratorKind.WORKLIST: (0,),
+}
+
+
+class LoopBase(IRDLOperation):
+    """Shared structure of ForAll and For: an iterator and a one-index body."""
+
+    iterator = prop_def(IteratorKindAttr)
+    bounds = var_operand_def()
+    body = region_def("single_block")
+
+    traits = traits_def(RecursiveMemoryEffect())
+
+    def __init__(
+        self,
+        iterator: IteratorKind,
+        bounds: Sequence[SSAValue],
+        body: Region | None = None,
+    ):
+        if body is None:
+            body = Region(Block(arg_types=[IndexType()]))
+        super().__init__(
+            operands=[bounds],
+            properties={"iterator": IteratorKindAttr(iterator)},
+            regions=[body],
+        )
+
+    @property
+    def index(self) -> SSAValue:
+        """The iteration's index: a number, node id, edge id or worklist slot."""
+        return self.body.block.args[0]
+
+    def verify_(self) -> None:
+        kind = self.iterator.data
+        counts = _ITERATOR_ARITY[kind]
+        if len(self.bounds) not in counts:
+            raise VerifyException(
+                f"'{self.name}' over {kind.value} takes "
+                f"{' or '.join(map(str, counts))} operands, got {len(self.bounds)}"
+            )
+        types = [b.type for b in self.bounds]
+        if kind == IteratorKind.RANGE and any(t != IndexType() for t in types):
+            raise VerifyException(f"'{self.name}' range bounds must be index values")
+        if kind in (IteratorKind.NODES, IteratorKind.EDGES) and not isinstance(
+            types[0], GraphType
+        ):
+            raise VerifyException(
+                f"'{self.name}' over {kind.value} iterates a !irgl.graph, got {types[0]}"
+            )
+        if kind == IteratorKind.EDGES and types[1] != IndexType():
+            raise VerifyException(f"'{self.name}' edges(%g, %n) needs an index node")
+        block = self.body.block
+        if len(block.args) != 1 or block.args[0].type != IndexType():
+            raise VerifyException(f"'{self.name}' body takes one index argument")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.index)
+        printer.print_string(" in ")
+        kind = self.iterator.data
+        printer.print_string(kind.value)
+        if kind != IteratorKind.WORKLIST:
+            printer.print_string("(")
+            printer.print_list(self.bounds, printer.print_operand)
+            printer.print_string(")")
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        print_body(printer, self.body)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        index = parser.parse_argument(expect_type=False).resolve(IndexType())
+        parser.parse_keyword("in")
+        kind = IteratorKind(parser.parse_keyword_in([k.value for k in IteratorKind]))
+        bounds: list[SSAValue] = []
+        if kind != IteratorKind.WORKLIST:
+            unresolved = parser.parse_comma_separated_list(
+                Parser.Delimiter.PAREN, parser.parse_unresolved_operand
+            )
+            types: list = [IndexType()] * len(unresolved)
+            if kind in (IteratorKind.NODES, IteratorKind.EDGES) and unresolved:
+                types[0] = GraphType()
+            bounds = [
+                parser.resolve_operand(u, t) for u, t in zip(unresolved, types)
+            ]
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        op = cls(kind, bounds, parse_body(parser, [index]))
+        if attrs is not None:
+            op.attributes |= attrs.data
+        return op
+
+
+@irdl_op_definition
+class ForAllOp(LoopBase):
+    """Traverse the iterator in parallel (spec: ForAll).
+
+    The outermost ForAll of a plain kernel lowers to a grid-stride loop
+    (consecutive iterations on consecutive threads); inner ones and those of
+    host kernels are sequential loops.
+
+        irgl.forall %i in worklist { ... }
+        irgl.forall %e in edges(%g, %n) { ... }
+    """
+
+    name = "irgl.forall"
+
+    def verify_(self) -> None:
+        super().verify_()
+        kind = kernel_kind_of(self)
+        if kind not in ("plain", "host"):
+            where = "outside any kernel" if kind is None else f"in a {kind} kernel"
+            raise rule_error(
+                self,
+                f"may only appear in plain or host kernels, but it is {where}",
+                RULE_FORALL_PLACEMENT,
+            )
+        if self.iterator.data == IteratorKind.WORKLIST:
+            if kind != "plain" or enclosing_foralls(self):
+                raise rule_error(
+                    self,
+                    "over the worklist must be the outermost ForAll of a plain kernel",
+                    RULE_WORKLIST_ITERATION,
+                )
+
+
+@irdl_op_definition
+class ForOp(LoopBase):
+    """Traverse the iterator sequentially (spec: For).
+
+        irgl.for %i in range(%c0, %n) { ... }
+    """
+
+    name = "irgl.for"
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.iterator.data == IteratorKind.WORKLIST:
+            raise rule_error(
+                self,
+                "cannot iterate the worklist: use irgl.forall",
+                RULE_WORKLIST_ITERATION,
+            )

@@ -1,0 +1,630 @@
+"""Orchestration constructs of host kernels: Invoke, Iterate and Pipe, with
+their worklist initializers (spec: WorklistInitializer and
+WorklistInitializerFromArray)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FlatSymbolRefAttr,
+    FlatSymbolRefAttrConstr,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    SymbolRefAttr,
+    UnitAttr,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_op_definition,
+    opt_operand_def,
+    opt_prop_def,
+    opt_result_def,
+    prop_def,
+    region_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.printer import Printer
+from xdsl.traits import RecursiveMemoryEffect, SymbolTable
+from xdsl.utils.exceptions import VerifyException
+
+from irgl_dialect.attributes import (
+    Aggregation,
+    AggregationAttr,
+    ExtraCond,
+    ExtraCondAttr,
+    KernelKind,
+    TermCond,
+    TermCondAttr,
+)
+from irgl_dialect.kernels import KernelOp, YieldOp
+from irgl_dialect.placement import (
+    RULE_ARGUMENTS,
+    RULE_CALLEE,
+    RULE_INITIALIZER,
+    RULE_TERMINATION,
+    RULE_WORKLIST_CONTEXT,
+    kernel_reduces,
+    kernel_uses_worklist,
+    require_host_kernel,
+    rule_error,
+)
+from irgl_dialect.syntax import parse_body, print_body
+
+
+def enclosing_pipe_context(op: Operation) -> Operation | None:
+    """The innermost Pipe or Iterate around `op` (its pipe context), if any."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, KernelOp):
+        if isinstance(parent, PipeOp | IterateOp):
+            return parent
+        parent = parent.parent_op()
+    return None
+
+
+def lookup_kernel(op: Operation, callee: SymbolRefAttr) -> KernelOp:
+    """Resolve an invoked kernel symbol, checking that it is a plain kernel."""
+    target = SymbolTable.lookup_symbol(op, callee)
+    if target is None:
+        raise rule_error(
+            op, f"invokes @{callee.string_value()}, which does not exist", RULE_CALLEE
+        )
+    if not isinstance(target, KernelOp):
+        raise rule_error(
+            op, f"invokes @{callee.string_value()}, which is not an irgl.kernel", RULE_CALLEE
+        )
+    if target.kernel_kind != KernelKind.PLAIN:
+        raise rule_error(
+            op,
+            f"invokes @{callee.string_value()}, a {target.kernel_kind.value} kernel; "
+            "only plain kernels can be invoked",
+            RULE_CALLEE,
+        )
+    return target
+
+
+def verify_arguments(op: Operation, kernel: KernelOp, args: Sequence[SSAValue]) -> None:
+    """The invocation passes as many arguments as the kernel takes, typed alike."""
+    expected = kernel.function_type.inputs.data
+    if len(args) != len(expected):
+        raise rule_error(
+            op,
+            f"passes {len(args)} argument(s) to @{kernel.sym_name.data}, which "
+            f"takes {len(expected)}",
+            RULE_ARGUMENTS,
+        )
+    for index, (arg, want) in enumerate(zip(args, expected)):
+        if arg.type != want:
+            raise rule_error(
+                op,
+                f"argument {index} of @{kernel.sym_name.data} has type {arg.type}, "
+                f"expected {want}",
+                RULE_ARGUMENTS,
+            )
+
+
+def _verify_aggregation(op: Operation, kernel: KernelOp, aggr: object) -> None:
+    if aggr is not None and not kernel_reduces(kernel):
+        raise rule_error(
+            op,
+            f"aggregates the return value of @{kernel.sym_name.data}, which has no "
+            "irgl.reduce_and_return",
+            RULE_TERMINATION,
+        )
+
+
+# --------------------------------------------------------------------------
+# Worklist initializers
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class _InitSyntax:
+    """Unresolved worklist-initializer operands while parsing."""
+
+    scalars: list[SSAValue] = field(default_factory=list[SSAValue])
+    array: list[SSAValue] = field(default_factory=list[SSAValue])
+    count: list[SSAValue] = field(default_factory=list[SSAValue])
+    capacity: list[SSAValue] = field(default_factory=list[SSAValue])
+
+
+def _parse_initializer(parser: Parser) -> _InitSyntax:
+    init = _InitSyntax()
+    if parser.parse_optional_keyword("initial"):
+        if parser.parse_optional_punctuation("["):
+            if not parser.parse_optional_punctuation("]"):
+                init.scalars = [parser.parse_operand()]
+                while parser.parse_optional_punctuation(","):
+                    init.scalars.append(parser.parse_operand())
+                parser.parse_punctuation("]")
+        else:
+            array: UnresolvedOperand = parser.parse_unresolved_operand()
+            parser.parse_punctuation("[")
+            init.count = [parser.parse_operand()]
+            parser.parse_punctuation("]")
+            parser.parse_punctuation(":")
+            init.array = [parser.resolve_operand(array, parser.parse_type())]
+    if parser.parse_optional_keyword("capacity"):
+        init.capacity = [parser.parse_operand()]
+    return init
+
+
+def _print_initializer(
+    printer: Printer,
+    scalars: Sequence[SSAValue],
+    array: SSAValue | None,
+    count: SSAValue | None,
+    capacity: SSAValue | None,
+) -> None:
+    if array is not None and count is not None:
+        printer.print_string(" initial ")
+        printer.print_operand(array)
+        printer.print_string("[")
+        printer.print_operand(count)
+        printer.print_string("] : ")
+        printer.print_attribute(array.type)
+    elif scalars:
+        printer.print_string(" initial [")
+        printer.print_list(scalars, printer.print_operand)
+        printer.print_string("]")
+    if capacity is not None:
+        printer.print_string(" capacity ")
+        printer.print_operand(capacity)
+
+
+def _verify_initializer(
+    op: Operation,
+    scalars: Sequence[SSAValue],
+    array: SSAValue | None,
+    count: SSAValue | None,
+) -> None:
+    if scalars and array is not None:
+        raise VerifyException(
+            f"'{op.name}' takes either initial scalars or an initial array, not both"
+        )
+    if (array is None) != (count is None):
+        raise VerifyException(f"'{op.name}' initial array needs its element count")
+    if array is not None:
+        t = array.type
+        if not (
+            isinstance(t, MemRefType)
+            and len(t.get_shape()) == 1
+            and isinstance(t.element_type, IntegerType | IndexType)
+        ):
+            raise VerifyException(
+                f"'{op.name}' initial array must be a rank-1 memref of integers, got {t}"
+            )
+    has_init = bool(scalars) or array is not None
+    if has_init and enclosing_pipe_context(op) is not None:
+        raise rule_error(
+            op,
+            "is nested in a Pipe or Iterate and inherits its worklists, so it "
+            "cannot have a worklist initializer",
+            RULE_INITIALIZER,
+        )
+
+
+# --------------------------------------------------------------------------
+# Invoke
+# --------------------------------------------------------------------------
+
+
+def _parse_aggregation(parser: Parser) -> Aggregation | None:
+    name = parser.parse_optional_keyword_in(("any", "all"))
+    return Aggregation(name) if name else None
+
+
+def _parse_call(
+    parser: Parser,
+) -> tuple[SymbolRefAttr, list[tuple[UnresolvedOperand, Parser.UnresolvedArgument | None]]]:
+    """Parse `@k(%a, %b = %init, ...)`; `%b = %init` declares a carried arg."""
+    callee = SymbolRefAttr(parser.parse_symbol_name())
+
+    def parse_arg() -> tuple[UnresolvedOperand, Parser.UnresolvedArgument | None]:
+        first = parser.parse_unresolved_operand()
+        if parser.parse_optional_punctuation("="):
+            carried = Parser.UnresolvedArgument(first.span)
+            return parser.parse_unresolved_operand(), carried
+        return first, None
+
+    args = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parse_arg)
+    return callee, args
+
+
+@irdl_op_definition
+class InvokeOp(IRDLOperation):
+    """Launch a plain kernel once (spec: Invoke).
+
+    Inside a Pipe or Iterate the kernel gets the pipe context's worklists and
+    `in`/`out` are swapped afterwards. With `any`/`all` the kernel's
+    ReduceAndReturn values are aggregated into the i1 result.
+
+        irgl.invoke @init(%g, %dist) : (!irgl.graph, memref<?xi32>)
+        %changed = irgl.invoke any @relax(%g) : (!irgl.graph)
+    """
+
+    name = "irgl.invoke"
+
+    callee = prop_def(FlatSymbolRefAttrConstr)
+    aggregation = opt_prop_def(AggregationAttr)
+    args = var_operand_def()
+    result = opt_result_def(i1)
+
+    def __init__(
+        self,
+        callee: str | SymbolRefAttr,
+        args: Sequence[SSAValue],
+        aggregation: Aggregation | None = None,
+    ):
+        if isinstance(callee, str):
+            callee = FlatSymbolRefAttr(callee)
+        super().__init__(
+            operands=[args],
+            properties={
+                "callee": callee,
+                "aggregation": None if aggregation is None else AggregationAttr(aggregation),
+            },
+            result_types=[[i1] if aggregation is not None else []],
+        )
+
+    def verify_(self) -> None:
+        require_host_kernel(self, "Invoke")
+        if (self.aggregation is None) != (self.result is None):
+            raise VerifyException(
+                "'irgl.invoke' has an i1 result exactly when it aggregates (any/all)"
+            )
+        kernel = lookup_kernel(self, self.callee)
+        verify_arguments(self, kernel, self.args)
+        _verify_aggregation(self, kernel, self.aggregation)
+        if kernel_uses_worklist(kernel) and enclosing_pipe_context(self) is None:
+            raise rule_error(
+                self,
+                f"invokes @{kernel.sym_name.data}, which uses the worklist, outside "
+                "any Pipe or Iterate (no worklist is established)",
+                RULE_WORKLIST_CONTEXT,
+            )
+
+    def print(self, printer: Printer) -> None:
+        if self.aggregation is not None:
+            printer.print_string(f" {self.aggregation.data.value}")
+        printer.print_string(" ")
+        printer.print_attribute(self.callee)
+        printer.print_string("(")
+        printer.print_list(self.args, printer.print_operand)
+        printer.print_string(") : (")
+        printer.print_list([a.type for a in self.args], printer.print_attribute)
+        printer.print_string(")")
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> InvokeOp:
+        aggregation = _parse_aggregation(parser)
+        pos = parser.pos
+        callee, args = _parse_call(parser)
+        if any(carried is not None for _, carried in args):
+            parser.raise_error("irgl.invoke arguments cannot be loop-carried", pos)
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(
+            Parser.Delimiter.PAREN, parser.parse_type
+        )
+        operands = parser.resolve_operands([a for a, _ in args], types, pos)
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        op = cls(callee, operands, aggregation)
+        if attrs is not None:
+            op.attributes |= attrs.data
+        return op
+
+
+# --------------------------------------------------------------------------
+# Iterate
+# --------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class IterateOp(IRDLOperation):
+    """Invoke a kernel repeatedly (spec: Iterate).
+
+    A kernel that uses the worklist is invoked while its incoming worklist is
+    not empty; standalone, Iterate establishes fresh worklists filled by its
+    initializer, nested it uses the pipe context's. `while`/`until` `any`/`all`
+    adds (or, for kernels without worklists, is) the condition on the kernel's
+    aggregated return value. After each invocation the body runs: it yields
+    the loop-carried kernel arguments (`%x = %init` in the argument list) for
+    the next invocation and, with `extra and|or`, an extra condition combined
+    with the default one. The results are the final carried values.
+
+        %l = irgl.iterate @bfs(%g, %level, %lvl = %c1) : (!irgl.graph, memref<?xi32>, i32)
+               initial [%src] {
+          %next = arith.addi %lvl, %c1 : i32
+          irgl.yield %next : i32
+        }
+    """
+
+    name = "irgl.iterate"
+
+    callee = prop_def(FlatSymbolRefAttrConstr)
+    term_cond = opt_prop_def(TermCondAttr)
+    aggregation = opt_prop_def(AggregationAttr)
+    extra = opt_prop_def(ExtraCondAttr)
+    carried = prop_def(DenseArrayBase.constr(i64))
+
+    args = var_operand_def()
+    initial = var_operand_def(IndexType)
+    initial_array = opt_operand_def(MemRefType)
+    initial_count = opt_operand_def(IndexType)
+    capacity = opt_operand_def(IndexType)
+
+    results_ = var_result_def()
+    body = region_def("single_block")
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(RecursiveMemoryEffect())
+
+    def __init__(
+        self,
+        callee: str | SymbolRefAttr,
+        args: Sequence[SSAValue],
+        *,
+        carried: Sequence[int] = (),
+        term_cond: TermCond | None = None,
+        aggregation: Aggregation | None = None,
+        extra: ExtraCond | None = None,
+        initial: Sequence[SSAValue] = (),
+        initial_array: SSAValue | None = None,
+        initial_count: SSAValue | None = None,
+        capacity: SSAValue | None = None,
+        body: Region | None = None,
+    ):
+        if isinstance(callee, str):
+            callee = FlatSymbolRefAttr(callee)
+        carried_types = [args[i].type for i in carried]
+        if body is None:
+            body = Region(Block([YieldOp()], arg_types=carried_types))
+        super().__init__(
+            operands=[
+                args,
+                initial,
+                [] if initial_array is None else [initial_array],
+                [] if initial_count is None else [initial_count],
+                [] if capacity is None else [capacity],
+            ],
+            properties={
+                "callee": callee,
+                "carried": DenseArrayBase.from_list(i64, carried),
+                "term_cond": None if term_cond is None else TermCondAttr(term_cond),
+                "aggregation": None if aggregation is None else AggregationAttr(aggregation),
+                "extra": None if extra is None else ExtraCondAttr(extra),
+            },
+            result_types=[carried_types],
+            regions=[body],
+        )
+
+    @property
+    def carried_positions(self) -> tuple[int, ...]:
+        return tuple(int(v) for v in self.carried.get_values())
+
+    def verify_(self) -> None:
+        require_host_kernel(self, "Iterate")
+        positions = self.carried_positions
+        if len(set(positions)) != len(positions) or any(
+            not 0 <= p < len(self.args) for p in positions
+        ):
+            raise VerifyException(
+                f"'irgl.iterate' carried argument positions {list(positions)} are "
+                "invalid"
+            )
+        carried_types = [self.args[p].type for p in positions]
+        if list(self.body.block.arg_types) != carried_types:
+            raise VerifyException(
+                "'irgl.iterate' body arguments must match the carried arguments"
+            )
+        if [r.type for r in self.results_] != carried_types:
+            raise VerifyException(
+                "'irgl.iterate' results must match the carried arguments"
+            )
+        if (self.term_cond is None) != (self.aggregation is None):
+            raise VerifyException(
+                "'irgl.iterate' while/until goes with any/all (e.g. `while any`)"
+            )
+        self._verify_yield(carried_types)
+        _verify_initializer(self, self.initial, self.initial_array, self.initial_count)
+        kernel = lookup_kernel(self, self.callee)
+        verify_arguments(self, kernel, self.args)
+        _verify_aggregation(self, kernel, self.aggregation)
+        if (
+            not kernel_uses_worklist(kernel)
+            and self.term_cond is None
+            and self.extra is None
+        ):
+            raise rule_error(
+                self,
+                f"iterates @{kernel.sym_name.data}, which does not use the worklist, "
+                "without a termination condition: add `while any|all` or `until "
+                "any|all` (or an extra condition)",
+                RULE_TERMINATION,
+            )
+
+    def _verify_yield(self, carried_types: list[Attribute]) -> None:
+        terminator = self.body.block.last_op
+        if not isinstance(terminator, YieldOp):
+            raise VerifyException("'irgl.iterate' body must end with irgl.yield")
+        if [v.type for v in terminator.values] != carried_types:
+            raise VerifyException(
+                "'irgl.iterate' body must yield the next value of each carried "
+                f"argument ({', '.join(map(str, carried_types))})"
+            )
+        if (self.extra is None) != (terminator.extra is None):
+            raise VerifyException(
+                "'irgl.iterate' with `extra and|or` yields `extra %cond` (and only "
+                "then)"
+            )
+        if terminator.extra is not None and terminator.extra.type != i1:
+            raise VerifyException("'irgl.iterate' extra condition must be i1")
+
+    def print(self, printer: Printer) -> None:
+        if self.term_cond is not None and self.aggregation is not None:
+            printer.print_string(
+                f" {self.term_cond.data.value} {self.aggregation.data.value}"
+            )
+        printer.print_string(" ")
+        printer.print_attribute(self.callee)
+        printer.print_string("(")
+        carried = dict(zip(self.carried_positions, self.body.block.args))
+
+        def print_arg(index_and_value: tuple[int, SSAValue]) -> None:
+            index, value = index_and_value
+            if index in carried:
+                printer.print_ssa_value(carried[index])
+                printer.print_string(" = ")
+            printer.print_operand(value)
+
+        printer.print_list(list(enumerate(self.args)), print_arg)
+        printer.print_string(") : (")
+        printer.print_list([a.type for a in self.args], printer.print_attribute)
+        printer.print_string(")")
+        _print_initializer(
+            printer, self.initial, self.initial_array, self.initial_count, self.capacity
+        )
+        if self.extra is not None:
+            printer.print_string(f" extra {self.extra.data.value}")
+        printer.print_op_attributes(
+            self.attributes, print_keyword=True
+        )
+        print_body(printer, self.body, terminator=bool(carried) or self.extra is not None)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IterateOp:
+        term_cond: TermCond | None = None
+        aggregation: Aggregation | None = None
+        if name := parser.parse_optional_keyword_in(("while", "until")):
+            term_cond = TermCond(name)
+            aggregation = Aggregation(parser.parse_keyword_in(("any", "all")))
+        pos = parser.pos
+        callee, args = _parse_call(parser)
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parser.parse_type)
+        operands = parser.resolve_operands([a for a, _ in args], types, pos)
+        carried_positions = [i for i, (_, c) in enumerate(args) if c is not None]
+        block_args = [
+            c.resolve(types[i]) for i, (_, c) in enumerate(args) if c is not None
+        ]
+        init = _parse_initializer(parser)
+        extra: ExtraCond | None = None
+        if parser.parse_optional_keyword("extra"):
+            extra = ExtraCond(parser.parse_keyword_in(("and", "or")))
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        body = parse_body(parser, block_args)
+        op = cls(
+            callee,
+            operands,
+            carried=carried_positions,
+            term_cond=term_cond,
+            aggregation=aggregation,
+            extra=extra,
+            initial=init.scalars,
+            initial_array=init.array[0] if init.array else None,
+            initial_count=init.count[0] if init.count else None,
+            capacity=init.capacity[0] if init.capacity else None,
+            body=body,
+        )
+        if attrs is not None:
+            op.attributes |= attrs.data
+        return op
+
+
+# --------------------------------------------------------------------------
+# Pipe
+# --------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class PipeOp(IRDLOperation):
+    """Establish worklists shared by the invocations in the body (spec: Pipe).
+
+    The outermost Pipe (or Iterate) creates the pipe context (in, out and
+    retry worklists), filled by its initializer; nested ones inherit it.
+    Without `once` the body repeats until the incoming worklist is empty.
+
+        irgl.pipe once { irgl.invoke @a() : ()  scf.if %c { ... } }
+        irgl.pipe initial %bad[%n] : memref<?xi32> capacity %cap { ... }
+    """
+
+    name = "irgl.pipe"
+
+    once = opt_prop_def(UnitAttr)
+    initial = var_operand_def(IndexType)
+    initial_array = opt_operand_def(MemRefType)
+    initial_count = opt_operand_def(IndexType)
+    capacity = opt_operand_def(IndexType)
+    body = region_def("single_block")
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(RecursiveMemoryEffect())
+
+    def __init__(
+        self,
+        *,
+        once: bool = False,
+        initial: Sequence[SSAValue] = (),
+        initial_array: SSAValue | None = None,
+        initial_count: SSAValue | None = None,
+        capacity: SSAValue | None = None,
+        body: Region | None = None,
+    ):
+        super().__init__(
+            operands=[
+                initial,
+                [] if initial_array is None else [initial_array],
+                [] if initial_count is None else [initial_count],
+                [] if capacity is None else [capacity],
+            ],
+            properties={"once": UnitAttr() if once else None},
+            regions=[body or Region(Block([YieldOp()]))],
+        )
+
+    def verify_(self) -> None:
+        require_host_kernel(self, "Pipe")
+        _verify_initializer(self, self.initial, self.initial_array, self.initial_count)
+        if self.capacity is not None and enclosing_pipe_context(self) is not None:
+            raise rule_error(
+                self,
+                "is nested in a Pipe or Iterate and inherits its worklists, so it "
+                "cannot set their capacity",
+                RULE_INITIALIZER,
+            )
+
+    def print(self, printer: Printer) -> None:
+        if self.once is not None:
+            printer.print_string(" once")
+        _print_initializer(
+            printer, self.initial, self.initial_array, self.initial_count, self.capacity
+        )
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        print_body(printer, self.body)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> PipeOp:
+        once = parser.parse_optional_keyword("once") is not None
+        init = _parse_initializer(parser)
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        op = cls(
+            once=once,
+            initial=init.scalars,
+            initial_array=init.array[0] if init.array else None,
+            initial_count=init.count[0] if init.count else None,
+            capacity=init.capacity[0] if init.capacity else None,
+            body=parse_body(parser),
+        )
+        if attrs is not None:
+            op.attributes |= attrs.data
+        return op

@@ -1,0 +1,68 @@
+"""Worklist methods (spec: MethodInvocation on WL): pop and push.
+
+Pops read the `in` worklist of the current pipe context and pushes append to
+its `out` worklist; items pushed in one invocation are popped in the next.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import IndexType
+from xdsl.ir import SSAValue
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, result_def
+
+from irgl_dialect.attributes import IteratorKind
+from irgl_dialect.loops import ForAllOp
+from irgl_dialect.placement import RULE_POP, require_plain_kernel, rule_error
+
+
+@irdl_op_definition
+class PopOp(IRDLOperation):
+    """The work item at a slot of the incoming worklist (spec: `wl.pop(i)`).
+
+        %n = irgl.wl.pop %i
+    """
+
+    name = "irgl.wl.pop"
+
+    slot = operand_def(IndexType)
+    item = result_def(IndexType)
+
+    assembly_format = "$slot attr-dict"
+
+    def __init__(self, slot: SSAValue):
+        super().__init__(operands=[slot], result_types=[IndexType()])
+
+    def verify_(self) -> None:
+        require_plain_kernel(self, "wl.pop")
+        owner = self.slot.owner
+        loop = getattr(owner, "parent_op", lambda: None)()
+        if not (
+            isinstance(loop, ForAllOp)
+            and loop.iterator.data == IteratorKind.WORKLIST
+            and self.slot is loop.index
+        ):
+            raise rule_error(
+                self,
+                "pops only the index of an enclosing `irgl.forall ... in worklist`",
+                RULE_POP,
+            )
+
+
+@irdl_op_definition
+class PushOp(IRDLOperation):
+    """Append a work item to the outgoing worklist (spec: `wl.push(x)`).
+
+        irgl.wl.push %dst
+    """
+
+    name = "irgl.wl.push"
+
+    item = operand_def(IndexType)
+
+    assembly_format = "$item attr-dict"
+
+    def __init__(self, item: SSAValue):
+        super().__init__(operands=[item])
+
+    def verify_(self) -> None:
+        require_plain_kernel(self, "wl.push")

@@ -1,0 +1,1 @@
+"""Command-line tools and the xDSL plugin entry point of IrGL on xDSL."""

@@ -1,0 +1,34 @@
+"""Names of the lowering passes, with lazy factories (no import cost until a
+pass is used)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import import_module
+
+from xdsl.passes import ModulePass
+
+_PASSES: dict[str, tuple[str, str]] = {
+    "convert-irgl-kernels": ("lowering.convert_irgl_kernels", "ConvertIrglKernels"),
+    "convert-irgl-orchestration": (
+        "lowering.convert_irgl_orchestration",
+        "ConvertIrglOrchestration",
+    ),
+    "convert-irgl-loops": ("lowering.convert_irgl_loops", "ConvertIrglLoops"),
+    "convert-irgl-sync": ("lowering.convert_irgl_sync", "ConvertIrglSync"),
+    "convert-irgl-graph": ("lowering.convert_irgl_graph", "ConvertIrglGraph"),
+    "convert-irgl-c": ("lowering.convert_irgl_c", "ConvertIrglC"),
+    "lower-irgl": ("lowering.lower_irgl", "LowerIrgl"),
+}
+
+
+def _factory(module: str, cls: str) -> Callable[[], type[ModulePass]]:
+    def load() -> type[ModulePass]:
+        return getattr(import_module(module), cls)
+
+    return load
+
+
+PASS_FACTORIES: dict[str, Callable[[], type[ModulePass]]] = {
+    name: _factory(module, cls) for name, (module, cls) in _PASSES.items()
+}
