@@ -1,0 +1,124 @@
+"""convert-irgl-kernels: kernels become functions.
+
+- plain `irgl.kernel` → `gpu.func ... kernel` in `gpu.module @irgl_kernels`,
+  with the runtime arguments it needs appended: the `in`, `out` and `retry`
+  worklists when it uses the worklist, a reduction cell when it uses
+  ReduceAndReturn. Attributes record where they are and how the kernel must
+  be launched (block size, launch bounds, grid barrier).
+- device `irgl.kernel` → `func.func` in the `gpu.module` (a `__device__`
+  function);
+- host `irgl.kernel` → top-level `func.func`.
+
+Kernel bodies are moved unchanged; later passes lower the constructs in them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func, gpu
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, UnitAttr, i32
+from xdsl.ir import Attribute, Operation, Region
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from irgl_dialect.attributes import KernelKind
+from irgl_dialect.kernels import KernelOp, ReturnOp
+from irgl_dialect.placement import (
+    kernel_reduces,
+    kernel_uses_grid_sync,
+    kernel_uses_retry,
+    kernel_uses_worklist,
+)
+from irgl_dialect.runtime import CellType, WorklistType
+from lowering.block_size import choose_block_size
+from lowering.runtime_calls import (
+    BLOCK_SIZE,
+    CELL_ARG,
+    GRID_SYNC,
+    LAUNCH_BOUNDS,
+    USES_RETRY,
+    WORKLIST_ARG,
+    kernel_module,
+    set_int_attr,
+)
+
+
+def _lower_plain(kernel: KernelOp, container: gpu.ModuleOp, default_block: int) -> None:
+    uses_worklist = kernel_uses_worklist(kernel)
+    reduces = kernel_reduces(kernel)
+    body = kernel.body.clone()
+    block = body.block
+    inputs: list[Attribute] = list(kernel.function_type.inputs.data)
+    worklist_arg = cell_arg = None
+    if uses_worklist:
+        worklist_arg = len(inputs)
+        for _ in range(3):
+            block.insert_arg(WorklistType(), len(block.args))
+            inputs.append(WorklistType())
+    if reduces:
+        cell_arg = len(inputs)
+        block.insert_arg(CellType(), len(block.args))
+        inputs.append(CellType())
+    for op in list(block.walk()):
+        if isinstance(op, ReturnOp):
+            Rewriter.replace_op(op, gpu.ReturnOp([]))
+    lowered = gpu.FuncOp(kernel.sym_name.data, (inputs, []), body, kernel=True)
+    if worklist_arg is not None:
+        set_int_attr(lowered, WORKLIST_ARG, worklist_arg)
+    if cell_arg is not None:
+        set_int_attr(lowered, CELL_ARG, cell_arg)
+    if kernel_uses_grid_sync(kernel):
+        lowered.attributes[GRID_SYNC] = UnitAttr()
+    if kernel_uses_retry(kernel):
+        lowered.attributes[USES_RETRY] = UnitAttr()
+    bounds = None
+    if kernel.launch_bounds is not None:
+        bounds = tuple(int(v) for v in kernel.launch_bounds.get_values())
+        lowered.attributes[LAUNCH_BOUNDS] = DenseArrayBase.from_list(i32, bounds)
+    set_int_attr(lowered, BLOCK_SIZE, choose_block_size(bounds, default_block))
+    container.body.block.add_op(lowered)
+    Rewriter.erase_op(kernel)
+
+
+def _lower_function(kernel: KernelOp, container: gpu.ModuleOp | None) -> None:
+    body = kernel.body.clone()
+    for op in list(body.walk()):
+        if isinstance(op, ReturnOp):
+            Rewriter.replace_op(op, func.ReturnOp(*op.values))
+    function = func.FuncOp(
+        kernel.sym_name.data,
+        (list(kernel.function_type.inputs.data), list(kernel.function_type.outputs.data)),
+        body,
+    )
+    if container is None:
+        Rewriter.replace_op(kernel, function)
+    else:
+        container.body.block.add_op(function)
+        Rewriter.erase_op(kernel)
+
+
+@dataclass(frozen=True)
+class ConvertIrglKernels(ModulePass):
+    """Lower irgl.kernel ops to gpu.func kernels, device functions and host
+    functions (see the module docstring)."""
+
+    name = "convert-irgl-kernels"
+
+    block_size: int = 256
+    """Block size of kernels without constraints (ElasticBlock kernels)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        kernels = [k for k in op.body.block.ops if isinstance(k, KernelOp)]
+        if not kernels:
+            return
+        container = kernel_module(op)
+        for kernel in kernels:
+            kind = kernel.kernel_kind
+            if kind == KernelKind.PLAIN:
+                _lower_plain(kernel, container, self.block_size)
+            elif kind == KernelKind.DEVICE:
+                _lower_function(kernel, container)
+            else:
+                _lower_function(kernel, None)

@@ -1,0 +1,266 @@
+"""convert-irgl-loops: ForAll and For become `scf.for`; worklist methods,
+Retry and Respawn become worklist runtime calls.
+
+- The outermost ForAll of a kernel is a grid-stride loop: iteration
+  `lb + (tid + k * nthreads) * step` runs on thread `tid`, so consecutive
+  iterations go to consecutive threads. When its body synchronizes the grid
+  (SyncRunningThreads), every thread runs the same number of rounds and the
+  statements between barriers are guarded by "this round has an iteration
+  for me", so the barrier is reached uniformly.
+- Inner ForAlls, Fors and host-kernel ForAlls are sequential `scf.for`s.
+- `nodes(g)` iterates `0 .. num_nodes(g)`, `edges(g, n)` iterates
+  `first_edge(g, n) .. last_edge(g, n)`, `worklist` the slots `0 .. size(in)`.
+- `irgl.wl.pop` reads slot i of `in` (`irgl_wl_item`); `irgl.wl.push`
+  appends to `out`; `irgl.retry`/`irgl.respawn` append to `retry` (a merging
+  Retry appends to `out`, so the item is retried with the next invocation's
+  work).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, gpu, memref, scf
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import DiagnosticException
+
+from irgl_dialect.attributes import IteratorKind
+from irgl_dialect.graph import FirstEdgeOp, LastEdgeOp, NumNodesOp
+from irgl_dialect.kernels import YieldOp
+from irgl_dialect.loops import ForAllOp, ForOp, LoopBase
+from irgl_dialect.placement import enclosing_foralls, kernel_kind_of
+from irgl_dialect.sync import ExclusiveOp, RespawnOp, RetryOp, SyncRunningThreadsOp
+from irgl_dialect.worklist import PopOp, PushOp
+from lowering.convert_irgl_sync import lower_exclusive
+from lowering.runtime_calls import call, kernel_worklists
+
+
+class _Builder:
+    def __init__(self, at: InsertPoint):
+        self.at = at
+
+    def op(self, op: Operation) -> SSAValue:
+        Rewriter.insert_op(op, self.at)
+        return op.results[0]
+
+    def index(self, value: int) -> SSAValue:
+        return self.op(arith.ConstantOp.from_int_and_width(value, IndexType()))
+
+    def gpu_id(self, cls: type[Operation]) -> SSAValue:
+        return self.op(cls(gpu.DimensionAttr(gpu.DimensionEnum.X)))  # type: ignore[call-arg]
+
+
+def _bounds(loop: LoopBase, b: _Builder) -> tuple[SSAValue, SSAValue, SSAValue]:
+    kind = loop.iterator.data
+    operands = list(loop.bounds)
+    if kind == IteratorKind.RANGE:
+        step = operands[2] if len(operands) == 3 else b.index(1)
+        return operands[0], operands[1], step
+    if kind == IteratorKind.NODES:
+        return b.index(0), b.op(NumNodesOp(operands[0])), b.index(1)
+    if kind == IteratorKind.EDGES:
+        graph, node = operands
+        return b.op(FirstEdgeOp(graph, node)), b.op(LastEdgeOp(graph, node)), b.index(1)
+    worklist_in, _, _ = kernel_worklists(loop)
+    (size,) = call("irgl_wl_size", [worklist_in], [IndexType()], b.at).results
+    return b.index(0), size, b.index(1)
+
+
+def _take_body(loop: LoopBase) -> Block:
+    block = loop.body.block
+    loop.body.detach_block(block)
+    terminator = block.last_op
+    assert isinstance(terminator, YieldOp)
+    Rewriter.replace_op(terminator, scf.YieldOp())
+    return block
+
+
+def _lower_sequential(loop: LoopBase) -> None:
+    b = _Builder(InsertPoint.before(loop))
+    lb, ub, step = _bounds(loop, b)
+    Rewriter.replace_op(loop, scf.ForOp(lb, ub, step, [], Region(_take_body(loop))))
+
+
+def _thread_geometry(b: _Builder) -> tuple[SSAValue, SSAValue]:
+    block_dim = b.gpu_id(gpu.BlockDimOp)
+    first = b.op(arith.MuliOp(b.gpu_id(gpu.BlockIdOp), block_dim))
+    tid = b.op(arith.AddiOp(first, b.gpu_id(gpu.ThreadIdOp)))
+    nthreads = b.op(arith.MuliOp(b.gpu_id(gpu.GridDimOp), block_dim))
+    return tid, nthreads
+
+
+def _lower_grid_stride(loop: LoopBase) -> None:
+    b = _Builder(InsertPoint.before(loop))
+    lb, ub, step = _bounds(loop, b)
+    tid, nthreads = _thread_geometry(b)
+    start = b.op(arith.AddiOp(lb, b.op(arith.MuliOp(tid, step))))
+    stride = b.op(arith.MuliOp(nthreads, step))
+    Rewriter.replace_op(loop, scf.ForOp(start, ub, stride, [], Region(_take_body(loop))))
+
+
+def _is_barrier(op: Operation) -> bool:
+    return isinstance(op, SyncRunningThreadsOp | ExclusiveOp)
+
+
+def _lower_uniform(loop: LoopBase) -> None:
+    """Same number of rounds on every thread; guard the work between barriers."""
+    b = _Builder(InsertPoint.before(loop))
+    lb, ub, step = _bounds(loop, b)
+    tid, nthreads = _thread_geometry(b)
+    span = b.op(arith.SubiOp(ub, lb))
+    count = b.op(arith.CeilDivSIOp(span, step))
+    rounds = b.op(arith.CeilDivSIOp(count, nthreads))
+    old = _take_body(loop)
+    body = Block(arg_types=[IndexType()])
+    inner = _Builder(InsertPoint.at_end(body))
+    k = inner.op(arith.AddiOp(inner.op(arith.MuliOp(body.args[0], nthreads)), tid))
+    active = inner.op(arith.CmpiOp(k, count, "slt"))
+    index = inner.op(arith.AddiOp(lb, inner.op(arith.MuliOp(k, step))))
+    priority = inner.op(arith.AddiOp(tid, b.index(1)))
+    old.args[0].replace_all_uses_with(index)
+    segment: list[Operation] = []
+
+    def flush() -> None:
+        if segment:
+            body.add_op(_guard(segment, active))
+            segment.clear()
+
+    for op in list(old.ops):
+        if isinstance(op, scf.YieldOp):
+            continue
+        if isinstance(op, memref.AllocaOp) and not op.operands:
+            op.detach()
+            body.add_op(op)  # a per-thread buffer: allocate it unguarded
+        elif isinstance(op, ExclusiveOp):
+            flush()
+            op.detach()
+            body.add_op(op)
+            lower_exclusive(op, active, priority)
+        elif _is_barrier(op):
+            flush()
+            op.detach()
+            body.add_op(op)
+        else:
+            segment.append(op)
+    flush()
+    body.add_op(scf.YieldOp())
+    zero, one = b.index(0), b.index(1)
+    Rewriter.replace_op(loop, scf.ForOp(zero, rounds, one, [], Region(body)))
+
+
+def _zero(t: Attribute) -> Operation:
+    if isinstance(t, IndexType | IntegerType):
+        return arith.ConstantOp(IntegerAttr(0, t))
+    if isinstance(t, AnyFloat):
+        return arith.ConstantOp(FloatAttr(0.0, t))
+    raise DiagnosticException(
+        f"a value of type {t} is used across a SyncRunningThreads: pass it "
+        "through memory instead"
+    )
+
+
+def _guard(ops: list[Operation], active: SSAValue) -> scf.IfOp:
+    """`scf.if %active` around `ops`; values used after them become results
+    (zero on threads without an iteration this round)."""
+    inside = set(ops)
+    escaping = [
+        r
+        for op in ops
+        for r in op.results
+        if any(_top_level_op(u.operation, ops) not in inside for u in r.uses)
+    ]
+    then_block, else_block = Block(), Block()
+    for op in ops:
+        op.detach()
+        then_block.add_op(op)
+    then_block.add_op(scf.YieldOp(*escaping))
+    zeros = [_zero(r.type) for r in escaping]
+    for z in zeros:
+        else_block.add_op(z)
+    else_block.add_op(scf.YieldOp(*[z.results[0] for z in zeros]))
+    guarded = scf.IfOp(
+        active,
+        [r.type for r in escaping],
+        Region(then_block),
+        Region(else_block) if escaping else None,
+    )
+    for old, new in zip(escaping, guarded.results):
+        for use in list(old.uses):
+            if _top_level_op(use.operation, ops) not in inside:
+                use.operation.operands[use.index] = new
+    return guarded
+
+
+def _top_level_op(op: Operation, ops: list[Operation]) -> Operation:
+    """The ancestor of `op` in the block that holds `ops` (or `op`)."""
+    block = ops[0].parent_block()
+    current = op
+    while current.parent_block() is not block:
+        parent = current.parent_op()
+        if parent is None:
+            return op
+        current = parent
+    return current
+
+
+def _lower_loop(loop: LoopBase) -> None:
+    outermost = (
+        isinstance(loop, ForAllOp)
+        and kernel_kind_of(loop) == "plain"
+        and not enclosing_foralls(loop)
+    )
+    if not outermost:
+        _lower_sequential(loop)
+    elif any(_is_barrier(op) for op in loop.body.block.ops):
+        _lower_uniform(loop)
+    else:
+        _lower_grid_stride(loop)
+
+
+def _lower_worklist_op(op: Operation) -> None:
+    at = InsertPoint.before(op)
+    worklist_in, worklist_out, worklist_retry = kernel_worklists(op)
+    if isinstance(op, PopOp):
+        item = call("irgl_wl_item", [worklist_in, op.slot], [IndexType()], at)
+        Rewriter.replace_op(op, [], [item.results[0]])
+        return
+    if isinstance(op, PushOp):
+        target, item = worklist_out, op.item
+    elif isinstance(op, RetryOp):
+        target = worklist_out if op.merge is not None else worklist_retry
+        item = op.item
+    else:
+        assert isinstance(op, RespawnOp)
+        target, item = worklist_retry, op.item
+    call("irgl_wl_push", [target, item], [], at)
+    Rewriter.erase_op(op)
+
+
+@dataclass(frozen=True)
+class ConvertIrglLoops(ModulePass):
+    """Lower irgl.forall / irgl.for to scf.for (grid-stride for the outermost
+    ForAll of a kernel) and worklist methods to runtime calls."""
+
+    name = "convert-irgl-loops"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        worklist_ops = [
+            o for o in op.walk() if isinstance(o, PopOp | PushOp | RetryOp | RespawnOp)
+        ]
+        for worklist_op in worklist_ops:
+            _lower_worklist_op(worklist_op)
+        # innermost loops first, so each loop still sees the ones around it
+        loops = [o for o in op.walk() if isinstance(o, ForAllOp | ForOp)]
+        for loop in reversed(loops):
+            _lower_loop(loop)

@@ -1,0 +1,405 @@
+"""convert-irgl-orchestration: Invoke, Iterate and Pipe become host loops.
+
+Runs after convert-irgl-kernels, on host `func.func`s. The outermost Pipe or
+Iterate of a worklist kernel creates a pipe context (`irgl_pipe_create`: the
+in, out and retry worklists), fills it from its initializer and destroys it
+at the end; nested ones use the context of their nearest enclosing Pipe or
+Iterate, found by walking the host code with the context in hand (so a
+worklist may flow to whichever kernel the host's control flow picks:
+dynamic piping).
+
+An invocation is a `gpu.launch_func` sized by `irgl_rt.grid_size`, passing
+the context's worklists and a reduction cell where the kernel needs them.
+A kernel that retries is re-launched with `in` and `retry` swapped while
+`retry` is not empty; afterwards `in` and `out` are swapped
+(`irgl_pipe_advance`). Iterate is a `scf.while` whose condition combines
+"the worklist is not empty", the While/Until Any/All condition on the
+aggregated return value and the extra And/Or condition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, gpu, scf
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    SymbolRefAttr,
+    i1,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import DiagnosticException
+
+from irgl_dialect.attributes import Aggregation, ExtraCond, GraphType, TermCond
+from irgl_dialect.kernels import YieldOp
+from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
+from irgl_dialect.runtime import CellType, GridSizeOp, PipeType, WorklistType
+from lowering.runtime_calls import (
+    BLOCK_SIZE,
+    CELL_ARG,
+    GRID_SYNC,
+    KERNEL_MODULE,
+    USES_RETRY,
+    WORKLIST_ARG,
+    call,
+    int_attr,
+)
+
+
+@dataclass
+class _HostBuilder:
+    """Inserts host ops at a fixed insertion point."""
+
+    at: InsertPoint
+
+    @staticmethod
+    def before(op: Operation) -> _HostBuilder:
+        return _HostBuilder(InsertPoint.before(op))
+
+    @staticmethod
+    def at_end(block: Block) -> _HostBuilder:
+        return _HostBuilder(InsertPoint.at_end(block))
+
+    def insert(self, op: Operation) -> Operation:
+        Rewriter.insert_op(op, self.at)
+        return op
+
+    def const_index(self, value: int) -> SSAValue:
+        return self.insert(arith.ConstantOp.from_int_and_width(value, IndexType())).results[0]
+
+    def const_bool(self, value: bool) -> SSAValue:
+        return self.insert(arith.ConstantOp.from_int_and_width(int(value), 1)).results[0]
+
+    def call(self, name: str, args: Sequence[SSAValue], results: Sequence = ()) -> Sequence[SSAValue]:
+        return call(name, args, results, self.at).results
+
+    def not_empty(self, size: SSAValue) -> SSAValue:
+        zero = self.const_index(0)
+        return self.insert(arith.CmpiOp(size, zero, "sgt")).results[0]
+
+
+@dataclass
+class _FunctionState:
+    """Per host function: cells created at entry and destroyed at exit."""
+
+    entry: Operation
+    exits: list[Operation]
+    cells: dict[tuple[str, str], SSAValue] = field(default_factory=dict)
+    graph: SSAValue | None = None
+
+    def cell(self, kernel: str, aggregation: Aggregation) -> SSAValue:
+        key = (kernel, aggregation.value)
+        if key not in self.cells:
+            builder = _HostBuilder.before(self.entry)
+            is_any = builder.const_bool(aggregation == Aggregation.ANY)
+            (cell,) = builder.call("irgl_cell_create", [is_any], [CellType()])
+            for exit_op in self.exits:
+                _HostBuilder.before(exit_op).call("irgl_cell_destroy", [cell])
+            self.cells[key] = cell
+        return self.cells[key]
+
+
+def _lookup_kernel(module: ModuleOp, name: str) -> gpu.FuncOp:
+    for op in module.body.block.ops:
+        if isinstance(op, gpu.ModuleOp) and op.sym_name.data == KERNEL_MODULE:
+            for inner in op.body.block.ops:
+                if isinstance(inner, gpu.FuncOp) and inner.sym_name.data == name:
+                    return inner
+    raise DiagnosticException(
+        f"kernel @{name} has not been lowered: run convert-irgl-kernels first"
+    )
+
+
+class _Lowering:
+    """Lowers the orchestration ops of one host function."""
+
+    def __init__(self, module: ModuleOp, function: func.FuncOp):
+        self.module = module
+        block = function.body.block
+        exits = [op for op in block.ops if isinstance(op, func.ReturnOp)]
+        first = block.first_op
+        assert first is not None
+        graph = next((a for a in block.args if isinstance(a.type, GraphType)), None)
+        self.state = _FunctionState(entry=first, exits=exits, graph=graph)
+
+    # -- traversal --------------------------------------------------------
+
+    def lower_region(self, region: Region, pipe: SSAValue | None) -> None:
+        for block in region.blocks:
+            for op in list(block.ops):
+                self.lower_op(op, pipe)
+
+    def lower_op(self, op: Operation, pipe: SSAValue | None) -> None:
+        if isinstance(op, InvokeOp):
+            self.lower_invoke(op, pipe)
+        elif isinstance(op, IterateOp):
+            self.lower_iterate(op, pipe)
+        elif isinstance(op, PipeOp):
+            self.lower_pipe(op, pipe)
+        else:
+            for region in op.regions:
+                self.lower_region(region, pipe)
+
+    # -- pipe contexts ------------------------------------------------------
+
+    def open_pipe(
+        self,
+        op: IterateOp | PipeOp,
+        builder: _HostBuilder,
+    ) -> SSAValue:
+        capacity = op.capacity
+        if capacity is None:
+            graph = self._capacity_graph(op)
+            (capacity,) = builder.call("irgl_graph_capacity", [graph], [IndexType()])
+        (pipe,) = builder.call("irgl_pipe_create", [capacity], [PipeType()])
+        for value in op.initial:
+            builder.call("irgl_pipe_push_initial", [pipe, value])
+        if op.initial_array is not None and op.initial_count is not None:
+            array_type = op.initial_array.type
+            assert isinstance(array_type, MemRefType)
+            element = array_type.element_type
+            suffix = "index" if isinstance(element, IndexType) else f"i{_width(element)}"
+            builder.call(
+                f"irgl_pipe_init_from_array_{suffix}",
+                [pipe, op.initial_array, op.initial_count],
+            )
+        return pipe
+
+    def _capacity_graph(self, op: Operation) -> SSAValue:
+        if self.state.graph is None:
+            raise DiagnosticException(
+                f"'{op.name}' needs `capacity %n`: its host kernel has no "
+                "!irgl.graph argument to size the worklists by"
+            )
+        return self.state.graph
+
+    # -- invocations ----------------------------------------------------------
+
+    def launch(
+        self,
+        builder: _HostBuilder,
+        kernel: gpu.FuncOp,
+        args: Sequence[SSAValue],
+        pipe: SSAValue | None,
+        aggregation: Aggregation | None,
+        op: Operation,
+    ) -> SSAValue | None:
+        """Launch `kernel` once (re-launching on retried items); return the
+        aggregated return value when `aggregation` is given."""
+        name = kernel.sym_name.data
+        operands = list(args)
+        uses_worklist = int_attr(kernel, WORKLIST_ARG) is not None
+        if uses_worklist and pipe is None:
+            raise DiagnosticException(
+                f"'{op.name}' of @{name}, which uses the worklist, needs an "
+                "enclosing Pipe or Iterate"
+            )
+        cell = None
+        if int_attr(kernel, CELL_ARG) is not None:
+            cell = self.state.cell(name, aggregation or Aggregation.ANY)
+            builder.call("irgl_cell_reset", [cell])
+        block_size = builder.const_index(int_attr(kernel, BLOCK_SIZE) or 256)
+        symbol = SymbolRefAttr(KERNEL_MODULE, [name])
+        grid = builder.insert(
+            GridSizeOp(symbol, block_size, resident=GRID_SYNC in kernel.attributes)
+        ).results[0]
+        one = builder.const_index(1)
+
+        def emit_launch(at: _HostBuilder) -> None:
+            extra: list[SSAValue] = []
+            if uses_worklist:
+                assert pipe is not None
+                for which in ("in", "out", "retry"):
+                    extra += at.call(f"irgl_pipe_{which}", [pipe], [WorklistType()])
+            if cell is not None:
+                extra.append(cell)
+            at.insert(
+                gpu.LaunchFuncOp(
+                    symbol, [grid, one, one], [block_size, one, one], None, operands + extra
+                )
+            )
+
+        emit_launch(builder)
+        if uses_worklist and USES_RETRY in kernel.attributes:
+            assert pipe is not None
+            self._retry_loop(builder, pipe, emit_launch)
+        if uses_worklist:
+            assert pipe is not None
+            builder.call("irgl_pipe_advance", [pipe])
+        if aggregation is None or cell is None:
+            return None
+        return builder.call("irgl_cell_read", [cell], [i1])[0]
+
+    def _retry_loop(self, builder: _HostBuilder, pipe: SSAValue, emit_launch) -> None:
+        """while (retry not empty) { in <-> retry; launch }"""
+        loop = scf.WhileOp([], [], Region(Block()), Region(Block()))
+        builder.insert(loop)
+        before = loop.before_region.block
+        inner = _HostBuilder.at_end(before)
+        (size,) = inner.call("irgl_pipe_retry_size", [pipe], [IndexType()])
+        inner.insert(scf.ConditionOp(inner.not_empty(size)))
+        body = _HostBuilder.at_end(loop.after_region.block)
+        body.call("irgl_pipe_advance_retry", [pipe])
+        emit_launch(body)
+        body.insert(scf.YieldOp())
+
+    def lower_invoke(self, op: InvokeOp, pipe: SSAValue | None) -> None:
+        kernel = _lookup_kernel(self.module, op.callee.string_value())
+        builder = _HostBuilder.before(op)
+        aggregation = op.aggregation.data if op.aggregation is not None else None
+        result = self.launch(builder, kernel, op.args, pipe, aggregation, op)
+        if op.result is not None:
+            assert result is not None
+            op.result.replace_all_uses_with(result)
+        Rewriter.erase_op(op)
+
+    def lower_iterate(self, op: IterateOp, pipe: SSAValue | None) -> None:
+        kernel = _lookup_kernel(self.module, op.callee.string_value())
+        builder = _HostBuilder.before(op)
+        uses_worklist = int_attr(kernel, WORKLIST_ARG) is not None
+        owned = None
+        if uses_worklist and pipe is None:
+            owned = pipe = self.open_pipe(op, builder)
+        positions = op.carried_positions
+        inits = [op.args[p] for p in positions]
+        carried_types = [v.type for v in inits]
+
+        first = (
+            builder.not_empty(builder.call("irgl_pipe_in_size", [pipe], [IndexType()])[0])
+            if uses_worklist and pipe is not None
+            else builder.const_bool(True)
+        )
+        before = Block(arg_types=[i1, *carried_types])
+        before.add_op(scf.ConditionOp(before.args[0], *before.args[1:]))
+        after_block = op.body.block
+        op.body.detach_block(after_block)
+        loop = scf.WhileOp(
+            [first, *inits],
+            carried_types,
+            Region(before),
+            Region(after_block),
+        )
+        builder.insert(loop)
+        terminator = after_block.last_op
+        assert isinstance(terminator, YieldOp)
+
+        # launch at the top of the body, with the current carried values
+        args = list(op.args)
+        for position, value in zip(positions, after_block.args):
+            args[position] = value
+        top = after_block.first_op
+        assert top is not None
+        top_builder = _HostBuilder.before(top)
+        aggregation = op.aggregation.data if op.aggregation is not None else None
+        result = self.launch(top_builder, kernel, args, pipe, aggregation, op)
+
+        # nested orchestration in the body (it inherits this pipe context)
+        for inner in list(after_block.ops):
+            if inner is not terminator and not _is_before(inner, top):
+                self.lower_op(inner, pipe)
+
+        end = _HostBuilder.before(terminator)
+        keep_going = self._continue_condition(
+            end, op, uses_worklist, pipe, result, terminator
+        )
+        Rewriter.replace_op(terminator, scf.YieldOp(keep_going, *terminator.values))
+        for old, new in zip(op.results_, loop.results):
+            old.replace_all_uses_with(new)
+        if owned is not None:
+            after = _HostBuilder.before(op)
+            after.call("irgl_pipe_destroy", [owned])
+        Rewriter.erase_op(op)
+
+    def _continue_condition(
+        self,
+        end: _HostBuilder,
+        op: IterateOp,
+        uses_worklist: bool,
+        pipe: SSAValue | None,
+        result: SSAValue | None,
+        terminator: YieldOp,
+    ) -> SSAValue:
+        conditions: list[SSAValue] = []
+        if uses_worklist and pipe is not None:
+            (size,) = end.call("irgl_pipe_in_size", [pipe], [IndexType()])
+            conditions.append(end.not_empty(size))
+        if op.term_cond is not None and result is not None:
+            value = result
+            if op.term_cond.data == TermCond.UNTIL:
+                value = end.insert(arith.XOrIOp(result, end.const_bool(True))).results[0]
+            conditions.append(value)
+        condition = conditions[0] if conditions else end.const_bool(True)
+        for other in conditions[1:]:
+            condition = end.insert(arith.AndIOp(condition, other)).results[0]
+        if op.extra is not None and terminator.extra is not None:
+            combine = arith.AndIOp if op.extra.data == ExtraCond.AND else arith.OrIOp
+            condition = end.insert(combine(condition, terminator.extra)).results[0]
+        return condition
+
+    def lower_pipe(self, op: PipeOp, pipe: SSAValue | None) -> None:
+        builder = _HostBuilder.before(op)
+        owned = None
+        if pipe is None:
+            owned = pipe = self.open_pipe(op, builder)
+        body = op.body.block
+        terminator = body.last_op
+        assert isinstance(terminator, YieldOp)
+        if op.once is not None:
+            for inner in list(body.ops):
+                if inner is terminator:
+                    continue
+                inner.detach()
+                builder.insert(inner)
+                self.lower_op(inner, pipe)
+        else:
+            # do { body } while (in not empty)
+            before = Block(arg_types=[i1])
+            before.add_op(scf.ConditionOp(before.args[0]))
+            op.body.detach_block(body)
+            loop = scf.WhileOp([builder.const_bool(True)], [], Region(before), Region(body))
+            builder.insert(loop)
+            for inner in list(body.ops):
+                if inner is not terminator:
+                    self.lower_op(inner, pipe)
+            end = _HostBuilder.before(terminator)
+            (size,) = end.call("irgl_pipe_in_size", [pipe], [IndexType()])
+            Rewriter.replace_op(terminator, scf.YieldOp(end.not_empty(size)))
+        if owned is not None:
+            builder.call("irgl_pipe_destroy", [owned])
+        Rewriter.erase_op(op)
+
+
+def _is_before(a: Operation, b: Operation) -> bool:
+    """Is `a` before `b` in the same block?"""
+    op = a.next_op
+    while op is not None:
+        if op is b:
+            return True
+        op = op.next_op
+    return False
+
+
+def _width(t: object) -> int:
+    assert isinstance(t, IntegerType)
+    return t.width.data
+
+
+@dataclass(frozen=True)
+class ConvertIrglOrchestration(ModulePass):
+    """Lower irgl.invoke / irgl.iterate / irgl.pipe in host functions to
+    scf loops, gpu.launch_func and pipe-context runtime calls."""
+
+    name = "convert-irgl-orchestration"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in list(op.body.block.ops):
+            if isinstance(function, func.FuncOp) and function.body.blocks:
+                _Lowering(op, function).lower_region(function.body, None)
+
