@@ -1,0 +1,208 @@
+"""Seeded synthetic graphs: RMAT (Graph500), 2D grids, uniform random graphs.
+
+All generators take a ``seed`` and use :func:`numpy.random.default_rng`, so the
+same arguments always give the same graph.  With ``raw=True`` they return the
+uncleaned :class:`COOGraph` (duplicates, self loops, one direction only) so that
+:func:`irgl_runner.graphs.clean` can be exercised; otherwise the cleaned,
+symmetric :class:`CSRGraph` with int32 weights in ``[1, 64]``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .graphs import COOGraph, CSRGraph, clean
+
+__all__ = [
+    "GraphSpec",
+    "WEIGHT_MAX",
+    "WEIGHT_MIN",
+    "generate",
+    "grid2d",
+    "parse_spec",
+    "rmat",
+    "uniform_random",
+]
+
+WEIGHT_MIN = 1
+WEIGHT_MAX = 64
+DEFAULT_SEED = 1
+
+
+def _weights(rng: np.random.Generator, m: int) -> np.ndarray:
+    """Uniform integer weights in ``[WEIGHT_MIN, WEIGHT_MAX]``."""
+    return rng.integers(WEIGHT_MIN, WEIGHT_MAX + 1, size=m, dtype=np.int32)
+
+
+def rmat(
+    scale: int,
+    edge_factor: int = 16,
+    seed: int = DEFAULT_SEED,
+    a: float = 0.57,
+    b: float = 0.19,
+    c: float = 0.19,
+    permute: bool = True,
+    raw: bool = False,
+) -> CSRGraph | COOGraph:
+    """Graph500 RMAT: ``2**scale`` nodes, ``edge_factor * 2**scale`` raw edges.
+
+    Each edge picks one quadrant per bit (probabilities A, B, C, 1-A-B-C);
+    node labels are then randomly permuted (as Graph500 does) unless
+    ``permute=False``.  The cleaned result is symmetric with duplicates and
+    self loops removed, so it has at most ``2 * edge_factor * 2**scale`` edges.
+    """
+    if not 0 <= scale <= 30:
+        raise ValueError(f"rmat scale must be in 0..30, got {scale}")
+    if edge_factor < 0:
+        raise ValueError(f"edge factor must be >= 0, got {edge_factor}")
+    if min(a, b, c) < 0 or a + b + c > 1:
+        raise ValueError("rmat probabilities must be >= 0 and sum to at most 1")
+    rng = np.random.default_rng(seed)
+    n = 1 << scale
+    m = edge_factor * n
+    src = np.zeros(m, dtype=np.int64)
+    dst = np.zeros(m, dtype=np.int64)
+    ab, abc = a + b, a + b + c
+    for bit in range(scale):
+        u = rng.random(m, dtype=np.float32)
+        src_bit = u >= ab  # quadrants C, D
+        dst_bit = ((u >= a) & (u < ab)) | (u >= abc)  # quadrants B, D
+        src |= src_bit.astype(np.int64) << bit
+        dst |= dst_bit.astype(np.int64) << bit
+    if permute:
+        perm = rng.permutation(n)
+        src, dst = perm[src], perm[dst]
+    coo = COOGraph(n, src, dst, _weights(rng, m))
+    return coo if raw else clean(coo, symmetrize=True)
+
+
+def grid2d(
+    w: int, h: int, seed: int = DEFAULT_SEED, raw: bool = False
+) -> CSRGraph | COOGraph:
+    """A ``w x h`` 4-neighbour grid; node ``(x, y)`` is ``y * w + x``.
+
+    Each undirected edge gets one uniform weight in ``[1, 64]``; the raw form
+    holds only the right/down direction.
+    """
+    if w < 0 or h < 0:
+        raise ValueError(f"grid dimensions must be >= 0, got {w}x{h}")
+    rng = np.random.default_rng(seed)
+    ids = np.arange(w * h, dtype=np.int64).reshape(h, w)
+    src = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
+    dst = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])
+    coo = COOGraph(w * h, src, dst, _weights(rng, src.shape[0]))
+    return coo if raw else clean(coo, symmetrize=True)
+
+
+def uniform_random(
+    n: int,
+    m: int,
+    seed: int = DEFAULT_SEED,
+    connected: bool = False,
+    raw: bool = False,
+) -> CSRGraph | COOGraph:
+    """``m`` uniformly random edges among ``n`` nodes, symmetrized.
+
+    Isolated nodes are kept unless ``connected=True``, which adds a random
+    spanning path first.  ``raw=True`` returns the uncleaned edges and
+    deliberately adds duplicate edges (with other weights) and self loops.
+    """
+    if n < 0 or m < 0:
+        raise ValueError(f"n and m must be >= 0, got n={n}, m={m}")
+    if n == 0 and m > 0:
+        raise ValueError("cannot place edges in a graph with no nodes")
+    rng = np.random.default_rng(seed)
+    src = rng.integers(0, max(n, 1), size=m, dtype=np.int64)
+    dst = rng.integers(0, max(n, 1), size=m, dtype=np.int64)
+    if connected and n > 1:
+        perm = rng.permutation(n)
+        src, dst = np.concatenate([perm[:-1], src]), np.concatenate([perm[1:], dst])
+    weights = _weights(rng, src.shape[0])
+    if raw and m > 0:
+        k = max(1, m // 10)
+        pick = rng.integers(0, src.shape[0], size=k)
+        loops = rng.integers(0, n, size=k, dtype=np.int64)
+        src = np.concatenate([src, src[pick], loops])
+        dst = np.concatenate([dst, dst[pick], loops])
+        weights = np.concatenate([weights, _weights(rng, k), _weights(rng, k)])
+        order = rng.permutation(src.shape[0])
+        src, dst, weights = src[order], dst[order], weights[order]
+    coo = COOGraph(n, src, dst, weights)
+    return coo if raw else clean(coo, symmetrize=True)
+
+
+# ------------------------------------------------------------------------- specs
+
+
+@dataclass(frozen=True)
+class GraphSpec:
+    """A parsed generator spec: ``rmat:20``, ``grid:64x32``, ``random:1000:8000``."""
+
+    kind: str
+    params: tuple[int, ...]
+    seed: int = DEFAULT_SEED
+
+    @property
+    def name(self) -> str:
+        """Canonical text form (usable as a file name)."""
+        if self.kind == "grid":
+            body = f"grid:{self.params[0]}x{self.params[1]}"
+        else:
+            body = ":".join([self.kind, *map(str, self.params)])
+        return body if self.seed == DEFAULT_SEED else f"{body}@{self.seed}"
+
+
+_SPEC_FORMS = (
+    "rmat:SCALE[:EDGE_FACTOR], grid:WxH, random:N:M (each optionally followed by @SEED)"
+)
+
+
+def parse_spec(text: str) -> GraphSpec | None:
+    """Parse a generator spec; ``None`` if ``text`` does not look like one.
+
+    Raises :class:`ValueError` for a known generator with bad parameters.
+    """
+    head, _, rest = text.partition(":")
+    if head not in ("rmat", "grid", "random"):
+        return None
+    body, _, seed_text = rest.partition("@")
+    seed = DEFAULT_SEED
+    if seed_text:
+        if not seed_text.isdigit():
+            raise ValueError(f"bad seed in graph spec {text!r}; forms: {_SPEC_FORMS}")
+        seed = int(seed_text)
+    if head == "rmat" and re.fullmatch(r"\d+(:\d+)?", body):
+        params = tuple(int(x) for x in body.split(":"))
+        if len(params) == 1:
+            params = (params[0], 16)
+        if params[0] > 30:
+            raise ValueError(f"rmat scale {params[0]} is too large (max 30)")
+        return GraphSpec("rmat", params, seed)
+    if head == "grid" and (mt := re.fullmatch(r"(\d+)x(\d+)", body)):
+        return GraphSpec("grid", (int(mt[1]), int(mt[2])), seed)
+    if head == "random" and (mt := re.fullmatch(r"(\d+):(\d+)", body)):
+        n, m = int(mt[1]), int(mt[2])
+        if n == 0 and m > 0:
+            raise ValueError(f"graph spec {text!r}: edges need at least one node")
+        return GraphSpec("random", (n, m), seed)
+    raise ValueError(f"bad graph spec {text!r}; forms: {_SPEC_FORMS}")
+
+
+def generate(spec: GraphSpec | str) -> CSRGraph:
+    """Build the cleaned graph a spec describes."""
+    if isinstance(spec, str):
+        parsed = parse_spec(spec)
+        if parsed is None:
+            raise ValueError(f"not a graph spec: {spec!r}; forms: {_SPEC_FORMS}")
+        spec = parsed
+    if spec.kind == "rmat":
+        g = rmat(spec.params[0], spec.params[1], seed=spec.seed)
+    elif spec.kind == "grid":
+        g = grid2d(spec.params[0], spec.params[1], seed=spec.seed)
+    else:
+        g = uniform_random(spec.params[0], spec.params[1], seed=spec.seed)
+    assert isinstance(g, CSRGraph)
+    return g

@@ -1,0 +1,488 @@
+"""Graphs in CSR form: loaders (.gr, .mtx, edge lists), a .gr writer, cleaning.
+
+Every loader goes through :func:`clean`, the single cleaning path: it drops
+self loops and duplicate edges (keeping the minimum weight), optionally
+symmetrizes, and sorts each adjacency list by destination.  Bad input raises
+:class:`GraphFormatError` with the file name and a readable message.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "COOGraph",
+    "CSRGraph",
+    "GraphFormatError",
+    "clean",
+    "load_graph",
+    "read_edge_list",
+    "read_gr",
+    "read_mtx",
+    "write_gr",
+    "EDGE_LIST_SUFFIXES",
+]
+
+#: File suffixes read as whitespace-separated edge lists.
+EDGE_LIST_SUFFIXES = (".txt", ".el", ".edges", ".tsv", ".wel")
+
+_GR_HEADER = struct.Struct("<4Q")
+_INT32_MAX = np.iinfo(np.int32).max
+_MEMORY = "<in-memory graph>"
+
+
+class GraphFormatError(Exception):
+    """A graph file (or in-memory edge set) that cannot be used."""
+
+    def __init__(self, path: str | os.PathLike[str], message: str) -> None:
+        self.path = str(path)
+        self.message = message
+        super().__init__(f"{self.path}: {message}")
+
+
+@dataclass
+class CSRGraph:
+    """A directed graph in CSR form (an undirected one stores both directions).
+
+    ``row_start`` has ``num_nodes + 1`` int64 entries; the out-edges of node
+    ``n`` are ``edge_dst[row_start[n]:row_start[n + 1]]`` (int64) with weights
+    ``weights[...]`` (int32), or ``weights is None`` for an unweighted graph.
+    """
+
+    num_nodes: int
+    row_start: np.ndarray
+    edge_dst: np.ndarray
+    weights: np.ndarray | None = None
+
+    @property
+    def num_edges(self) -> int:
+        """Number of stored (directed) edges."""
+        return int(self.edge_dst.shape[0])
+
+    def degrees(self) -> np.ndarray:
+        """Out-degree of every node (int64)."""
+        return np.diff(self.row_start)
+
+    def edge_src(self) -> np.ndarray:
+        """Source node of every edge (int64), in CSR order."""
+        return np.repeat(np.arange(self.num_nodes, dtype=np.int64), self.degrees())
+
+    def weights_or_ones(self) -> np.ndarray:
+        """The edge weights, or all ones for an unweighted graph (int32)."""
+        if self.weights is None:
+            return np.ones(self.num_edges, dtype=np.int32)
+        return self.weights
+
+    def to_coo(self) -> COOGraph:
+        """The same edges as a :class:`COOGraph`."""
+        return COOGraph(
+            self.num_nodes,
+            self.edge_src(),
+            self.edge_dst.copy(),
+            None if self.weights is None else self.weights.copy(),
+        )
+
+    def to_scipy(self, weighted: bool = True):  # -> scipy.sparse.csr_matrix
+        """A scipy CSR matrix ``A[u, v] = w(u, v)`` (1 where unweighted)."""
+        import scipy.sparse as sp
+
+        data = (
+            self.weights_or_ones()
+            if weighted
+            else np.ones(self.num_edges, dtype=np.int32)
+        )
+        return sp.csr_matrix(
+            (data.astype(np.int64), self.edge_dst, self.row_start),
+            shape=(self.num_nodes, self.num_nodes),
+        )
+
+    def validate(self, source: str | os.PathLike[str] = _MEMORY) -> None:
+        """Check the CSR invariants; raise :class:`GraphFormatError` if broken."""
+        n, rs = self.num_nodes, self.row_start
+        if n < 0:
+            raise GraphFormatError(source, f"negative node count {n}")
+        if rs.shape != (n + 1,):
+            raise GraphFormatError(
+                source,
+                f"row_start has {rs.shape[0]} entries, expected {n + 1}",
+            )
+        if rs[0] != 0 or rs[-1] != self.num_edges:
+            raise GraphFormatError(
+                source,
+                f"row_start runs from {int(rs[0])} to {int(rs[-1])}, "
+                f"expected 0 to {self.num_edges} (the edge count)",
+            )
+        if n and np.any(np.diff(rs) < 0):
+            bad = int(np.flatnonzero(np.diff(rs) < 0)[0])
+            raise GraphFormatError(source, f"edge offsets decrease at node {bad}")
+        _check_range(source, self.edge_dst, n, "destination")
+        if self.weights is not None and self.weights.shape != self.edge_dst.shape:
+            raise GraphFormatError(
+                source, f"{self.weights.shape[0]} weights for {self.num_edges} edges"
+            )
+
+
+@dataclass
+class COOGraph:
+    """An uncleaned edge set: parallel ``src``/``dst`` arrays plus optional weights."""
+
+    num_nodes: int
+    src: np.ndarray
+    dst: np.ndarray
+    weights: np.ndarray | None = None
+
+    @property
+    def num_edges(self) -> int:
+        """Number of (raw) edges."""
+        return int(self.src.shape[0])
+
+
+def _check_range(
+    source: str | os.PathLike[str], ids: np.ndarray, n: int, what: str
+) -> None:
+    """Raise if any node id is outside ``[0, n)``."""
+    if ids.size == 0:
+        return
+    lo, hi = int(ids.min()), int(ids.max())
+    if lo < 0 or hi >= n:
+        bad = lo if lo < 0 else hi
+        raise GraphFormatError(
+            source,
+            f"{what} node id {bad} out of range for {n} nodes (valid ids 0..{n - 1})",
+        )
+
+
+def clean(
+    graph: CSRGraph | COOGraph,
+    symmetrize: bool = True,
+    source: str | os.PathLike[str] = _MEMORY,
+) -> CSRGraph:
+    """Drop self loops and duplicate edges, optionally symmetrize, sort rows.
+
+    Duplicates keep the minimum weight (after symmetrization ``u->v`` and
+    ``v->u`` therefore carry the same weight).  Returns a new CSR graph.
+    """
+    coo = graph.to_coo() if isinstance(graph, CSRGraph) else graph
+    n = int(coo.num_nodes)
+    if n < 0:
+        raise GraphFormatError(source, f"negative node count {n}")
+    if n >= 2**31:
+        raise GraphFormatError(source, f"{n} nodes is too many (limit 2^31 - 1)")
+    src = np.asarray(coo.src, dtype=np.int64)
+    dst = np.asarray(coo.dst, dtype=np.int64)
+    if src.shape != dst.shape or src.ndim != 1:
+        raise GraphFormatError(
+            source, f"src/dst arrays differ in shape: {src.shape} vs {dst.shape}"
+        )
+    w = None
+    if coo.weights is not None:
+        w = np.asarray(coo.weights)
+        if w.shape != src.shape:
+            raise GraphFormatError(
+                source, f"{w.shape[0]} weights for {src.shape[0]} edges"
+            )
+        if w.size and (
+            int(w.min()) < np.iinfo(np.int32).min or int(w.max()) > _INT32_MAX
+        ):
+            raise GraphFormatError(source, "edge weights do not fit in int32")
+        w = w.astype(np.int32)
+    _check_range(source, src, n, "source")
+    _check_range(source, dst, n, "destination")
+
+    keep = src != dst
+    src, dst = src[keep], dst[keep]
+    if w is not None:
+        w = w[keep]
+    if symmetrize:
+        src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
+        if w is not None:
+            w = np.concatenate([w, w])
+
+    key = src * n + dst  # n < 2^31, so n * n fits in int64
+    wbits = (
+        (int(w.max()) - int(w.min())).bit_length() if w is not None and w.size else 0
+    )
+    if w is None:
+        key = np.unique(key)
+        out_w = None
+    elif w.size == 0:
+        out_w = w
+    elif (n * n) << wbits < 2**62:
+        # Fast path: pack (edge, weight) into one int64 and use a plain sort;
+        # the first entry of each edge's run then holds its minimum weight.
+        wlo = int(w.min())
+        packed = np.sort((key << wbits) | (w.astype(np.int64) - wlo))
+        key = packed >> wbits
+        first = np.empty(key.shape[0], dtype=bool)
+        first[:1] = True
+        np.not_equal(key[1:], key[:-1], out=first[1:])
+        packed = packed[first]
+        key = key[first]
+        out_w = ((packed & ((1 << wbits) - 1)) + wlo).astype(np.int32)
+    else:
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        first = np.empty(key.shape[0], dtype=bool)
+        first[:1] = True
+        np.not_equal(key[1:], key[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        out_w = np.minimum.reduceat(w[order], starts)
+        key = key[starts]
+    # key is sorted: row n spans the keys in [n * num_nodes, (n + 1) * num_nodes).
+    row_start = np.searchsorted(key, np.arange(n + 1, dtype=np.int64) * n).astype(
+        np.int64
+    )
+    row_start[-1] = key.shape[0]
+    edge_dst = key - np.repeat(np.arange(n, dtype=np.int64) * n, np.diff(row_start))
+    return CSRGraph(n, row_start, edge_dst.astype(np.int64, copy=False), out_w)
+
+
+# --------------------------------------------------------------------------- .gr
+
+
+def read_gr(path: str | os.PathLike[str]) -> CSRGraph:
+    """Read a Galois binary ``.gr`` (version 1) file as is (no cleaning)."""
+    p = Path(path)
+    data = _read_bytes(p)
+    if len(data) < _GR_HEADER.size:
+        raise GraphFormatError(
+            p, f"file is {len(data)} bytes, too short for the 32-byte .gr header"
+        )
+    version, esize, n, m = _GR_HEADER.unpack_from(data, 0)
+    if version != 1:
+        raise GraphFormatError(
+            p, f"unsupported .gr version {version} (only version 1 is supported)"
+        )
+    if esize not in (0, 4):
+        raise GraphFormatError(
+            p, f"edge data size {esize} bytes is unsupported (expected 0 or 4)"
+        )
+    if n >= 2**31:
+        raise GraphFormatError(p, f"header claims {n} nodes (limit 2^31 - 1)")
+    pad = 4 if m % 2 else 0
+    base = _GR_HEADER.size + 8 * n + 4 * m
+    expected = base + (pad + esize * m if esize else 0)
+    allowed = {expected} if esize else {base, base + pad}
+    if len(data) not in allowed:
+        what = "truncated" if len(data) < expected else "has trailing bytes"
+        raise GraphFormatError(
+            p,
+            f"file {what}: {len(data)} bytes, but a header of {n} nodes, {m} edges and "
+            f"{esize}-byte edge data needs {expected} bytes",
+        )
+    off = _GR_HEADER.size
+    ends = np.frombuffer(data, dtype="<u8", count=n, offset=off)
+    off += 8 * n
+    if n and (np.any(ends[1:] < ends[:-1]) or int(ends[-1]) != m):
+        if int(ends[-1]) != m:
+            msg = f"last edge offset is {int(ends[-1])}, but the header says {m} edges"
+        else:
+            bad = int(np.flatnonzero(ends[1:] < ends[:-1])[0]) + 1
+            msg = f"edge offsets decrease at node {bad}"
+        raise GraphFormatError(p, msg)
+    if n == 0 and m != 0:
+        raise GraphFormatError(p, f"header says 0 nodes but {m} edges")
+    row_start = np.zeros(n + 1, dtype=np.int64)
+    row_start[1:] = ends
+    dst = np.frombuffer(data, dtype="<u4", count=m, offset=off).astype(np.int64)
+    off += 4 * m + pad
+    _check_range(p, dst, n, "destination")
+    weights = None
+    if esize == 4:
+        weights = np.frombuffer(data, dtype="<i4", count=m, offset=off).astype(np.int32)
+    return CSRGraph(int(n), row_start, dst, weights)
+
+
+def write_gr(path: str | os.PathLike[str], graph: CSRGraph) -> None:
+    """Write ``graph`` as a Galois ``.gr`` version 1 file (atomically)."""
+    graph.validate()
+    n, m = graph.num_nodes, graph.num_edges
+    if n and int(graph.edge_dst.max(initial=0)) >= 2**32:
+        raise ValueError("node ids must fit in 32 bits for .gr")
+    esize = 0 if graph.weights is None else 4
+    p = Path(path)
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(_GR_HEADER.pack(1, esize, n, m))
+            f.write(np.ascontiguousarray(graph.row_start[1:], dtype="<u8").tobytes())
+            f.write(np.ascontiguousarray(graph.edge_dst, dtype="<u4").tobytes())
+            if m % 2:
+                f.write(b"\0" * 4)
+            if graph.weights is not None:
+                f.write(np.ascontiguousarray(graph.weights, dtype="<i4").tobytes())
+        os.replace(tmp, p)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+# -------------------------------------------------------------------------- .mtx
+
+
+def read_mtx(path: str | os.PathLike[str]) -> COOGraph:
+    """Read a MatrixMarket file as raw edges ``row -> col`` (pattern => weight 1).
+
+    Symmetric matrices come back with both triangles.  Non-integral values raise
+    (use ``load_graph(..., weighted=False)`` to ignore values).
+    """
+    import scipy.io
+    import scipy.sparse as sp
+
+    p = Path(path)
+    _read_bytes(p, probe=True)
+    try:
+        mat = scipy.io.mmread(str(p))
+    except Exception as e:  # scipy raises ValueError/OSError/... on malformed files
+        raise GraphFormatError(p, f"not a valid MatrixMarket file: {e}") from None
+    if not sp.issparse(mat):
+        mat = sp.coo_matrix(np.asarray(mat))
+    mat = sp.coo_matrix(mat)
+    rows, cols = mat.shape
+    if rows != cols:
+        raise GraphFormatError(
+            p, f"matrix is {rows}x{cols}; a graph needs a square matrix"
+        )
+    data = np.asarray(mat.data)
+    if np.iscomplexobj(data):
+        raise GraphFormatError(p, "complex-valued matrices are not supported")
+    if data.size and not np.all(np.isfinite(data)):
+        raise GraphFormatError(p, "matrix has non-finite values")
+    if data.size and not np.array_equal(data, np.rint(data)):
+        raise GraphFormatError(
+            p, "matrix has non-integer values; edge weights must be integers"
+        )
+    if data.size and (data.min() < np.iinfo(np.int32).min or data.max() > _INT32_MAX):
+        raise GraphFormatError(p, "edge weights do not fit in int32")
+    return COOGraph(
+        rows, mat.row.astype(np.int64), mat.col.astype(np.int64), data.astype(np.int32)
+    )
+
+
+# -------------------------------------------------------------------- edge lists
+
+
+def read_edge_list(
+    path: str | os.PathLike[str], num_nodes: int | None = None
+) -> COOGraph:
+    """Read a SNAP-style edge list: ``src dst [weight]`` per line.
+
+    Lines starting with ``#`` or ``%`` and blank lines are skipped.  All edge
+    lines must have the same number of columns (2 or 3).  Node ids are 0-based;
+    the node count is ``max id + 1`` unless ``num_nodes`` is given.
+    """
+    p = Path(path)
+    raw = _read_bytes(p)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise GraphFormatError(
+            p, f"not a text file (byte {e.start} is not UTF-8)"
+        ) from None
+    numbered = [
+        (i, s)
+        for i, line in enumerate(text.splitlines(), 1)
+        if (s := line.strip()) and s[0] not in "#%"
+    ]
+    if not numbered:
+        n = num_nodes or 0
+        e = np.zeros(0, dtype=np.int64)
+        return COOGraph(n, e, e.copy(), None)
+    ncols = len(numbered[0][1].split())
+    if ncols not in (2, 3):
+        ln, s = numbered[0]
+        raise GraphFormatError(
+            p, f"line {ln}: expected 'src dst [weight]', got {s[:60]!r}"
+        )
+    tokens = " ".join(s for _, s in numbered).split()
+    if len(tokens) != ncols * len(numbered):
+        for ln, s in numbered:
+            if len(s.split()) != ncols:
+                raise GraphFormatError(
+                    p,
+                    f"line {ln}: expected {ncols} columns like the first edge line, "
+                    f"got {s[:60]!r}",
+                )
+    try:
+        table = np.array(tokens).astype(np.int64).reshape(len(numbered), ncols)
+    except (ValueError, OverflowError):
+        for ln, s in numbered:
+            for tok in s.split():
+                try:
+                    int(tok)
+                except ValueError:
+                    raise GraphFormatError(
+                        p, f"line {ln}: {tok!r} is not an integer (in {s[:60]!r})"
+                    ) from None
+        raise GraphFormatError(p, "a number does not fit in 64 bits") from None
+    src, dst = table[:, 0].copy(), table[:, 1].copy()
+    ids_max = int(max(src.max(), dst.max()))
+    ids_min = int(min(src.min(), dst.min()))
+    if ids_min < 0:
+        ln = numbered[int(np.flatnonzero((src < 0) | (dst < 0))[0])][0]
+        raise GraphFormatError(p, f"line {ln}: negative node id {ids_min}")
+    n = ids_max + 1 if num_nodes is None else num_nodes
+    if ids_max >= n:
+        ln = numbered[int(np.flatnonzero((src >= n) | (dst >= n))[0])][0]
+        raise GraphFormatError(
+            p, f"line {ln}: node id {ids_max} out of range for {n} nodes"
+        )
+    weights = None
+    if ncols == 3:
+        w = table[:, 2]
+        if w.min() < np.iinfo(np.int32).min or w.max() > _INT32_MAX:
+            raise GraphFormatError(p, "edge weights do not fit in int32")
+        weights = w.astype(np.int32)
+    return COOGraph(n, src, dst, weights)
+
+
+# ---------------------------------------------------------------------- dispatch
+
+
+def load_graph(
+    path: str | os.PathLike[str],
+    symmetrize: bool = True,
+    weighted: bool = True,
+) -> CSRGraph:
+    """Load ``.gr``/``.mtx``/edge-list files, cleaned (see :func:`clean`).
+
+    ``weighted=False`` drops the weights.  Unknown extensions raise
+    :class:`GraphFormatError`.
+    """
+    p = Path(path)
+    suffix = p.suffix.lower()
+    graph: CSRGraph | COOGraph
+    if suffix == ".gr":
+        graph = read_gr(p)
+    elif suffix == ".mtx":
+        graph = read_mtx(p)
+    elif suffix in EDGE_LIST_SUFFIXES:
+        graph = read_edge_list(p)
+    else:
+        known = ", ".join((".gr", ".mtx", *EDGE_LIST_SUFFIXES))
+        raise GraphFormatError(
+            p, f"unknown graph file extension {p.suffix!r} (known: {known})"
+        )
+    if not weighted:
+        graph.weights = None
+    return clean(graph, symmetrize=symmetrize, source=p)
+
+
+def _read_bytes(p: Path, probe: bool = False) -> bytes:
+    """Read a file, turning OS errors into :class:`GraphFormatError`."""
+    try:
+        if probe:
+            with open(p, "rb"):
+                return b""
+        return p.read_bytes()
+    except FileNotFoundError:
+        raise GraphFormatError(p, "no such file") from None
+    except IsADirectoryError:
+        raise GraphFormatError(p, "is a directory, not a graph file") from None
+    except OSError as e:
+        raise GraphFormatError(p, f"cannot read: {e.strerror or e}") from None

@@ -1,0 +1,408 @@
+"""irgl-bench CLI, the ctypes API and compile caching, all without a GPU.
+
+The API is exercised against a host-only C mock of the runtime ABI
+(compiled with the system C compiler; skipped if there is none), and
+``compile_cuda`` against a fake ``nvcc`` script.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from irgl_runner import bench_cli
+from irgl_runner.api import (
+    CompileError,
+    IrglRuntimeError,
+    Program,
+    compile_cuda,
+    emit_cuda,
+)
+from irgl_runner.generators import generate
+from irgl_runner.graphs import read_gr
+from irgl_runner.reference import INF, bfs_levels
+
+REPO = Path(__file__).resolve().parents[2]
+
+MOCK_RUNTIME = r"""
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct { int64_t n, m; int64_t *rs, *dst; } Graph;
+static const char *err = "no error";
+
+void *irgl_graph_create(int64_t n, int64_t m, const int64_t *rs, const int64_t *dst,
+                        const int32_t *w) {
+  (void)w;
+  if (n > 1000000) { err = "mock: graph too large"; return 0; }
+  Graph *g = malloc(sizeof *g);
+  g->n = n; g->m = m;
+  g->rs = malloc(8 * (n + 1)); memcpy(g->rs, rs, 8 * (n + 1));
+  g->dst = malloc(8 * (m ? m : 1)); memcpy(g->dst, dst, 8 * m);
+  return g;
+}
+void irgl_graph_destroy(void *p) { Graph *g = p; free(g->rs); free(g->dst); free(g); }
+void *irgl_device_alloc(int64_t bytes) { return malloc(bytes); }
+void irgl_device_free(void *p) { free(p); }
+int irgl_copy_to_device(void *d, const void *s, int64_t b) {
+  memcpy(d, s, b); return 0;
+}
+int irgl_copy_to_host(void *d, const void *s, int64_t b) {
+  memcpy(d, s, b); return 0;
+}
+int irgl_device_synchronize(void) { return 0; }
+const char *irgl_device_name(void) { return "Mock Device"; }
+const char *irgl_last_error(void) { return err; }
+
+/* @main(%g: graph, %level: memref<?xi32>, %src: index): host BFS */
+int irgl_entry_main(void *gp, void *levelp, int64_t src) {
+  Graph *g = gp; int32_t *level = levelp;
+  if (src < 0 || src >= g->n) { err = "mock: source out of range"; return 1; }
+  int64_t *queue = malloc(8 * (g->n ? g->n : 1)), head = 0, tail = 0;
+  for (int64_t i = 0; i < g->n; i++) level[i] = 1073741823;
+  level[src] = 0; queue[tail++] = src;
+  while (head < tail) {
+    int64_t u = queue[head++];
+    for (int64_t e = g->rs[u]; e < g->rs[u + 1]; e++) {
+      int64_t v = g->dst[e];
+      if (level[v] == 1073741823) { level[v] = level[u] + 1; queue[tail++] = v; }
+    }
+  }
+  free(queue);
+  return 0;
+}
+
+/* @sum(%a: memref<?xf64>, %n: index, %scale: f64, %neg: i1) -> (f64, index) */
+int irgl_entry_sum(void *ap, int64_t n, double scale, int neg, double *r0,
+                   int32_t *r1) {
+  double *a = ap, s = 0;
+  for (int64_t i = 0; i < n; i++) s += a[i];
+  *r0 = (neg ? -s : s) * scale;
+  *r1 = (int32_t)n;
+  return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def mock_so(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler for the mock runtime")
+    d = tmp_path_factory.mktemp("mock")
+    (d / "mock.c").write_text(MOCK_RUNTIME)
+    so = d / "libmock.so"
+    subprocess.run(
+        [cc, "-shared", "-fPIC", "-O1", "-o", str(so), str(d / "mock.c")], check=True
+    )
+    return so
+
+
+def run_cli(
+    args: list[str], capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str, str]:
+    code = bench_cli.main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# ------------------------------------------------------------------ error paths
+
+
+def test_missing_graph_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run_cli(
+        ["run", "bfs", "--graph", str(tmp_path / "nope.gr")], capsys
+    )
+    assert code == 2 and out == ""
+    assert err.strip() == f"irgl-bench: error: {tmp_path / 'nope.gr'}: no such file"
+
+
+def test_corrupt_graph_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.gr"
+    bad.write_bytes(struct.pack("<4Q", 1, 0, 10, 20) + b"\0" * 40)
+    code, _, err = run_cli(["run", "bfs", "--graph", str(bad)], capsys)
+    assert code == 2
+    assert "bad.gr" in err and "truncated" in err and len(err.strip().splitlines()) == 1
+    el = tmp_path / "bad.txt"
+    el.write_text("0 1\n1 two\n")
+    code, _, err = run_cli(["run", "bfs", "--graph", str(el)], capsys)
+    assert code == 2 and "line 2: 'two' is not an integer" in err
+
+
+def test_cli_subprocess_has_no_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "trunc.gr"
+    bad.write_bytes(b"\x01\0\0\0")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "irgl_runner.bench_cli",
+            "run",
+            "bfs",
+            "--graph",
+            str(bad),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"irgl-bench: error: {bad}: "
+        "file is 4 bytes, too short for the 32-byte .gr header"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["run", "no_such_app", "--graph", "grid:2x2"], "no app 'no_such_app'"),
+        (["run", "bfs", "--graph", "rmat:abc"], "bad graph spec 'rmat:abc'"),
+        (
+            ["run", "bfs", "--graph", "grid:3x3", "--source", "9"],
+            "source 9 out of range for 9 nodes",
+        ),
+        (
+            ["run", "bfs", "--graph", "grid:3x3", "--reps", "0"],
+            "--reps must be at least 1",
+        ),
+        (["gen", "nonsense", "-o", "x.gr"], "not a generator spec"),
+    ],
+)
+def test_usage_errors_exit_2(
+    args: list[str], fragment: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run_cli(
+        [*args, "--no-cache"] if args[0] == "run" else args, capsys
+    )
+    assert code == 2 and out == ""
+    assert fragment in err and "Traceback" not in err
+
+
+# ------------------------------------------------------------------------ gen
+
+
+def test_gen_writes_gr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out_file = tmp_path / "g.gr"
+    code, out, _ = run_cli(["gen", "rmat:6:4", "-o", str(out_file)], capsys)
+    assert code == 0
+    info = json.loads(out)
+    g, ref = read_gr(out_file), generate("rmat:6:4")
+    assert info == {
+        "graph": "rmat:6:4",
+        "nodes": 64,
+        "edges": ref.num_edges,
+        "file": str(out_file),
+    }
+    np.testing.assert_array_equal(g.edge_dst, ref.edge_dst)
+    np.testing.assert_array_equal(g.weights, ref.weights)
+
+
+def test_resolve_graph_caches(tmp_path: Path) -> None:
+    g1, spec = bench_cli.resolve_graph("grid:5x4", cache_dir=tmp_path)
+    cached = tmp_path / "grid_5x4.gr"
+    assert spec is not None and cached.is_file()
+    g2, _ = bench_cli.resolve_graph("grid:5x4", cache_dir=tmp_path)
+    np.testing.assert_array_equal(g1.edge_dst, g2.edge_dst)
+    cached.write_bytes(b"junk")  # a corrupt cache entry is regenerated
+    g3, _ = bench_cli.resolve_graph("grid:5x4", cache_dir=tmp_path)
+    np.testing.assert_array_equal(g1.weights, g3.weights)
+    assert read_gr(cached).num_nodes == 20
+
+
+def test_default_source() -> None:
+    g, spec = bench_cli.resolve_graph("rmat:7:8")
+    src = bench_cli.default_source(g, spec)
+    assert g.degrees()[src] == g.degrees().max()
+    g2, spec2 = bench_cli.resolve_graph("grid:3x3")
+    assert bench_cli.default_source(g2, spec2) == 0
+
+
+# ----------------------------------------------------------- API with the mock
+
+
+def test_program_api(mock_so: Path) -> None:
+    prog = Program(mock_so)
+    assert prog.device_name() == "Mock Device"
+    arr = prog.alloc(4, np.float64).from_numpy(np.array([1.0, 2.0, 3.0, 4.0]))
+    np.testing.assert_array_equal(arr.to_numpy(), [1, 2, 3, 4])
+    total, n = prog.call("sum", arr, 4, 0.5, True, returns=("f64", "index"))
+    assert total == -5.0 and n == 4
+    sig = ["memref", "index", "f64", "i1"]
+    assert prog.call(
+        "sum", arr, 2, 1.0, False, signature=sig, returns=["f64", "i32"]
+    ) == (3.0, 2)
+    ms = prog.time_call("sum", arr, 4, 1.0, False, returns=("f64", "index"))
+    assert ms >= 0 and prog.last_result == (10.0, 4)
+    with pytest.raises(ValueError, match="3 values for a device array of 4"):
+        arr.from_numpy(np.zeros(3))
+    arr.free()
+    arr.free()  # idempotent
+
+
+def test_program_errors(mock_so: Path) -> None:
+    prog = Program(mock_so)
+    g = prog.upload_graph(generate("grid:3x3"))
+    level = prog.alloc(9, np.int32)
+    with pytest.raises(IrglRuntimeError, match="mock: source out of range"):
+        prog.call("main", g, level, 99)
+    with pytest.raises(Exception, match="no entry point irgl_entry_nope"):
+        prog.call("nope", 1)
+    with pytest.raises(TypeError, match="cannot pass str"):
+        prog.call("main", "x")
+    prog.call("main", g, level, 4)
+    assert level.to_numpy().tolist() == [2, 1, 2, 1, 0, 1, 2, 1, 2]
+    g.free()
+
+
+def test_upload_graph_failure(mock_so: Path) -> None:
+    from irgl_runner.graphs import CSRGraph
+
+    prog = Program(mock_so)
+    big = CSRGraph(
+        2_000_000, np.zeros(2_000_001, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    )
+    with pytest.raises(
+        IrglRuntimeError, match="irgl_graph_create: mock: graph too large"
+    ):
+        prog.upload_graph(big)
+
+
+def test_run_bfs_with_mock(
+    mock_so: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(bench_cli, "load_program", lambda app: Program(mock_so))
+    g = tmp_path / "g.txt"
+    g.write_text("# two pieces\n0 1\n1 2\n2 3\n5 6\n")  # node 4 isolated
+    out_file = tmp_path / "levels.txt"
+    code, out, err = run_cli(
+        ["run", "bfs", "--graph", str(g), "--reps", "3", "--output", str(out_file)],
+        capsys,
+    )
+    assert code == 0, err
+    lines = out.strip().splitlines()
+    assert len(lines) == 1
+    rec = json.loads(lines[0])
+    assert (
+        rec["app"] == "bfs" and rec["graph"] == str(g) and rec["gpu"] == "Mock Device"
+    )
+    assert rec["nodes"] == 7 and rec["edges"] == 8 and rec["source"] == 0
+    assert len(rec["times_ms"]) == 3 and rec["median_ms"] == sorted(rec["times_ms"])[1]
+    assert rec["check"] == "passed"
+    assert rec["edges_per_s"] is None or rec["edges_per_s"] > 0
+    assert out_file.read_text().splitlines() == [
+        "0 0",
+        "1 1",
+        "2 2",
+        "3 3",
+        f"4 {INF}",
+        f"5 {INF}",
+        f"6 {INF}",
+    ]
+
+
+def test_run_rmat_default_source_and_check_failure(
+    mock_so: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bench_cli, "load_program", lambda app: Program(mock_so))
+    code, out, err = run_cli(
+        ["run", "bfs", "--graph", "rmat:6:4", "--reps", "1", "--no-cache"], capsys
+    )
+    assert code == 0, err
+    rec = json.loads(out)
+    g, spec = bench_cli.resolve_graph("rmat:6:4")
+    assert (
+        rec["source"] == bench_cli.default_source(g, spec) and rec["check"] == "passed"
+    )
+
+    # A wrong answer: the check catches it, the JSON line still comes, exit code 1.
+    from irgl_runner.apps import load_app
+
+    app = load_app("bfs")
+    monkeypatch.setattr(bench_cli, "load_app", lambda name, d=None: app)
+    monkeypatch.setattr(app, "check", lambda ctx: "level: wrong on purpose")
+    code, out, err = run_cli(
+        ["run", "bfs", "--graph", "grid:4x4", "--reps", "1", "--no-cache"], capsys
+    )
+    assert code == 1 and json.loads(out)["check"] == "failed"
+    assert (
+        err.strip() == "irgl-bench: error: bfs: wrong output: level: wrong on purpose"
+    )
+
+
+def test_bfs_app_check_detects_errors(mock_so: Path) -> None:
+    from irgl_runner.apps import execute, load_app
+
+    app = load_app("bfs")
+    graph = generate("grid:4x4")
+    ctx = execute(app, Program(mock_so), graph, source=5, reps=2)
+    assert len(ctx.times_ms) == 2
+    np.testing.assert_array_equal(ctx.outputs["level"], bfs_levels(graph, 5))
+    assert app.check is not None and app.check(ctx) is None
+    ctx.outputs["level"][3] += 1
+    problem = app.check(ctx)
+    assert problem is not None and "node 3" in problem
+
+
+# ----------------------------------------------------------------- compilation
+
+
+def test_compile_cuda_cache_with_fake_nvcc(tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    fake = tmp_path / "nvcc"
+    fake.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> {log}\n'
+        'while [ "$#" -gt 0 ]; do if [ "$1" = "-o" ]; then out="$2"; fi; shift; done\n'
+        'echo built > "$out"\n'
+    )
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    cache = tmp_path / "cache"
+    so1 = compile_cuda("int x;\n", nvcc=str(fake), cache=cache)
+    so2 = compile_cuda("int x;\n", nvcc=str(fake), cache=cache)
+    assert so1 == so2 and so1.is_file() and len(log.read_text().splitlines()) == 1
+    args = log.read_text().split()
+    for flag in ["-arch=sm_90", "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC"]:
+        assert flag in args
+    so3 = compile_cuda("int y;\n", nvcc=str(fake), cache=cache)
+    so4 = compile_cuda("int x;\n", nvcc=str(fake), cache=cache, flags=["-O0"])
+    assert len({so1, so3, so4}) == 3 and len(log.read_text().splitlines()) == 3
+    cu = tmp_path / "prog.cu"
+    cu.write_text("int x;\n")
+    assert (
+        compile_cuda(cu, nvcc=str(fake), cache=cache) != so1
+    )  # its directory joins the include path
+
+
+def test_compile_cuda_failure_message(tmp_path: Path) -> None:
+    fake = tmp_path / "nvcc"
+    fake.write_text("#!/bin/sh\necho 'prog.cu(3): error: expected a ;' >&2\nexit 1\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    with pytest.raises(CompileError, match=r"(?s)nvcc failed \(exit 1\).*expected a ;"):
+        compile_cuda("bad", nvcc=str(fake), cache=tmp_path / "c")
+    with pytest.raises(CompileError, match="nvcc not found"):
+        compile_cuda("x", nvcc=str(tmp_path / "missing-nvcc"), cache=tmp_path / "c")
+
+
+def test_emit_cuda_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(CompileError, match="no such MLIR file"):
+        emit_cuda(tmp_path / "nope.mlir")

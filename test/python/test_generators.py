@@ -1,0 +1,176 @@
+"""Seeded generators: determinism, cleanliness, structure, spec parsing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse import csgraph
+
+from irgl_runner.generators import (
+    WEIGHT_MAX,
+    WEIGHT_MIN,
+    GraphSpec,
+    generate,
+    grid2d,
+    parse_spec,
+    rmat,
+    uniform_random,
+)
+from irgl_runner.graphs import COOGraph, CSRGraph, clean
+
+
+def assert_clean(g: CSRGraph) -> None:
+    """No loops/duplicates, sorted rows, symmetric with symmetric weights in range."""
+    g.validate()
+    src, dst = g.edge_src(), g.edge_dst
+    assert not np.any(src == dst), "self loop"
+    same_row = src[1:] == src[:-1]
+    assert np.all(dst[1:][same_row] > dst[:-1][same_row]), (
+        "rows not strictly sorted (duplicate or unsorted)"
+    )
+    assert g.weights is not None
+    assert (
+        g.weights.min(initial=WEIGHT_MIN) >= WEIGHT_MIN
+        and g.weights.max(initial=WEIGHT_MAX) <= WEIGHT_MAX
+    )
+    a = sp.csr_matrix(
+        (g.weights.astype(np.int64), dst, g.row_start), shape=(g.num_nodes,) * 2
+    )
+    assert (a != a.T).nnz == 0, "not symmetric (or weights differ per direction)"
+
+
+def same_graph(a: CSRGraph, b: CSRGraph) -> bool:
+    return (
+        a.num_nodes == b.num_nodes
+        and np.array_equal(a.row_start, b.row_start)
+        and np.array_equal(a.edge_dst, b.edge_dst)
+        and np.array_equal(a.weights, b.weights)
+    )
+
+
+GENERATORS = {
+    "rmat": lambda seed: rmat(8, 8, seed=seed),
+    "grid": lambda seed: grid2d(7, 5, seed=seed),
+    "random": lambda seed: uniform_random(300, 900, seed=seed),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(GENERATORS))
+def test_deterministic_and_clean(kind: str) -> None:
+    make = GENERATORS[kind]
+    a, b, c = make(1), make(1), make(2)
+    assert (
+        isinstance(a, CSRGraph) and isinstance(b, CSRGraph) and isinstance(c, CSRGraph)
+    )
+    assert same_graph(a, b)
+    assert_clean(a)
+    assert_clean(c)
+    if kind == "grid":
+        assert np.array_equal(a.edge_dst, c.edge_dst) and not np.array_equal(
+            a.weights, c.weights
+        )
+    else:
+        assert not same_graph(a, c)
+
+
+def test_rmat_shape_and_skew() -> None:
+    g = rmat(10, 16, seed=5)
+    assert isinstance(g, CSRGraph)
+    assert g.num_nodes == 1024
+    assert g.num_edges <= 2 * 16 * 1024
+    deg = g.degrees()
+    assert deg.max() > 8 * deg.mean()  # power-law-ish: a few hubs
+    assert np.any(deg == 0)  # RMAT leaves isolated nodes
+
+
+def test_rmat_quadrant_probabilities() -> None:
+    raw = rmat(1, 4000, seed=3, permute=False, raw=True)
+    assert isinstance(raw, COOGraph)
+    quad = raw.src * 2 + raw.dst  # (0,0)=A, (0,1)=B, (1,0)=C, (1,1)=D
+    freq = np.bincount(quad, minlength=4) / raw.num_edges
+    np.testing.assert_allclose(freq, [0.57, 0.19, 0.19, 0.05], atol=0.02)
+
+
+def test_rmat_raw_has_noise_and_cleans_to_generated() -> None:
+    raw = rmat(6, 16, seed=9, raw=True)
+    assert isinstance(raw, COOGraph)
+    assert np.any(raw.src == raw.dst)
+    keys = raw.src * raw.num_nodes + raw.dst
+    assert np.unique(keys).size < keys.size
+    assert same_graph(clean(raw), rmat(6, 16, seed=9))  # type: ignore[arg-type]
+
+
+def test_grid_structure_by_hand() -> None:
+    g = grid2d(3, 2, seed=0)
+    assert isinstance(g, CSRGraph)
+    # 0 1 2
+    # 3 4 5
+    expected = {0: [1, 3], 1: [0, 2, 4], 2: [1, 5], 3: [0, 4], 4: [1, 3, 5], 5: [2, 4]}
+    got = {
+        v: g.edge_dst[g.row_start[v] : g.row_start[v + 1]].tolist() for v in range(6)
+    }
+    assert got == expected
+    big = grid2d(20, 13, seed=0)
+    assert isinstance(big, CSRGraph)
+    assert big.num_edges == 2 * (2 * 20 * 13 - 20 - 13)
+    assert_clean(big)
+
+
+def test_uniform_random_isolated_and_connected() -> None:
+    sparse = uniform_random(1000, 100, seed=4)
+    assert isinstance(sparse, CSRGraph)
+    assert sparse.num_nodes == 1000 and np.any(sparse.degrees() == 0)
+    conn = uniform_random(500, 50, seed=4, connected=True)
+    assert isinstance(conn, CSRGraph)
+    assert_clean(conn)
+    ncomp, _ = csgraph.connected_components(conn.to_scipy(), directed=False)
+    assert ncomp == 1
+
+
+def test_uniform_random_raw_has_duplicates_and_loops() -> None:
+    raw = uniform_random(50, 400, seed=8, raw=True)
+    assert isinstance(raw, COOGraph)
+    assert np.any(raw.src == raw.dst)
+    keys = raw.src * raw.num_nodes + raw.dst
+    assert np.unique(keys).size < keys.size
+    cleaned = clean(raw)
+    assert_clean(cleaned)
+    # Injected duplicates/loops add no new edges, only extra (maybe lower) weights.
+    plain = uniform_random(50, 400, seed=8)
+    assert (
+        isinstance(plain, CSRGraph)
+        and plain.weights is not None
+        and cleaned.weights is not None
+    )
+    assert np.array_equal(cleaned.row_start, plain.row_start)
+    assert np.array_equal(cleaned.edge_dst, plain.edge_dst)
+    assert np.all(cleaned.weights <= plain.weights)
+    # Each cleaned weight is the minimum over the raw copies of the edge (both ways).
+    assert raw.weights is not None
+    for e in range(0, cleaned.num_edges, 7):
+        u, v = int(cleaned.edge_src()[e]), int(cleaned.edge_dst[e])
+        both = ((raw.src == u) & (raw.dst == v)) | ((raw.src == v) & (raw.dst == u))
+        assert cleaned.weights[e] == raw.weights[both].min()
+
+
+def test_parse_spec() -> None:
+    assert parse_spec("rmat:20") == GraphSpec("rmat", (20, 16))
+    assert parse_spec("rmat:12:8") == GraphSpec("rmat", (12, 8))
+    assert parse_spec("grid:2048x1024") == GraphSpec("grid", (2048, 1024))
+    assert parse_spec("random:100000:800000@7") == GraphSpec(
+        "random", (100000, 800000), 7
+    )
+    assert parse_spec("graph.gr") is None
+    assert parse_spec("/data/rmat.gr") is None
+    assert GraphSpec("grid", (4, 5)).name == "grid:4x5"
+    assert GraphSpec("rmat", (5, 16), 3).name == "rmat:5:16@3"
+    for bad in ["rmat:", "rmat:x", "grid:10", "random:5", "rmat:31", "grid:3x3@z"]:
+        with pytest.raises(ValueError, match="graph spec|too large"):
+            parse_spec(bad)
+
+
+def test_generate_matches_functions() -> None:
+    assert same_graph(generate("grid:4x3"), grid2d(4, 3))  # type: ignore[arg-type]
+    assert same_graph(generate("rmat:5:4@2"), rmat(5, 4, seed=2))  # type: ignore[arg-type]
+    assert same_graph(generate("random:40:60"), uniform_random(40, 60))  # type: ignore[arg-type]
