@@ -117,12 +117,32 @@ def require_host_kernel(op: Operation, construct: str) -> None:
     )
 
 
-def is_directly_under_outermost_forall(op: Operation) -> bool:
-    """True when `op`'s parent is a ForAll that has no ForAll around it."""
+#: Marks the scf.for that convert-irgl-loops made of an outermost ForAll.
+LOWERED_FORALL = "irgl.forall"
+
+
+def is_forall_like(op: Operation | None) -> bool:
+    """An irgl.forall, or the scf.for that an outermost ForAll became."""
     from irgl_dialect.loops import ForAllOp
 
+    return isinstance(op, ForAllOp) or (
+        op is not None and LOWERED_FORALL in op.attributes
+    )
+
+
+def is_kernel_like(op: Operation | None) -> bool:
+    """An irgl.kernel or the function that a kernel became."""
+    from xdsl.dialects import func, gpu
+
+    from irgl_dialect.kernels import KernelOp
+
+    return isinstance(op, KernelOp | gpu.FuncOp | func.FuncOp)
+
+
+def is_directly_under_outermost_forall(op: Operation) -> bool:
+    """True when `op`'s parent is a ForAll that has no ForAll around it."""
     parent = op.parent_op()
-    return isinstance(parent, ForAllOp) and not enclosing_foralls(parent)
+    return is_forall_like(parent) and not enclosing_foralls(parent)  # type: ignore[arg-type]
 
 
 def kernel_uses_worklist(kernel: KernelOp) -> bool:

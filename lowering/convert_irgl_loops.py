@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     ModuleOp,
+    UnitAttr,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -39,7 +40,7 @@ from irgl_dialect.attributes import IteratorKind
 from irgl_dialect.graph import FirstEdgeOp, LastEdgeOp, NumNodesOp
 from irgl_dialect.kernels import YieldOp
 from irgl_dialect.loops import ForAllOp, ForOp, LoopBase
-from irgl_dialect.placement import enclosing_foralls, kernel_kind_of
+from irgl_dialect.placement import LOWERED_FORALL, enclosing_foralls, kernel_kind_of
 from irgl_dialect.sync import ExclusiveOp, RespawnOp, RetryOp, SyncRunningThreadsOp
 from irgl_dialect.worklist import PopOp, PushOp
 from lowering.convert_irgl_sync import lower_exclusive
@@ -106,7 +107,9 @@ def _lower_grid_stride(loop: LoopBase) -> None:
     tid, nthreads = _thread_geometry(b)
     start = b.op(arith.AddiOp(lb, b.op(arith.MuliOp(tid, step))))
     stride = b.op(arith.MuliOp(nthreads, step))
-    Rewriter.replace_op(loop, scf.ForOp(start, ub, stride, [], Region(_take_body(loop))))
+    lowered = scf.ForOp(start, ub, stride, [], Region(_take_body(loop)))
+    lowered.attributes[LOWERED_FORALL] = UnitAttr()
+    Rewriter.replace_op(loop, lowered)
 
 
 def _is_barrier(op: Operation) -> bool:
@@ -156,7 +159,9 @@ def _lower_uniform(loop: LoopBase) -> None:
     flush()
     body.add_op(scf.YieldOp())
     zero, one = b.index(0), b.index(1)
-    Rewriter.replace_op(loop, scf.ForOp(zero, rounds, one, [], Region(body)))
+    lowered = scf.ForOp(zero, rounds, one, [], Region(body))
+    lowered.attributes[LOWERED_FORALL] = UnitAttr()
+    Rewriter.replace_op(loop, lowered)
 
 
 def _zero(t: Attribute) -> Operation:

@@ -49,7 +49,9 @@ from lowering.runtime_calls import (
     USES_RETRY,
     WORKLIST_ARG,
     call,
+    declare,
     int_attr,
+    symbol_table_of,
 )
 
 
@@ -89,7 +91,7 @@ class _HostBuilder:
 class _FunctionState:
     """Per host function: cells created at entry and destroyed at exit."""
 
-    entry: Operation
+    entry: Block
     exits: list[Operation]
     cells: dict[tuple[str, str], SSAValue] = field(default_factory=dict)
     graph: SSAValue | None = None
@@ -97,9 +99,13 @@ class _FunctionState:
     def cell(self, kernel: str, aggregation: Aggregation) -> SSAValue:
         key = (kernel, aggregation.value)
         if key not in self.cells:
-            builder = _HostBuilder.before(self.entry)
-            is_any = builder.const_bool(aggregation == Aggregation.ANY)
-            (cell,) = builder.call("irgl_cell_create", [is_any], [CellType()])
+            is_any = arith.ConstantOp.from_int_and_width(
+                int(aggregation == Aggregation.ANY), 1
+            )
+            create = func.CallOp("irgl_cell_create", [is_any.result], [CellType()])
+            Rewriter.insert_op([is_any, create], InsertPoint.at_start(self.entry))
+            declare(symbol_table_of(create), "irgl_cell_create", [i1], [CellType()])
+            cell = create.results[0]
             for exit_op in self.exits:
                 _HostBuilder.before(exit_op).call("irgl_cell_destroy", [cell])
             self.cells[key] = cell
@@ -124,10 +130,8 @@ class _Lowering:
         self.module = module
         block = function.body.block
         exits = [op for op in block.ops if isinstance(op, func.ReturnOp)]
-        first = block.first_op
-        assert first is not None
         graph = next((a for a in block.args if isinstance(a.type, GraphType)), None)
-        self.state = _FunctionState(entry=first, exits=exits, graph=graph)
+        self.state = _FunctionState(entry=block, exits=exits, graph=graph)
 
     # -- traversal --------------------------------------------------------
 
