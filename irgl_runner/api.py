@@ -183,6 +183,9 @@ def emit_cuda(mlir_path: str | os.PathLike[str], extra_args: Sequence[str] = ())
 ARG_KINDS: dict[str, Any] = {
     "graph": ctypes.c_void_p,
     "memref": ctypes.c_void_p,
+    "pipe": ctypes.c_void_p,  # the irgl::Pipe* itself
+    "worklist": ctypes.c_void_p,  # points to an irgl::Worklist
+    "cell": ctypes.c_void_p,  # points to an irgl::Cell
     "i1": ctypes.c_int,
     "i8": ctypes.c_int64,
     "i16": ctypes.c_int64,
@@ -193,17 +196,19 @@ ARG_KINDS: dict[str, Any] = {
     "f64": ctypes.c_double,
 }
 
-#: Result kinds -> the C++ type the entry point stores through its result pointer.
+#: Result kinds -> what the entry point's ``result`` pointer points to: int64_t
+#: (integers, index), double (floats), int (i1), void* (memref, pipe).
 RESULT_KINDS: dict[str, Any] = {
-    "i1": ctypes.c_bool,
-    "i8": ctypes.c_int8,
-    "i16": ctypes.c_int16,
-    "i32": ctypes.c_int32,
+    "i1": ctypes.c_int,
+    "i8": ctypes.c_int64,
+    "i16": ctypes.c_int64,
+    "i32": ctypes.c_int64,
     "i64": ctypes.c_int64,
-    "index": None,  # irgl_index: int32 or int64, see Program(index_bits=...)
-    "f32": ctypes.c_float,
+    "index": ctypes.c_int64,
+    "f32": ctypes.c_double,
     "f64": ctypes.c_double,
     "memref": ctypes.c_void_p,
+    "pipe": ctypes.c_void_p,
 }
 
 
@@ -224,11 +229,11 @@ def _infer_kind(value: object) -> str:
 
 def _convert(kind: str, value: object) -> object:
     """Python value -> the ctypes-ready value for ``kind``."""
-    if kind in ("graph", "memref"):
+    if ARG_KINDS[kind] is ctypes.c_void_p:
         if isinstance(value, (DeviceGraph, DeviceArray)):
             return value.ptr
         if value is None or isinstance(value, int):
-            return value
+            return value  # a raw pointer (e.g. a handle from another entry point)
         raise TypeError(f"expected a device {kind}, got {type(value).__name__}")
     if kind == "i1":
         return int(bool(value))
@@ -321,22 +326,16 @@ class DeviceArray:
 
 
 class Program:
-    """A compiled program (shared library) loaded with ctypes.
+    """A compiled program (shared library) loaded with ctypes."""
 
-    ``index_bits`` is the width of ``irgl_index`` in the build (32 unless it
-    was compiled with ``IRGL_INDEX_BITS=64``); it only matters for ``index``
-    results.
-    """
-
-    def __init__(self, so_path: str | os.PathLike[str], index_bits: int = 32) -> None:
+    def __init__(self, so_path: str | os.PathLike[str]) -> None:
         self.path = Path(so_path)
         try:
             self._lib = ctypes.CDLL(str(self.path))
         except OSError as e:
             raise IrglError(f"cannot load {self.path}: {e}") from None
-        self.index_bits = index_bits
         self.last_result: object = None
-        self._entries: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Any] = {}
+        self._entries: dict[tuple[str, tuple[str, ...], str | None], Any] = {}
         vp, i64, i32p = ctypes.c_void_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_int32)
         i64p = ctypes.POINTER(ctypes.c_int64)
         self._declare("irgl_graph_create", vp, [i64, i64, i64p, i64p, i32p])
@@ -413,8 +412,8 @@ class Program:
 
     # -- entry points ------------------------------------------------------
 
-    def _entry(self, name: str, kinds: tuple[str, ...], rkinds: tuple[str, ...]) -> Any:
-        key = (name, kinds, rkinds)
+    def _entry(self, name: str, kinds: tuple[str, ...], returns: str | None) -> Any:
+        key = (name, kinds, returns)
         fn = self._entries.get(key)
         if fn is None:
             symbol = f"irgl_entry_{name}"
@@ -425,35 +424,27 @@ class Program:
                     f"{self.path} has no entry point {symbol} (host function @{name})"
                 ) from None
             fn.restype = ctypes.c_int
-            fn.argtypes = [ARG_KINDS[k] for k in kinds] + [
-                ctypes.POINTER(self._result_ctype(k)) for k in rkinds
-            ]
+            fn.argtypes = [ARG_KINDS[k] for k in kinds]
+            if returns is not None:
+                fn.argtypes.append(ctypes.POINTER(RESULT_KINDS[returns]))
             self._entries[key] = fn
         return fn
-
-    def _result_ctype(self, kind: str) -> Any:
-        if kind not in RESULT_KINDS:
-            raise ValueError(
-                f"unknown result kind {kind!r} (known: {', '.join(RESULT_KINDS)})"
-            )
-        if kind == "index":
-            return ctypes.c_int64 if self.index_bits == 64 else ctypes.c_int32
-        return RESULT_KINDS[kind]
 
     def call(
         self,
         host_fn: str,
         *args: object,
         signature: Sequence[str] | None = None,
-        returns: str | Sequence[str] | None = None,
+        returns: str | None = None,
     ) -> Any:
         """Call ``irgl_entry_<host_fn>``; raise :class:`IrglRuntimeError` on failure.
 
         ``signature`` lists the parameters' kinds (keys of :data:`ARG_KINDS`,
         e.g. ``["graph", "memref", "index"]``); if omitted it is inferred from the
         values (DeviceGraph -> graph, DeviceArray -> memref, bool -> i1,
-        int -> i64, float -> f64).  ``returns`` is the result kind (or a tuple
-        of kinds, keys of :data:`RESULT_KINDS`); the value(s) are returned.
+        int -> i64, float -> f64).  ``returns`` is the kind of the host
+        function's single result (a key of :data:`RESULT_KINDS`), whose value
+        is returned (int, float, bool, or a pointer as int); ``None`` for none.
         """
         kinds = (
             tuple(signature)
@@ -470,31 +461,31 @@ class Program:
                 raise ValueError(
                     f"unknown argument kind {k!r} (known: {', '.join(ARG_KINDS)})"
                 )
-        single = isinstance(returns, str)
-        rkinds: tuple[str, ...] = (
-            ()
-            if returns is None
-            else (returns,)
-            if isinstance(returns, str)
-            else tuple(returns)
-        )
-        fn = self._entry(host_fn, kinds, rkinds)
-        cells = [self._result_ctype(k)() for k in rkinds]
+        if returns is not None and returns not in RESULT_KINDS:
+            raise ValueError(
+                f"unknown result kind {returns!r} (known: {', '.join(RESULT_KINDS)})"
+            )
+        fn = self._entry(host_fn, kinds, returns)
         values = [_convert(k, a) for k, a in zip(kinds, args, strict=True)]
-        rc = fn(*values, *(ctypes.byref(c) for c in cells))
+        if returns is None:
+            rc = fn(*values)
+        else:
+            cell = RESULT_KINDS[returns]()
+            rc = fn(*values, ctypes.byref(cell))
         if rc != 0:
             raise IrglRuntimeError(f"@{host_fn}: {self.last_error()}")
-        results = tuple(c.value for c in cells)
         if returns is None:
             return None
-        return results[0] if single else results
+        if returns == "i1":
+            return bool(cell.value)
+        return cell.value
 
     def time_call(
         self,
         host_fn: str,
         *args: object,
         signature: Sequence[str] | None = None,
-        returns: str | Sequence[str] | None = None,
+        returns: str | None = None,
     ) -> float:
         """Like :meth:`call`, but return the wall time in milliseconds.
 

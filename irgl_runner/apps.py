@@ -139,7 +139,8 @@ class AppSpec:
     - ``signature``: parameter kinds for ``Program.call`` (``"graph"``,
       ``"memref"``, ``"index"``, ``"i32"``, ``"f32"``, ...); inferred from the
       argument values when omitted.
-    - ``returns``: result kind(s) of the host function, if it returns values.
+    - ``returns``: result kind of the host function (``"i64"``, ``"f64"``, ...),
+      if it returns a value; it lands in ``ctx.result``.
     - ``symmetrize`` / ``weighted``: how graph files are loaded for this app.
     - ``uses_source``: whether the app takes a source node (selects the default).
     - ``output_array``: which array ``--output`` writes (default: the first
@@ -154,7 +155,7 @@ class AppSpec:
     args: Callable[[RunContext], Sequence[object]]
     check: Callable[[RunContext], str | None] | None = None
     signature: Sequence[str] | None = None
-    returns: str | Sequence[str] | None = None
+    returns: str | None = None
     symmetrize: bool = True
     weighted: bool = True
     uses_source: bool = True
@@ -211,7 +212,7 @@ class ProgramLike(Protocol):
         host_fn: str,
         *args: object,
         signature: Sequence[str] | None = ...,
-        returns: str | Sequence[str] | None = ...,
+        returns: str | None = ...,
     ) -> float: ...
 
 

@@ -82,15 +82,27 @@ int irgl_entry_main(void *gp, void *levelp, int64_t src) {
   return 0;
 }
 
-/* @sum(%a: memref<?xf64>, %n: index, %scale: f64, %neg: i1) -> (f64, index) */
-int irgl_entry_sum(void *ap, int64_t n, double scale, int neg, double *r0,
-                   int32_t *r1) {
+/* @sum(%a: memref<?xf64>, %n: index, %scale: f64, %neg: i1) -> f64 */
+int irgl_entry_sum(void *ap, int64_t n, double scale, int neg, double *result) {
   double *a = ap, s = 0;
   for (int64_t i = 0; i < n; i++) s += a[i];
-  *r0 = (neg ? -s : s) * scale;
-  *r1 = (int32_t)n;
+  *result = (neg ? -s : s) * scale;
   return 0;
 }
+
+/* @count(%a: memref<?xi32>, %n: index, %k: i32) -> index: elements equal to k */
+int irgl_entry_count(void *ap, int64_t n, int64_t k, int64_t *result) {
+  int32_t *a = ap; int64_t c = 0;
+  for (int64_t i = 0; i < n; i++) c += a[i] == k;
+  *result = c;
+  return 0;
+}
+
+/* @positive(%x: f64) -> i1 */
+int irgl_entry_positive(double x, int *result) { *result = x > 0; return 0; }
+
+/* @touch(%a: memref<?xi32>): no result */
+int irgl_entry_touch(void *ap) { ((int32_t *)ap)[0] = 42; return 0; }
 """
 
 
@@ -242,14 +254,24 @@ def test_program_api(mock_so: Path) -> None:
     assert prog.device_name() == "Mock Device"
     arr = prog.alloc(4, np.float64).from_numpy(np.array([1.0, 2.0, 3.0, 4.0]))
     np.testing.assert_array_equal(arr.to_numpy(), [1, 2, 3, 4])
-    total, n = prog.call("sum", arr, 4, 0.5, True, returns=("f64", "index"))
-    assert total == -5.0 and n == 4
+    assert prog.call("sum", arr, 4, 0.5, True, returns="f64") == -5.0
     sig = ["memref", "index", "f64", "i1"]
-    assert prog.call(
-        "sum", arr, 2, 1.0, False, signature=sig, returns=["f64", "i32"]
-    ) == (3.0, 2)
-    ms = prog.time_call("sum", arr, 4, 1.0, False, returns=("f64", "index"))
-    assert ms >= 0 and prog.last_result == (10.0, 4)
+    assert prog.call("sum", arr, 2, 1.0, False, signature=sig, returns="f64") == 3.0
+    ms = prog.time_call("sum", arr, 4, 1.0, False, returns="f64")
+    assert ms >= 0 and prog.last_result == 10.0
+    ints = prog.alloc(5, "int32").from_numpy(np.array([3, 1, 3, 3, 0]))
+    assert (
+        prog.call(
+            "count", ints, 5, 3, signature=["memref", "index", "i32"], returns="index"
+        )
+        == 3
+    )
+    assert prog.call("positive", 2.5, returns="i1") is True
+    assert prog.call("positive", -1.0, returns="i1") is False
+    assert prog.call("touch", ints) is None
+    assert ints.to_numpy()[0] == 42
+    with pytest.raises(ValueError, match="unknown result kind 'f16'"):
+        prog.call("positive", 1.0, returns="f16")
     with pytest.raises(ValueError, match="3 values for a device array of 4"):
         arr.from_numpy(np.zeros(3))
     arr.free()
