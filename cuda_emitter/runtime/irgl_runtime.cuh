@@ -1,0 +1,878 @@
+// irgl_runtime.cuh -- the header-only CUDA runtime of IrGL on xDSL.
+//
+// This file implements the runtime half of the contract in docs/lowered-ir.md:
+// the handle structs (irgl::Graph, irgl::Worklist, irgl::Pipe, irgl::Cell),
+// the device-side functions the lowered kernels call (worklist push/pop,
+// locks, the grid barrier, Any/All reduction), the host-side functions the
+// lowered host code calls (pipes, cells, launches, occupancy), and the
+// extern "C" ABI every emitted shared object exports for Python (ctypes).
+//
+// Build: nvcc -arch=sm_70 or newer (the locks and the push rely on independent
+// thread scheduling), -std=c++17, no extra include flags. Every function is
+// inline (or a template), so several translation units may include it; the
+// extern "C" ABI functions are additionally marked `used` so that they are
+// emitted (and exported from a shared object) even when nothing calls them.
+//
+// Options (define before including):
+//   IRGL_INDEX_BITS=64   irgl_index is int64_t instead of int.
+//   IRGL_SYNC_LAUNCH     synchronize after every launch (debugging: errors are
+//                        then reported by the launch that caused them).
+//
+// Errors in host code throw irgl::Error; extern "C" functions catch them,
+// store the message (irgl_last_error()) and return an error value.
+#pragma once
+
+#include <cooperative_groups.h>
+#include <cuda/atomic>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#if defined(IRGL_INDEX_BITS) && IRGL_INDEX_BITS == 64
+/// The C++ type of MLIR `index` (Target option index-bitwidth=64).
+typedef int64_t irgl_index;
+#else
+/// The C++ type of MLIR `index` (default: 32 bits).
+typedef int irgl_index;
+#endif
+
+/// Marks an extern "C" ABI function: emitted even if unused, exported.
+#define IRGL_EXPORT extern "C" __attribute__((used, visibility("default"))) inline
+
+namespace irgl {
+
+// ---------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------
+
+/// The exception every host-side runtime failure throws (CUDA errors,
+/// worklist overflow, a cooperative grid that cannot be co-resident, invalid
+/// input). Entry points catch it (irgl::guard) and return 1.
+struct Error : std::runtime_error {
+  explicit Error(const std::string& what) : std::runtime_error(what) {}
+};
+
+/// Per-thread storage of the last message stored by a failed extern "C"
+/// function (read through irgl_last_error()).
+inline std::string& last_error_storage() {
+  thread_local std::string message;
+  return message;
+}
+
+/// Stores `message` as the last error of the calling host thread.
+inline void set_last_error(const std::string& message) { last_error_storage() = message; }
+
+/// Runs `f()`; returns 0 on success, or stores the message of any exception
+/// it throws (irgl_last_error()) and returns 1. Used by emitted entry points.
+template <class F>
+inline int guard(F&& f) noexcept {
+  try {
+    std::forward<F>(f)();
+    return 0;
+  } catch (const std::exception& e) {
+    try {
+      set_last_error(e.what());
+    } catch (...) {
+    }
+    return 1;
+  } catch (...) {
+    try {
+      set_last_error("unknown C++ exception");
+    } catch (...) {
+    }
+    return 1;
+  }
+}
+
+}  // namespace irgl
+
+/// Evaluates a CUDA runtime call; on failure clears CUDA's (non-sticky) last
+/// error and throws irgl::Error("file:line: call: <cudaGetErrorString>").
+#define IRGL_CHECK(call)                                                                  \
+  do {                                                                                    \
+    cudaError_t irgl_check_err_ = (call);                                                 \
+    if (irgl_check_err_ != cudaSuccess) {                                                 \
+      (void)cudaGetLastError();                                                           \
+      throw ::irgl::Error(std::string(__FILE__ ":") + std::to_string(__LINE__) + ": " #call \
+                          ": " + cudaGetErrorString(irgl_check_err_));                    \
+    }                                                                                     \
+  } while (0)
+
+namespace irgl {
+
+// ---------------------------------------------------------------------------
+// Handle structs (passed to kernels by value)
+// ---------------------------------------------------------------------------
+
+/// A CSR graph resident on the device. row_start has nnodes+1 entries,
+/// edge_dst and edge_weight nedges (edge_weight is all 1s for an unweighted
+/// graph). Created by irgl_graph_create, which returns an irgl::Graph*.
+struct Graph {
+  irgl_index nnodes, nedges;
+  irgl_index* row_start;
+  irgl_index* edge_dst;
+  int32_t* edge_weight;
+};
+
+/// One device worklist: `capacity` int32 items, a tail counter (number of
+/// pushes so far; may exceed capacity after an overflow) and an overflow flag
+/// (set when a push did not fit). All three point to device memory.
+struct Worklist {
+  int32_t* items;
+  irgl_index* tail;
+  int* overflow;
+  irgl_index capacity;
+};
+
+/// A pipe context (host only): the in, out and retry worklists of a Pipe or
+/// Iterate. Kernels pop from `in` and push to `out` / `retry`;
+/// irgl_pipe_advance / irgl_pipe_advance_retry rotate them.
+struct Pipe {
+  Worklist in, out, retry;
+  irgl_index capacity;
+  int32_t* items_storage;  // 3 * capacity items, one cudaMalloc
+  char* meta_storage;      // 3 * kMetaBytes: per worklist tail + overflow flag
+  static constexpr size_t kMetaBytes = 16;  // tail at +0 (8 bytes), flag at +8
+};
+
+/// An Any/All reduction cell for ReduceAndReturn: one device int flag.
+/// Any: reset to 0, set to 1 by any true value. All: reset to 1, cleared by
+/// any false value.
+struct Cell {
+  int* flag;
+  bool any;
+};
+
+namespace detail {
+
+/// Unsigned counterpart of irgl_index (wrap-around arithmetic on positions).
+typedef std::make_unsigned<irgl_index>::type uindex;
+
+/// Atomic add on an irgl_index counter; returns the old value.
+__device__ __forceinline__ int atomic_add_index(int* p, int v) { return atomicAdd(p, v); }
+/// Atomic add on a 64-bit irgl_index counter; returns the old value.
+__device__ __forceinline__ int64_t atomic_add_index(int64_t* p, int64_t v) {
+  return static_cast<int64_t>(
+      atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v)));
+}
+
+/// The calling thread's lane in its warp (works for any block shape).
+__device__ __forceinline__ unsigned lane_id() {
+  unsigned lane;
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+  return lane;
+}
+
+}  // namespace detail
+}  // namespace irgl
+
+// ---------------------------------------------------------------------------
+// Graph accessors
+// ---------------------------------------------------------------------------
+
+/// Number of nodes.
+__host__ __device__ __forceinline__ irgl_index irgl_graph_num_nodes(irgl::Graph g) { return g.nnodes; }
+/// Number of edges.
+__host__ __device__ __forceinline__ irgl_index irgl_graph_num_edges(irgl::Graph g) { return g.nedges; }
+/// First edge of node n: row_start[n].
+__device__ __forceinline__ irgl_index irgl_graph_first_edge(irgl::Graph g, irgl_index n) {
+  return g.row_start[n];
+}
+/// One past the last edge of node n: row_start[n+1].
+__device__ __forceinline__ irgl_index irgl_graph_last_edge(irgl::Graph g, irgl_index n) {
+  return g.row_start[n + 1];
+}
+/// Out-degree of node n.
+__device__ __forceinline__ irgl_index irgl_graph_degree(irgl::Graph g, irgl_index n) {
+  return g.row_start[n + 1] - g.row_start[n];
+}
+/// Destination node of edge e.
+__device__ __forceinline__ irgl_index irgl_graph_edge_dst(irgl::Graph g, irgl_index e) {
+  return g.edge_dst[e];
+}
+/// Weight of edge e (1 for an unweighted graph).
+__device__ __forceinline__ int32_t irgl_graph_edge_weight(irgl::Graph g, irgl_index e) {
+  return g.edge_weight[e];
+}
+/// Default worklist capacity for a graph: max(nodes, edges) + 1.
+__host__ __device__ __forceinline__ irgl_index irgl_graph_capacity(irgl::Graph g) {
+  return (g.nnodes > g.nedges ? g.nnodes : g.nedges) + 1;
+}
+
+// ---------------------------------------------------------------------------
+// Device-side worklist, reduction, locks, barrier, thread ids
+// ---------------------------------------------------------------------------
+
+/// Number of items in a worklist (tail clamped to capacity).
+__device__ __forceinline__ irgl_index irgl_wl_size(irgl::Worklist wl) {
+  irgl_index t = *wl.tail;
+  return t < wl.capacity ? t : wl.capacity;
+}
+
+/// The i-th item of a worklist (pop; 0 <= i < irgl_wl_size(wl)).
+__device__ __forceinline__ irgl_index irgl_wl_item(irgl::Worklist wl, irgl_index i) {
+  return static_cast<irgl_index>(wl.items[i]);
+}
+
+/// Pushes v (stored as int32) onto wl. Warp-aggregated and safe under
+/// divergence: the currently active lanes that push to the same worklist
+/// (grouped with __match_any_sync on the tail address, so one call site may
+/// target different worklists) elect a leader that does one atomicAdd for the
+/// group and broadcasts the base. A push that lands at or past the capacity
+/// is dropped and sets the overflow flag; nothing is written out of bounds.
+__device__ __forceinline__ void irgl_wl_push(irgl::Worklist wl, irgl_index v) {
+  using irgl::detail::uindex;
+  const unsigned active = __activemask();
+  const unsigned peers =
+      __match_any_sync(active, static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(wl.tail)));
+  const unsigned lane = irgl::detail::lane_id();
+  const int leader = __ffs(peers) - 1;
+  const unsigned rank = __popc(peers & ((1u << lane) - 1u));
+  irgl_index base = 0;
+  if (static_cast<int>(lane) == leader)
+    base = irgl::detail::atomic_add_index(wl.tail, static_cast<irgl_index>(__popc(peers)));
+  base = __shfl_sync(peers, base, leader);
+  const uindex pos = static_cast<uindex>(base) + rank;
+  if (pos < static_cast<uindex>(wl.capacity)) {
+    wl.items[pos] = static_cast<int32_t>(v);
+  } else {
+    *reinterpret_cast<volatile int*>(wl.overflow) = 1;
+  }
+}
+
+/// ReduceAndReturn into a cell. Any: set the flag if v. All: clear it if !v.
+/// Plain stores: every writer of a cell writes the same value.
+__device__ __forceinline__ void irgl_cell_reduce(irgl::Cell c, bool v) {
+  if (c.any) {
+    if (v) *reinterpret_cast<volatile int*>(c.flag) = 1;
+  } else {
+    if (!v) *reinterpret_cast<volatile int*>(c.flag) = 0;
+  }
+}
+
+/// Tries to take spin lock locks[i] (0 = free, 1 = held): a CAS 0->1 with
+/// acquire semantics at device scope, preceded by a relaxed read so that
+/// contended locks are not hammered with CASes. Never blocks. Callers retry
+/// in a divergence-safe loop (`while (!done) { if (try) {...; release; done =
+/// true;} }`), which is correct under independent thread scheduling.
+__device__ __forceinline__ bool irgl_lock_try(int32_t* locks, irgl_index i) {
+  cuda::atomic_ref<int32_t, cuda::thread_scope_device> lock(locks[i]);
+  if (lock.load(cuda::memory_order_relaxed) != 0) return false;
+  int32_t expected = 0;
+  return lock.compare_exchange_strong(expected, 1, cuda::memory_order_acquire,
+                                      cuda::memory_order_relaxed);
+}
+
+/// Releases spin lock locks[i]: a release store of 0 at device scope (writes
+/// made in the critical section are visible to the next acquirer).
+__device__ __forceinline__ void irgl_lock_release(int32_t* locks, irgl_index i) {
+  cuda::atomic_ref<int32_t, cuda::thread_scope_device> lock(locks[i]);
+  lock.store(0, cuda::memory_order_release);
+}
+
+/// Acquires ticket lock locks[i] (blocking, FIFO). One 64-bit word per lock:
+/// high 32 bits = next ticket, low 32 bits = now serving; initialize to 0.
+/// Takes a ticket with one atomic add of 1<<32, then spins with relaxed loads
+/// and __nanosleep backoff proportional to its distance from the head of the
+/// queue, and finishes with an acquire fence. Requires independent thread
+/// scheduling (sm_70+) since lanes of one warp may wait on each other.
+__device__ __forceinline__ void irgl_ticket_acquire(int64_t* locks, irgl_index i) {
+  cuda::atomic_ref<int64_t, cuda::thread_scope_device> word(locks[i]);
+  const uint64_t old = static_cast<uint64_t>(word.fetch_add(int64_t(1) << 32, cuda::memory_order_relaxed));
+  const uint32_t ticket = static_cast<uint32_t>(old >> 32);
+  uint32_t serving = static_cast<uint32_t>(old);
+  while (serving != ticket) {
+    uint32_t distance = ticket - serving;  // wraps correctly
+    __nanosleep((distance < 64u ? distance : 64u) * 32u);
+    serving = static_cast<uint32_t>(static_cast<uint64_t>(word.load(cuda::memory_order_relaxed)));
+  }
+  cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
+}
+
+/// Releases ticket lock locks[i]: increments "now serving" with release
+/// semantics. When serving wraps from 0xffffffff to 0 the add is corrected so
+/// that no carry reaches the next-ticket half (only the holder writes it).
+__device__ __forceinline__ void irgl_ticket_release(int64_t* locks, irgl_index i) {
+  cuda::atomic_ref<int64_t, cuda::thread_scope_device> word(locks[i]);
+  const uint32_t serving =
+      static_cast<uint32_t>(static_cast<uint64_t>(word.load(cuda::memory_order_relaxed)));
+  const int64_t inc = serving == 0xffffffffu ? static_cast<int64_t>(1) - (static_cast<int64_t>(1) << 32)
+                                             : static_cast<int64_t>(1);
+  word.fetch_add(inc, cuda::memory_order_release);
+}
+
+/// Exclusive, race phase: writes priority `prio` into claim cell claims[i]
+/// (a relaxed store at device scope; of racing writers, one wins).
+__device__ __forceinline__ void irgl_claim_write(int32_t* claims, irgl_index i, int32_t prio) {
+  cuda::atomic_ref<int32_t, cuda::thread_scope_device> cell(claims[i]);
+  cell.store(prio, cuda::memory_order_relaxed);
+}
+
+/// Exclusive, priority phase: raises claims[i] to at least `prio` (atomicMax).
+__device__ __forceinline__ void irgl_claim_raise(int32_t* claims, irgl_index i, int32_t prio) {
+  atomicMax(&claims[i], prio);
+}
+
+/// Exclusive: the priority currently in claim cell claims[i] (relaxed load
+/// at device scope; the phases are separated by irgl_grid_sync).
+__device__ __forceinline__ int32_t irgl_claim_read(int32_t* claims, irgl_index i) {
+  cuda::atomic_ref<int32_t, cuda::thread_scope_device> cell(claims[i]);
+  return cell.load(cuda::memory_order_relaxed);
+}
+
+/// Grid-wide barrier (SyncRunningThreads). The kernel must be launched with
+/// irgl::launch_cooperative (all blocks co-resident).
+__device__ __forceinline__ void irgl_grid_sync() { cooperative_groups::this_grid().sync(); }
+
+/// Global id of the calling thread in a 1-D launch.
+__device__ __forceinline__ irgl_index irgl_global_thread_id() {
+  return static_cast<irgl_index>(blockIdx.x) * static_cast<irgl_index>(blockDim.x) +
+         static_cast<irgl_index>(threadIdx.x);
+}
+
+/// Number of threads in a 1-D launch.
+__device__ __forceinline__ irgl_index irgl_global_num_threads() {
+  return static_cast<irgl_index>(gridDim.x) * static_cast<irgl_index>(blockDim.x);
+}
+
+// ---------------------------------------------------------------------------
+// Launches and occupancy (host)
+// ---------------------------------------------------------------------------
+
+namespace irgl {
+namespace detail {
+
+/// Throws irgl::Error after a failed launch (clearing CUDA's last error).
+inline void check_launch(const char* what, irgl_index grid, irgl_index block, cudaError_t err) {
+  if (err == cudaSuccess) err = cudaGetLastError();
+#ifdef IRGL_SYNC_LAUNCH
+  if (err == cudaSuccess) err = cudaDeviceSynchronize();
+#endif
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw Error(std::string(what) + " of " + std::to_string(static_cast<long long>(grid)) +
+                " blocks x " + std::to_string(static_cast<long long>(block)) +
+                " threads failed: " + cudaGetErrorString(err));
+  }
+}
+
+/// Rejects launch dimensions that do not fit a dim3.
+inline void check_dims(const char* what, irgl_index grid, irgl_index block) {
+  const long long g = grid, b = block, max_grid = 0x7fffffffLL;
+  if (g < 0 || b <= 0 || g > max_grid || b > 1024)
+    throw Error(std::string(what) + ": invalid launch configuration (" +
+                std::to_string(static_cast<long long>(grid)) + " blocks x " +
+                std::to_string(static_cast<long long>(block)) + " threads)");
+}
+
+/// Occupancy of `kernel` with `block` threads: {blocks per SM, SM count},
+/// cached per (device, kernel pointer, block).
+inline std::pair<int, int> occupancy(const void* kernel, irgl_index block) {
+  static std::mutex mutex;
+  static std::map<std::tuple<int, const void*, long long>, std::pair<int, int>> cache;
+  int device = 0;
+  IRGL_CHECK(cudaGetDevice(&device));
+  const auto key = std::make_tuple(device, kernel, static_cast<long long>(block));
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  int per_sm = 0, sms = 0;
+  IRGL_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, static_cast<int>(block), 0));
+  IRGL_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  std::pair<int, int> result(per_sm, sms);
+  std::lock_guard<std::mutex> lock(mutex);
+  cache[key] = result;
+  return result;
+}
+
+template <class... KArgs, class Tuple, size_t... I>
+inline void launch_cooperative_impl(void (*kernel)(KArgs...), dim3 grid, dim3 block, Tuple& values,
+                                    std::index_sequence<I...>, cudaError_t* err) {
+  void* ptrs[sizeof...(KArgs) + 1] = {static_cast<void*>(&std::get<I>(values))..., nullptr};
+  *err = cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), grid, block, ptrs, 0, 0);
+}
+
+}  // namespace detail
+
+/// Number of blocks to launch `kernel` with `block` threads: blocks per SM
+/// (occupancy API, cached per kernel and block) x number of SMs, i.e. one
+/// full wave. With `resident` (grid-barrier kernels) every one of these
+/// blocks can be co-resident; throws irgl::Error if not even one block fits.
+/// Without `resident` the result is at least 1.
+template <class... KArgs>
+inline irgl_index grid_size(void (*kernel)(KArgs...), irgl_index block, bool resident) {
+  detail::check_dims("irgl::grid_size", 1, block);
+  const std::pair<int, int> occ = detail::occupancy(reinterpret_cast<const void*>(kernel), block);
+  if (occ.first <= 0) {
+    if (!resident) return 1;
+    throw Error("irgl::grid_size: no block of " + std::to_string(static_cast<long long>(block)) +
+                " threads of this kernel fits on an SM (too many registers or too much shared memory)");
+  }
+  return static_cast<irgl_index>(occ.first) * static_cast<irgl_index>(occ.second);
+}
+
+/// Launches `kernel<<<grid, block>>>(args...)` and checks the launch error
+/// (the kernel itself runs asynchronously; its errors surface at the next
+/// synchronizing runtime call). A grid of 0 blocks launches nothing.
+template <class... KArgs, class... Args>
+inline void launch(void (*kernel)(KArgs...), irgl_index grid, irgl_index block, Args&&... args) {
+  static_assert(sizeof...(KArgs) == sizeof...(Args), "irgl::launch: wrong number of kernel arguments");
+  detail::check_dims("irgl::launch", grid, block);
+  if (grid == 0) return;
+  kernel<<<static_cast<unsigned>(grid), static_cast<unsigned>(block)>>>(std::forward<Args>(args)...);
+  detail::check_launch("kernel launch", grid, block, cudaSuccess);
+}
+
+/// Launches a grid-barrier kernel with cudaLaunchCooperativeKernel. Throws
+/// irgl::Error (never hangs) if the device does not support cooperative
+/// launches or if `grid` blocks cannot all be co-resident.
+template <class... KArgs, class... Args>
+inline void launch_cooperative(void (*kernel)(KArgs...), irgl_index grid, irgl_index block,
+                               Args&&... args) {
+  static_assert(sizeof...(KArgs) == sizeof...(Args),
+                "irgl::launch_cooperative: wrong number of kernel arguments");
+  detail::check_dims("irgl::launch_cooperative", grid, block);
+  if (grid == 0) return;
+  int device = 0, supported = 0;
+  IRGL_CHECK(cudaGetDevice(&device));
+  IRGL_CHECK(cudaDeviceGetAttribute(&supported, cudaDevAttrCooperativeLaunch, device));
+  if (!supported) throw Error("irgl::launch_cooperative: the device does not support cooperative launches");
+  const std::pair<int, int> occ = detail::occupancy(reinterpret_cast<const void*>(kernel), block);
+  const long long max_blocks = static_cast<long long>(occ.first) * occ.second;
+  if (static_cast<long long>(grid) > max_blocks)
+    throw Error("irgl::launch_cooperative: a grid of " + std::to_string(static_cast<long long>(grid)) +
+                " blocks x " + std::to_string(static_cast<long long>(block)) +
+                " threads cannot be co-resident: at most " + std::to_string(max_blocks) + " blocks (" +
+                std::to_string(occ.first) + " per SM x " + std::to_string(occ.second) +
+                " SMs) fit; use irgl::grid_size(kernel, block, true)");
+  std::tuple<typename std::decay<KArgs>::type...> values{std::forward<Args>(args)...};
+  cudaError_t err = cudaSuccess;
+  detail::launch_cooperative_impl(kernel, dim3(static_cast<unsigned>(grid)), dim3(static_cast<unsigned>(block)),
+                                  values, std::index_sequence_for<KArgs...>{}, &err);
+  if (err == cudaErrorCooperativeLaunchTooLarge) {
+    (void)cudaGetLastError();
+    throw Error("irgl::launch_cooperative: a grid of " + std::to_string(static_cast<long long>(grid)) +
+                " blocks cannot be co-resident (cudaErrorCooperativeLaunchTooLarge)");
+  }
+  detail::check_launch("cooperative kernel launch", grid, block, err);
+}
+
+// ---------------------------------------------------------------------------
+// Device memory helpers (host)
+// ---------------------------------------------------------------------------
+
+/// Allocates n zero-initialized elements of T on the device (n >= 0; a
+/// non-null pointer even for n == 0). Throws irgl::Error.
+template <class T>
+inline T* device_alloc(irgl_index n) {
+  if (n < 0) throw Error("irgl::device_alloc: negative element count " + std::to_string(static_cast<long long>(n)));
+  const size_t bytes = sizeof(T) * (n > 0 ? static_cast<size_t>(n) : size_t(1));
+  void* p = nullptr;
+  IRGL_CHECK(cudaMalloc(&p, bytes));
+  cudaError_t err = cudaMemset(p, 0, bytes);
+  if (err != cudaSuccess) {
+    cudaFree(p);
+    IRGL_CHECK(err);
+  }
+  return static_cast<T*>(p);
+}
+
+namespace detail {
+
+/// Copies a 32- or 64-bit index array into int32 worklist items.
+template <class T>
+__global__ void copy_to_items_kernel(int32_t* dst, const T* src, irgl_index n) {
+  for (irgl_index i = irgl_global_thread_id(); i < n; i += irgl_global_num_threads())
+    dst[i] = static_cast<int32_t>(src[i]);
+}
+
+/// Host view of one worklist's device meta block (tail + overflow flag).
+struct Meta {
+  long long tail;
+  int overflow;
+};
+
+/// Byte offset of wl's meta block inside p's meta storage.
+inline size_t meta_offset(const Pipe* p, const Worklist& wl) {
+  return static_cast<size_t>(reinterpret_cast<char*>(wl.tail) - p->meta_storage);
+}
+
+/// Reads the meta blocks of all three worklists (one synchronizing copy).
+inline void read_meta(const Pipe* p, unsigned char (&raw)[3 * Pipe::kMetaBytes]) {
+  IRGL_CHECK(cudaMemcpy(raw, p->meta_storage, sizeof(raw), cudaMemcpyDeviceToHost));
+}
+
+/// Decodes one worklist's meta from a raw copy of the meta storage.
+inline Meta decode_meta(const Pipe* p, const Worklist& wl, const unsigned char* raw) {
+  const size_t off = meta_offset(p, wl);
+  irgl_index tail;
+  int flag;
+  std::memcpy(&tail, raw + off, sizeof(tail));
+  std::memcpy(&flag, raw + off + 8, sizeof(flag));
+  return Meta{static_cast<long long>(tail), flag};
+}
+
+/// Sets a worklist's tail (and clears its overflow flag) from the host.
+inline void write_tail(Pipe* p, const Worklist& wl, irgl_index tail) {
+  unsigned char raw[Pipe::kMetaBytes] = {};
+  std::memcpy(raw, &tail, sizeof(tail));
+  IRGL_CHECK(cudaMemcpy(p->meta_storage + meta_offset(p, wl), raw, sizeof(raw), cudaMemcpyHostToDevice));
+}
+
+/// Empties a worklist (tail = 0, flag = 0) asynchronously.
+inline void clear_async(Pipe* p, const Worklist& wl) {
+  IRGL_CHECK(cudaMemsetAsync(p->meta_storage + meta_offset(p, wl), 0, Pipe::kMetaBytes, 0));
+}
+
+/// Reads one worklist's size: its tail clamped to the capacity (synchronizes).
+inline irgl_index read_size(const Pipe* p, const Worklist& wl) {
+  irgl_index tail = 0;
+  IRGL_CHECK(cudaMemcpy(&tail, wl.tail, sizeof(tail), cudaMemcpyDeviceToHost));
+  return (tail < 0 || tail > p->capacity) ? p->capacity : tail;  // < 0: the counter wrapped
+}
+
+/// Throws the overflow error if any worklist of p has overflowed.
+inline void check_overflow(const Pipe* p) {
+  unsigned char raw[3 * Pipe::kMetaBytes];
+  read_meta(p, raw);
+  const Worklist* wls[3] = {&p->in, &p->out, &p->retry};
+  const char* names[3] = {"in", "out", "retry"};
+  for (int k = 0; k < 3; ++k) {
+    const Meta m = decode_meta(p, *wls[k], raw);
+    if (m.overflow)
+      throw Error("worklist overflow: capacity " + std::to_string(static_cast<long long>(p->capacity)) +
+                  " exceeded; the " + names[k] + " worklist received " + std::to_string(m.tail) +
+                  " pushes in one invocation (pushes past the capacity were dropped); "
+                  "increase the worklist size (wlinit size / irgl_pipe_create capacity)");
+  }
+}
+
+}  // namespace detail
+}  // namespace irgl
+
+/// Allocates n zero-initialized elements of T on the device (memref.alloc in
+/// host code: irgl_alloc<int32_t>(n)); never null, even for n == 0. Free with
+/// irgl_free. Throws irgl::Error.
+template <class T>
+inline T* irgl_alloc(irgl_index n) {
+  return irgl::device_alloc<T>(n);
+}
+
+/// Frees device memory from irgl_alloc (memref.dealloc); null is a no-op.
+inline void irgl_free(const void* p) {
+  if (p) IRGL_CHECK(cudaFree(const_cast<void*>(p)));
+}
+
+// ---------------------------------------------------------------------------
+// Pipes (host)
+// ---------------------------------------------------------------------------
+
+/// Creates a pipe context with empty in/out/retry worklists of `capacity`
+/// items each. Throws irgl::Error.
+inline irgl::Pipe* irgl_pipe_create(irgl_index capacity) {
+  if (capacity < 0)
+    throw irgl::Error("irgl_pipe_create: negative capacity " + std::to_string(static_cast<long long>(capacity)));
+  irgl::Pipe* p = new irgl::Pipe();
+  p->capacity = capacity;
+  p->items_storage = nullptr;
+  p->meta_storage = nullptr;
+  try {
+    const size_t n = capacity > 0 ? static_cast<size_t>(capacity) : size_t(1);
+    IRGL_CHECK(cudaMalloc(&p->items_storage, 3 * n * sizeof(int32_t)));
+    IRGL_CHECK(cudaMalloc(&p->meta_storage, 3 * irgl::Pipe::kMetaBytes));
+    IRGL_CHECK(cudaMemset(p->meta_storage, 0, 3 * irgl::Pipe::kMetaBytes));
+  } catch (...) {
+    if (p->items_storage) cudaFree(p->items_storage);
+    if (p->meta_storage) cudaFree(p->meta_storage);
+    delete p;
+    throw;
+  }
+  irgl::Worklist* wls[3] = {&p->in, &p->out, &p->retry};
+  for (int k = 0; k < 3; ++k) {
+    const size_t n = capacity > 0 ? static_cast<size_t>(capacity) : size_t(1);
+    wls[k]->items = p->items_storage + k * n;
+    wls[k]->tail = reinterpret_cast<irgl_index*>(p->meta_storage + k * irgl::Pipe::kMetaBytes);
+    wls[k]->overflow = reinterpret_cast<int*>(p->meta_storage + k * irgl::Pipe::kMetaBytes + 8);
+    wls[k]->capacity = capacity;
+  }
+  return p;
+}
+
+/// Frees a pipe context and its worklists (null is a no-op; never throws).
+inline void irgl_pipe_destroy(irgl::Pipe* p) {
+  if (!p) return;
+  cudaFree(p->items_storage);
+  cudaFree(p->meta_storage);
+  (void)cudaGetLastError();
+  delete p;
+}
+
+/// The current `in` worklist (pop side) as a device handle.
+inline irgl::Worklist irgl_pipe_in(irgl::Pipe* p) { return p->in; }
+/// The current `out` worklist (push side) as a device handle.
+inline irgl::Worklist irgl_pipe_out(irgl::Pipe* p) { return p->out; }
+/// The current `retry` worklist as a device handle.
+inline irgl::Worklist irgl_pipe_retry(irgl::Pipe* p) { return p->retry; }
+
+/// Appends v to `in` from the host (synchronizing; for initial worklists).
+/// Throws the worklist overflow error if `in` is full.
+inline void irgl_pipe_push_initial(irgl::Pipe* p, irgl_index v) {
+  const irgl_index n = irgl::detail::read_size(p, p->in);
+  if (n >= p->capacity)
+    throw irgl::Error("worklist overflow: capacity " + std::to_string(static_cast<long long>(p->capacity)) +
+                      " exceeded; by the initial items of the in worklist");
+  const int32_t item = static_cast<int32_t>(v);
+  IRGL_CHECK(cudaMemcpy(p->in.items + n, &item, sizeof(item), cudaMemcpyHostToDevice));
+  irgl::detail::write_tail(p, p->in, n + 1);
+}
+
+namespace irgl {
+namespace detail {
+
+/// in := dev[0:n] for a device array of 32- or 64-bit integers (64-bit items
+/// are narrowed to int32 by a small kernel). Throws if n > capacity.
+template <class T>
+inline void init_from_array(Pipe* p, const T* dev, irgl_index n) {
+  if (n < 0 || n > p->capacity)
+    throw Error("worklist overflow: capacity " + std::to_string(static_cast<long long>(p->capacity)) +
+                " exceeded; initializing the in worklist from an array of " +
+                std::to_string(static_cast<long long>(n)) + " items");
+  if (n > 0) {
+    if constexpr (sizeof(T) == sizeof(int32_t)) {
+      IRGL_CHECK(cudaMemcpyAsync(p->in.items, dev, static_cast<size_t>(n) * sizeof(int32_t),
+                                 cudaMemcpyDeviceToDevice, 0));
+    } else {
+      const irgl_index blocks = (n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096;
+      launch(copy_to_items_kernel<T>, blocks, 256, p->in.items, dev, n);
+    }
+  }
+  write_tail(p, p->in, n);
+}
+
+}  // namespace detail
+}  // namespace irgl
+
+/// in := dev[0:n] (a device array of int32). Throws if n > capacity.
+inline void irgl_pipe_init_from_array_i32(irgl::Pipe* p, const int32_t* dev, irgl_index n) {
+  irgl::detail::init_from_array<int32_t>(p, dev, n);
+}
+
+/// in := dev[0:n] (a device array of irgl_index). Throws if n > capacity.
+inline void irgl_pipe_init_from_array_index(irgl::Pipe* p, const irgl_index* dev, irgl_index n) {
+  irgl::detail::init_from_array<irgl_index>(p, dev, n);
+}
+
+/// After an invocation: in := out, out := empty (the old in's storage is
+/// reused). Synchronizes; throws the worklist overflow error if a worklist
+/// overflowed (and any pending asynchronous CUDA error).
+inline void irgl_pipe_advance(irgl::Pipe* p) {
+  irgl::detail::check_overflow(p);
+  std::swap(p->in, p->out);
+  irgl::detail::clear_async(p, p->out);
+}
+
+/// After an invocation that used retry: in := retry, retry := empty, out is
+/// kept. Synchronizes; throws the worklist overflow error like advance.
+inline void irgl_pipe_advance_retry(irgl::Pipe* p) {
+  irgl::detail::check_overflow(p);
+  std::swap(p->in, p->retry);
+  irgl::detail::clear_async(p, p->retry);
+}
+
+/// Number of items in `in` (copies the tail to the host; synchronizes).
+inline irgl_index irgl_pipe_in_size(irgl::Pipe* p) { return irgl::detail::read_size(p, p->in); }
+/// Number of items in `out` (clamped to the capacity; synchronizes).
+inline irgl_index irgl_pipe_out_size(irgl::Pipe* p) { return irgl::detail::read_size(p, p->out); }
+/// Number of items in `retry` (clamped to the capacity; synchronizes).
+inline irgl_index irgl_pipe_retry_size(irgl::Pipe* p) { return irgl::detail::read_size(p, p->retry); }
+
+// ---------------------------------------------------------------------------
+// Cells (host)
+// ---------------------------------------------------------------------------
+
+/// Creates an Any (any=true) or All (any=false) cell, already reset.
+inline irgl::Cell irgl_cell_create(bool any) {
+  irgl::Cell c;
+  c.flag = nullptr;
+  c.any = any;
+  IRGL_CHECK(cudaMalloc(&c.flag, sizeof(int)));
+  const int init = any ? 0 : 1;
+  cudaError_t err = cudaMemcpy(c.flag, &init, sizeof(int), cudaMemcpyHostToDevice);
+  if (err != cudaSuccess) {
+    cudaFree(c.flag);
+    IRGL_CHECK(err);
+  }
+  return c;
+}
+
+/// Resets a cell before a launch: Any -> false (0), All -> true (1).
+inline void irgl_cell_reset(irgl::Cell c) {
+  const int init = c.any ? 0 : 1;
+  IRGL_CHECK(cudaMemcpy(c.flag, &init, sizeof(int), cudaMemcpyHostToDevice));
+}
+
+/// Reads a cell after the launch (synchronizes; surfaces kernel errors).
+inline bool irgl_cell_read(irgl::Cell c) {
+  int v = 0;
+  IRGL_CHECK(cudaMemcpy(&v, c.flag, sizeof(int), cudaMemcpyDeviceToHost));
+  return v != 0;
+}
+
+/// Frees a cell (never throws).
+inline void irgl_cell_destroy(irgl::Cell c) {
+  if (c.flag) cudaFree(c.flag);
+  (void)cudaGetLastError();
+}
+
+// ---------------------------------------------------------------------------
+// extern "C" ABI for Python (ctypes). Integer returns: 0 = ok, 1 = error
+// (message in irgl_last_error()); pointer returns: nullptr = error.
+// ---------------------------------------------------------------------------
+
+/// The message stored by the last failed extern "C" call of this thread.
+IRGL_EXPORT const char* irgl_last_error() { return irgl::last_error_storage().c_str(); }
+
+/// Validates a host CSR graph (int64 arrays: row_start[nnodes+1],
+/// edge_dst[nedges], optional int32 weights[nedges]), converts it to
+/// irgl_index and uploads it. Returns an irgl::Graph* (as void*) or nullptr
+/// after storing why (not monotone, wrong ends, dst out of range, too large
+/// for irgl_index, CUDA error).
+IRGL_EXPORT void* irgl_graph_create(int64_t nnodes, int64_t nedges, const int64_t* row_start,
+                                    const int64_t* edge_dst, const int32_t* weights_or_null) {
+  irgl::Graph* result = nullptr;
+  irgl::guard([&] {
+    const int64_t limit = static_cast<int64_t>(std::numeric_limits<irgl_index>::max()) - 1;
+    if (nnodes < 0 || nedges < 0)
+      throw irgl::Error("irgl_graph_create: negative node or edge count");
+    if (nnodes > limit || nedges > limit)
+      throw irgl::Error("irgl_graph_create: " + std::to_string(nnodes) + " nodes / " + std::to_string(nedges) +
+                        " edges do not fit irgl_index (" + std::to_string(sizeof(irgl_index) * 8) +
+                        " bits); compile with IRGL_INDEX_BITS=64");
+    if (!row_start) throw irgl::Error("irgl_graph_create: row_start is null");
+    if (nedges > 0 && !edge_dst) throw irgl::Error("irgl_graph_create: edge_dst is null");
+    if (row_start[0] != 0)
+      throw irgl::Error("irgl_graph_create: row_start[0] is " + std::to_string(row_start[0]) + ", not 0");
+    if (row_start[nnodes] != nedges)
+      throw irgl::Error("irgl_graph_create: row_start[" + std::to_string(nnodes) + "] is " +
+                        std::to_string(row_start[nnodes]) + ", not the edge count " + std::to_string(nedges));
+    std::vector<irgl_index> rs(static_cast<size_t>(nnodes) + 1), dst(static_cast<size_t>(nedges));
+    for (int64_t n = 0; n <= nnodes; ++n) {
+      if (n > 0 && row_start[n] < row_start[n - 1])
+        throw irgl::Error("irgl_graph_create: row_start is not monotone at node " + std::to_string(n - 1) + " (" +
+                          std::to_string(row_start[n - 1]) + " > " + std::to_string(row_start[n]) + ")");
+      rs[static_cast<size_t>(n)] = static_cast<irgl_index>(row_start[n]);
+    }
+    for (int64_t e = 0; e < nedges; ++e) {
+      if (edge_dst[e] < 0 || edge_dst[e] >= nnodes)
+        throw irgl::Error("irgl_graph_create: edge " + std::to_string(e) + " has destination " +
+                          std::to_string(edge_dst[e]) + ", outside [0, " + std::to_string(nnodes) + ")");
+      dst[static_cast<size_t>(e)] = static_cast<irgl_index>(edge_dst[e]);
+    }
+    std::vector<int32_t> ones;
+    if (!weights_or_null) ones.assign(static_cast<size_t>(nedges), 1);
+    const int32_t* w = weights_or_null ? weights_or_null : ones.data();
+
+    irgl::Graph g;
+    g.nnodes = static_cast<irgl_index>(nnodes);
+    g.nedges = static_cast<irgl_index>(nedges);
+    g.row_start = nullptr;
+    g.edge_dst = nullptr;
+    g.edge_weight = nullptr;
+    try {
+      g.row_start = irgl::device_alloc<irgl_index>(g.nnodes + 1);
+      g.edge_dst = irgl::device_alloc<irgl_index>(g.nedges);
+      g.edge_weight = irgl::device_alloc<int32_t>(g.nedges);
+      IRGL_CHECK(cudaMemcpy(g.row_start, rs.data(), rs.size() * sizeof(irgl_index), cudaMemcpyHostToDevice));
+      if (nedges > 0) {
+        IRGL_CHECK(cudaMemcpy(g.edge_dst, dst.data(), dst.size() * sizeof(irgl_index), cudaMemcpyHostToDevice));
+        IRGL_CHECK(cudaMemcpy(g.edge_weight, w, static_cast<size_t>(nedges) * sizeof(int32_t),
+                              cudaMemcpyHostToDevice));
+      }
+    } catch (...) {
+      cudaFree(g.row_start);
+      cudaFree(g.edge_dst);
+      cudaFree(g.edge_weight);
+      (void)cudaGetLastError();
+      throw;
+    }
+    result = new irgl::Graph(g);
+  });
+  return result;
+}
+
+/// Frees a graph from irgl_graph_create (null is a no-op).
+IRGL_EXPORT void irgl_graph_destroy(void* graph) {
+  irgl::Graph* g = static_cast<irgl::Graph*>(graph);
+  if (!g) return;
+  cudaFree(g->row_start);
+  cudaFree(g->edge_dst);
+  cudaFree(g->edge_weight);
+  (void)cudaGetLastError();
+  delete g;
+}
+
+/// cudaMalloc of `bytes` bytes; nullptr (and a stored message) on failure.
+IRGL_EXPORT void* irgl_device_alloc(int64_t bytes) {
+  void* p = nullptr;
+  if (irgl::guard([&] {
+        if (bytes < 0) throw irgl::Error("irgl_device_alloc: negative size");
+        IRGL_CHECK(cudaMalloc(&p, bytes > 0 ? static_cast<size_t>(bytes) : size_t(1)));
+      }))
+    return nullptr;
+  return p;
+}
+
+/// cudaFree (null is a no-op).
+IRGL_EXPORT void irgl_device_free(void* p) {
+  if (p) cudaFree(p);
+  (void)cudaGetLastError();
+}
+
+/// Copies `bytes` bytes from host `src` to device `dst`; 0 = ok, 1 = error.
+IRGL_EXPORT int irgl_copy_to_device(void* dst, const void* src, int64_t bytes) {
+  return irgl::guard([&] {
+    if (bytes < 0) throw irgl::Error("irgl_copy_to_device: negative size");
+    if (bytes > 0) IRGL_CHECK(cudaMemcpy(dst, src, static_cast<size_t>(bytes), cudaMemcpyHostToDevice));
+  });
+}
+
+/// Copies `bytes` bytes from device `src` to host `dst`; 0 = ok, 1 = error.
+IRGL_EXPORT int irgl_copy_to_host(void* dst, const void* src, int64_t bytes) {
+  return irgl::guard([&] {
+    if (bytes < 0) throw irgl::Error("irgl_copy_to_host: negative size");
+    if (bytes > 0) IRGL_CHECK(cudaMemcpy(dst, src, static_cast<size_t>(bytes), cudaMemcpyDeviceToHost));
+  });
+}
+
+/// cudaDeviceSynchronize; 0 = ok, 1 = error (e.g. a kernel fault).
+IRGL_EXPORT int irgl_device_synchronize() {
+  return irgl::guard([] { IRGL_CHECK(cudaDeviceSynchronize()); });
+}
+
+/// Name of the current CUDA device, or nullptr (message stored) if none.
+IRGL_EXPORT const char* irgl_device_name() {
+  thread_local std::string name;
+  if (irgl::guard([&] {
+        int device = 0;
+        IRGL_CHECK(cudaGetDevice(&device));
+        cudaDeviceProp prop;
+        IRGL_CHECK(cudaGetDeviceProperties(&prop, device));
+        name = prop.name;
+      }))
+    return nullptr;
+  return name.c_str();
+}
