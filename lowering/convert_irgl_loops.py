@@ -44,7 +44,7 @@ from irgl_dialect.placement import LOWERED_FORALL, enclosing_foralls, kernel_kin
 from irgl_dialect.sync import ExclusiveOp, RespawnOp, RetryOp, SyncRunningThreadsOp
 from irgl_dialect.worklist import PopOp, PushOp
 from lowering.convert_irgl_sync import lower_exclusive
-from lowering.runtime_calls import call, kernel_worklists
+from lowering.runtime_calls import call, kernel_worklists, symbol_table_of
 
 
 class _Builder:
@@ -124,13 +124,13 @@ def _lower_uniform(loop: LoopBase) -> None:
     span = b.op(arith.SubiOp(ub, lb))
     count = b.op(arith.CeilDivSIOp(span, step))
     rounds = b.op(arith.CeilDivSIOp(count, nthreads))
+    table = symbol_table_of(loop)
     old = _take_body(loop)
     body = Block(arg_types=[IndexType()])
     inner = _Builder(InsertPoint.at_end(body))
     k = inner.op(arith.AddiOp(inner.op(arith.MuliOp(body.args[0], nthreads)), tid))
     active = inner.op(arith.CmpiOp(k, count, "slt"))
     index = inner.op(arith.AddiOp(lb, inner.op(arith.MuliOp(k, step))))
-    priority = inner.op(arith.AddiOp(tid, b.index(1)))
     old.args[0].replace_all_uses_with(index)
     segment: list[Operation] = []
 
@@ -149,7 +149,8 @@ def _lower_uniform(loop: LoopBase) -> None:
             flush()
             op.detach()
             body.add_op(op)
-            lower_exclusive(op, active, priority)
+            priority = _Builder(InsertPoint.before(op)).op(arith.AddiOp(tid, b.index(1)))
+            lower_exclusive(op, active, priority, table)
         elif _is_barrier(op):
             flush()
             op.detach()
@@ -179,12 +180,14 @@ def _guard(ops: list[Operation], active: SSAValue) -> scf.IfOp:
     """`scf.if %active` around `ops`; values used after them become results
     (zero on threads without an iteration this round)."""
     inside = set(ops)
-    escaping = [
-        r
+    outside_uses = [
+        (result, use)
         for op in ops
-        for r in op.results
-        if any(_top_level_op(u.operation, ops) not in inside for u in r.uses)
+        for result in op.results
+        for use in result.uses
+        if _top_level_op(use.operation, ops[0].parent_block()) not in inside
     ]
+    escaping = list(dict.fromkeys(result for result, _ in outside_uses))
     then_block, else_block = Block(), Block()
     for op in ops:
         op.detach()
@@ -200,16 +203,14 @@ def _guard(ops: list[Operation], active: SSAValue) -> scf.IfOp:
         Region(then_block),
         Region(else_block) if escaping else None,
     )
-    for old, new in zip(escaping, guarded.results):
-        for use in list(old.uses):
-            if _top_level_op(use.operation, ops) not in inside:
-                use.operation.operands[use.index] = new
+    replacement = dict(zip(escaping, guarded.results))
+    for result, use in outside_uses:
+        use.operation.operands[use.index] = replacement[result]
     return guarded
 
 
-def _top_level_op(op: Operation, ops: list[Operation]) -> Operation:
-    """The ancestor of `op` in the block that holds `ops` (or `op`)."""
-    block = ops[0].parent_block()
+def _top_level_op(op: Operation, block: Block | None) -> Operation:
+    """The ancestor of `op` that lies directly in `block` (or `op`)."""
     current = op
     while current.parent_block() is not block:
         parent = current.parent_op()

@@ -35,7 +35,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.utils.exceptions import DiagnosticException
 
 from irgl_dialect.attributes import Aggregation, ExtraCond, GraphType, TermCond
 from irgl_dialect.kernels import YieldOp
@@ -50,6 +49,7 @@ from lowering.runtime_calls import (
     WORKLIST_ARG,
     call,
     declare,
+    fail,
     int_attr,
     symbol_table_of,
 )
@@ -112,15 +112,13 @@ class _FunctionState:
         return self.cells[key]
 
 
-def _lookup_kernel(module: ModuleOp, name: str) -> gpu.FuncOp:
+def _lookup_kernel(module: ModuleOp, name: str, op: Operation) -> gpu.FuncOp:
     for op in module.body.block.ops:
         if isinstance(op, gpu.ModuleOp) and op.sym_name.data == KERNEL_MODULE:
             for inner in op.body.block.ops:
                 if isinstance(inner, gpu.FuncOp) and inner.sym_name.data == name:
                     return inner
-    raise DiagnosticException(
-        f"kernel @{name} has not been lowered: run convert-irgl-kernels first"
-    )
+    fail(op, f"kernel @{name} has not been lowered: run convert-irgl-kernels first")
 
 
 class _Lowering:
@@ -178,9 +176,10 @@ class _Lowering:
 
     def _capacity_graph(self, op: Operation) -> SSAValue:
         if self.state.graph is None:
-            raise DiagnosticException(
+            fail(
+                op,
                 f"'{op.name}' needs `capacity %n`: its host kernel has no "
-                "!irgl.graph argument to size the worklists by"
+                "!irgl.graph argument to size the worklists by",
             )
         return self.state.graph
 
@@ -201,9 +200,10 @@ class _Lowering:
         operands = list(args)
         uses_worklist = int_attr(kernel, WORKLIST_ARG) is not None
         if uses_worklist and pipe is None:
-            raise DiagnosticException(
+            fail(
+                op,
                 f"'{op.name}' of @{name}, which uses the worklist, needs an "
-                "enclosing Pipe or Iterate"
+                "enclosing Pipe or Iterate",
             )
         cell = None
         if int_attr(kernel, CELL_ARG) is not None:
@@ -255,7 +255,7 @@ class _Lowering:
         body.insert(scf.YieldOp())
 
     def lower_invoke(self, op: InvokeOp, pipe: SSAValue | None) -> None:
-        kernel = _lookup_kernel(self.module, op.callee.string_value())
+        kernel = _lookup_kernel(self.module, op.callee.string_value(), op)
         builder = _HostBuilder.before(op)
         aggregation = op.aggregation.data if op.aggregation is not None else None
         result = self.launch(builder, kernel, op.args, pipe, aggregation, op)
@@ -265,7 +265,7 @@ class _Lowering:
         Rewriter.erase_op(op)
 
     def lower_iterate(self, op: IterateOp, pipe: SSAValue | None) -> None:
-        kernel = _lookup_kernel(self.module, op.callee.string_value())
+        kernel = _lookup_kernel(self.module, op.callee.string_value(), op)
         builder = _HostBuilder.before(op)
         uses_worklist = int_attr(kernel, WORKLIST_ARG) is not None
         owned = None

@@ -41,7 +41,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.utils.exceptions import DiagnosticException
 
 from irgl_dialect.attributes import ExclusiveForm
 from irgl_dialect.kernels import YieldOp
@@ -52,14 +51,19 @@ from irgl_dialect.sync import (
     ReduceAndReturnOp,
     SyncRunningThreadsOp,
 )
-from lowering.runtime_calls import call, kernel_cell
+from lowering.runtime_calls import call, fail, kernel_cell, symbol_table_of
 
 
 class _At:
-    """Inserts ops at one insertion point."""
+    """Inserts ops at one insertion point; runtime functions are declared in
+    `table` (the IR at the insertion point may not be attached yet)."""
 
-    def __init__(self, at: InsertPoint):
+    def __init__(self, at: InsertPoint, table: Operation):
         self.at = at
+        self.table = table
+
+    def nested(self, at: InsertPoint) -> _At:
+        return _At(at, self.table)
 
     def op(self, op: Operation) -> SSAValue:
         Rewriter.insert_op(op, self.at)
@@ -71,7 +75,7 @@ class _At:
     def call(
         self, name: str, args: list[SSAValue], results: list[Attribute] | None = None
     ) -> list[SSAValue]:
-        return list(call(name, args, results or [], self.at).results)
+        return list(call(name, args, results or [], self.at, self.table).results)
 
 
 def _body_block(region: Region) -> Block:
@@ -85,16 +89,17 @@ def _body_block(region: Region) -> Block:
 
 
 def _lower_atomic(op: AtomicOp, ticket_locks: bool) -> None:
-    at = _At(InsertPoint.before(op))
+    at = _At(InsertPoint.before(op), symbol_table_of(op))
     locks, index = op.locks, op.index
     body = _body_block(op.body)
     if op.blocking and ticket_locks:
         locks_type = locks.type
         assert isinstance(locks_type, MemRefType)
         if locks_type.element_type != IntegerType(64):
-            raise DiagnosticException(
+            fail(
+                op,
                 "'irgl.atomic' with ticket-locks needs 64-bit lock words "
-                f"(memref<?xi64>), got {locks_type}"
+                f"(memref<?xi64>), got {locks_type}",
             )
         at.call("irgl_ticket_acquire", [locks, index])
         for inner in list(body.ops):
@@ -104,8 +109,8 @@ def _lower_atomic(op: AtomicOp, ticket_locks: bool) -> None:
         at.call("irgl_ticket_release", [locks, index])
         Rewriter.erase_op(op)
         return
-    release_at = InsertPoint.before(body.last_op)  # type: ignore[arg-type]
-    call("irgl_lock_release", [locks, index], [], release_at)
+    assert body.last_op is not None
+    at.nested(InsertPoint.before(body.last_op)).call("irgl_lock_release", [locks, index])
     if not op.blocking:
         (got,) = at.call("irgl_lock_try", [locks, index], [i1])
         else_block = _body_block(op.else_body)
@@ -115,11 +120,11 @@ def _lower_atomic(op: AtomicOp, ticket_locks: bool) -> None:
     # while (!done) { got = try; if (got) { body; release } done = got }
     false = at.const(0, IntegerType(1))
     before = Block(arg_types=[i1])
-    cond = _At(InsertPoint.at_end(before))
+    cond = at.nested(InsertPoint.at_end(before))
     go = cond.op(arith.XOrIOp(before.args[0], cond.const(1, IntegerType(1))))
     before.add_op(scf.ConditionOp(go))
     after = Block()
-    inner = _At(InsertPoint.at_end(after))
+    inner = at.nested(InsertPoint.at_end(after))
     (got,) = inner.call("irgl_lock_try", [locks, index], [i1])
     after.add_op(scf.IfOp(got, [], Region(body)))
     after.add_op(scf.YieldOp(got))
@@ -138,7 +143,7 @@ def _for_each_element(
         start, end, step = op.range
     carried = init or []
     block = Block(arg_types=[IndexType(), *[v.type for v in carried]])
-    b = _At(InsertPoint.at_end(block))
+    b = at.nested(InsertPoint.at_end(block))
     raw = b.op(memref.LoadOp.get(op.items, [block.args[0]]))
     element = raw if isinstance(raw.type, IndexType) else b.op(
         arith.IndexCastOp(raw, IndexType())
@@ -150,17 +155,20 @@ def _for_each_element(
     return list(loop.results)
 
 
-def lower_exclusive(op: ExclusiveOp, active: SSAValue, priority: SSAValue) -> None:
+def lower_exclusive(
+    op: ExclusiveOp, active: SSAValue, priority: SSAValue, table: Operation
+) -> None:
     """Lower one Exclusive; `active` tells whether this thread contends this
-    round, `priority` (index, unique among contenders, > 0) orders them."""
-    at = _At(InsertPoint.before(op))
+    round, `priority` (index, unique among contenders, > 0) orders them;
+    runtime functions are declared in `table`."""
+    at = _At(InsertPoint.before(op), table)
     claims = op.object
     prio = at.op(arith.IndexCastOp(priority, i32))
     true = at.const(1, IntegerType(1))
 
     def guarded(fill) -> None:
         block = Block()
-        fill(_At(InsertPoint.at_end(block)))
+        fill(at.nested(InsertPoint.at_end(block)))
         block.add_op(scf.YieldOp())
         Rewriter.insert_op(scf.IfOp(active, [], Region(block)), at.at)
 
@@ -188,7 +196,7 @@ def lower_exclusive(op: ExclusiveOp, active: SSAValue, priority: SSAValue) -> No
     def raise_lost(b: _At) -> None:
         lost = b.op(arith.XOrIOp(all_mine(b), b.const(1, IntegerType(1))))
         block = Block()
-        inner = _At(InsertPoint.at_end(block))
+        inner = b.nested(InsertPoint.at_end(block))
         _for_each_element(inner, op, raise_claim)
         block.add_op(scf.YieldOp())
         Rewriter.insert_op(scf.IfOp(lost, [], Region(block)), b.at)
@@ -198,7 +206,7 @@ def lower_exclusive(op: ExclusiveOp, active: SSAValue, priority: SSAValue) -> No
 
     # phase 3: check, then the body or the else statements
     then_block = Block()
-    then_at = _At(InsertPoint.at_end(then_block))
+    then_at = at.nested(InsertPoint.at_end(then_block))
     won = all_mine(then_at)
     then_block.add_op(scf.IfOp(won, [], Region(_body_block(op.body)), _else_region(op)))
     then_block.add_op(scf.YieldOp())
@@ -226,9 +234,10 @@ class ConvertIrglSync(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for inner in list(op.walk()):
             if isinstance(inner, ExclusiveOp):
-                raise DiagnosticException(
+                fail(
+                    inner,
                     "'irgl.exclusive' is lowered by convert-irgl-loops (with the "
-                    "outermost ForAll): run it first"
+                    "outermost ForAll): run it first",
                 )
         for atomic in [o for o in op.walk() if isinstance(o, AtomicOp)]:
             _lower_atomic(atomic, self.ticket_locks)

@@ -9,12 +9,13 @@ manner of xDSL's `lower-mpi`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NoReturn
 
 from xdsl.dialects import func, gpu
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.utils.exceptions import DiagnosticException
+from xdsl.utils.exceptions import DiagnosticException, PassFailedException
 
 #: Name of the gpu.module that holds all lowered kernels.
 KERNEL_MODULE = "irgl_kernels"
@@ -31,6 +32,11 @@ USES_RETRY = "irgl.uses_retry"
 BLOCK_SIZE = "irgl.block_size"
 #: gpu.func attribute: CUDA __launch_bounds__ values.
 LAUNCH_BOUNDS = "irgl.launch_bounds"
+
+
+def fail(op: Operation, message: str) -> NoReturn:
+    """Stop the pass with a diagnostic that shows `op` in its IR."""
+    op.emit_error(message, PassFailedException(message))
 
 
 def symbol_table_of(op: Operation) -> Operation:
@@ -64,11 +70,14 @@ def call(
     args: Sequence[SSAValue],
     results: Sequence[Attribute],
     insert_point: InsertPoint,
+    table: Operation | None = None,
 ) -> func.CallOp:
-    """Insert `func.call @name(args)` at `insert_point` and declare `@name`."""
+    """Insert `func.call @name(args)` at `insert_point` and declare `@name`
+    in `table` (by default the symbol table the call ends up in; pass it when
+    inserting into IR that is not attached yet)."""
     op = func.CallOp(name, list(args), list(results))
     Rewriter.insert_op(op, insert_point)
-    declare(symbol_table_of(op), name, [a.type for a in args], results)
+    declare(table or symbol_table_of(op), name, [a.type for a in args], results)
     return op
 
 

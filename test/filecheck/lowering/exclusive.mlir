@@ -1,0 +1,45 @@
+// RUN: irgl-opt %s -p convert-irgl-kernels,convert-irgl-loops | filecheck %s
+
+// Exclusive: race (write claims), grid barrier, priority check (losers raise
+// their claims), grid barrier, check (a thread whose claims all stand runs
+// the body, the others the else statements), grid barrier. Only threads
+// with an iteration this round contend.
+irgl.kernel @refine(%claims: memref<?xi32>, %items: memref<4xindex>, %out: memref<?xi32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  irgl.forall %i in range(%c0, %n) {
+    irgl.exclusive %claims array(%items[%c4]) : memref<?xi32>, memref<4xindex> {
+      %one = arith.constant 1 : i32
+      memref.store %one, %out[%i] : memref<?xi32>
+    } else {
+      %two = arith.constant 2 : i32
+      memref.store %two, %out[%i] : memref<?xi32>
+    }
+  }
+}
+
+// CHECK:       scf.for
+// CHECK:         %[[ACTIVE:.*]] = arith.cmpi slt
+// CHECK:         %[[PRIO:.*]] = arith.index_cast %{{.*}} : index to i32
+// CHECK:         scf.if %[[ACTIVE]] {
+// CHECK:           scf.for %[[K:.*]] = %{{.*}} to %c4
+// CHECK-NEXT:        %[[E:.*]] = memref.load %items[%[[K]]] : memref<4xindex>
+// CHECK-NEXT:        func.call @irgl_claim_write(%claims, %[[E]], %[[PRIO]])
+// CHECK:         func.call @irgl_grid_sync()
+// CHECK-NEXT:    scf.if %[[ACTIVE]] {
+// CHECK:           func.call @irgl_claim_read(%claims
+// CHECK:           %[[LOST:.*]] = arith.xori
+// CHECK-NEXT:      scf.if %[[LOST]] {
+// CHECK:             func.call @irgl_claim_raise(%claims, %{{.*}}, %[[PRIO]])
+// CHECK:         func.call @irgl_grid_sync()
+// CHECK-NEXT:    scf.if %[[ACTIVE]] {
+// CHECK:           %[[WON:.*]] = scf.for
+// CHECK:           scf.if %[[WON]] {
+// CHECK-NEXT:        %one = arith.constant 1 : i32
+// CHECK-NEXT:        memref.store %one
+// CHECK-NEXT:      } else {
+// CHECK-NEXT:        %two = arith.constant 2 : i32
+// CHECK-NEXT:        memref.store %two
+// CHECK-NEXT:      }
+// CHECK:         func.call @irgl_grid_sync()
+// CHECK:       } {irgl.forall}
