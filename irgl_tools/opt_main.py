@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from irgl_tools.universe import IRGL_UNIVERSE
+
 
 class IrglOptMain(xDSLOptMain):
     """xDSLOptMain plus `--lower-irgl`; the irgl universe comes from the
@@ -22,6 +24,25 @@ class IrglOptMain(xDSLOptMain):
 
     def __init__(self, args: Sequence[str] | None = None):
         super().__init__(description="IrGL optimizer and CUDA compiler", args=args)
+
+    def register_all_dialects(self) -> None:
+        super().register_all_dialects()
+        # Without the installed entry point (a source checkout on PYTHONPATH),
+        # register the irgl universe here; never twice.
+        known = set(self.ctx.registered_dialect_names)
+        for name, factory in IRGL_UNIVERSE.all_dialects.items():
+            if name not in known:
+                self.ctx.register_dialect(name, factory)
+
+    def register_all_passes(self) -> None:
+        super().register_all_passes()
+        for name, factory in IRGL_UNIVERSE.all_passes.items():
+            self.available_passes.setdefault(name, factory)
+
+    def register_all_targets(self) -> None:
+        super().register_all_targets()
+        for name, factory in IRGL_UNIVERSE.all_targets.items():
+            self.available_targets.setdefault(name, factory)
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
@@ -44,6 +65,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         IrglOptMain(args=argv).run()
     except (DiagnosticException, ParseError) as error:
         print(str(error).rstrip(), file=sys.stderr)
+        # Verifier errors carry the IR with the offending op underlined as notes.
+        for note in getattr(error, "__notes__", ()):
+            print(str(note).rstrip(), file=sys.stderr)
         return 1
     except FileNotFoundError as error:
         print(f"irgl-opt: error: {error.strerror}: '{error.filename}'", file=sys.stderr)

@@ -1,0 +1,32 @@
+"""Connected components benchmark: every node labelled with the smallest node
+id of its component.
+
+Host function: ``@main(%g: !irgl.graph, %comp: memref<?xi32>)``; the program
+initializes ``comp`` itself. Checked exactly against
+:func:`irgl_runner.reference.cc_min_labels` (scipy's connected components).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from irgl_runner.apps import AppSpec, ArraySpec, RunContext
+from irgl_runner.reference import cc_min_labels, compare_exact
+
+
+def check(ctx: RunContext) -> str | None:
+    """Labels must be the minimum node id of each component."""
+    return compare_exact("comp", ctx.outputs["comp"], cc_min_labels(ctx.graph))
+
+
+APP = AppSpec(
+    name="cc",
+    mlir=Path(__file__).with_name("cc.mlir"),
+    host_fn="main",
+    outputs=[ArraySpec("comp", "int32", init=0)],
+    args=lambda ctx: [ctx.device_graph, ctx.arrays["comp"]],
+    signature=["graph", "memref"],
+    check=check,
+    weighted=False,
+    uses_source=False,
+)

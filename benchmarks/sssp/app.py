@@ -1,0 +1,30 @@
+"""SSSP benchmark: shortest-path distance of every node from a source.
+
+Host function: ``@main(%g: !irgl.graph, %dist: memref<?xi32>, %src: index)``;
+the program initializes ``dist`` itself. Checked exactly against
+:func:`irgl_runner.reference.sssp_distances` (Dijkstra on the CPU).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from irgl_runner.apps import AppSpec, ArraySpec, RunContext
+from irgl_runner.reference import INF, compare_exact, sssp_distances
+
+
+def check(ctx: RunContext) -> str | None:
+    """Distances must equal the CPU reference exactly (unreachable = INF)."""
+    return compare_exact("dist", ctx.outputs["dist"], sssp_distances(ctx.graph, ctx.source))
+
+
+APP = AppSpec(
+    name="sssp",
+    mlir=Path(__file__).with_name("sssp.mlir"),
+    host_fn="main",
+    outputs=[ArraySpec("dist", "int32", init=INF)],
+    args=lambda ctx: [ctx.device_graph, ctx.arrays["dist"], ctx.source],
+    signature=["graph", "memref", "index"],
+    check=check,
+    weighted=True,
+)
