@@ -156,13 +156,13 @@ class KernelOp(IRDLOperation):
             printer.print_list(outputs, printer.print_attribute)
         if self.launch_bounds is not None:
             values = self.launch_bounds.get_values()
-            printer.print_string(
-                f" launch_bounds({', '.join(str(v) for v in values)})"
-            )
+            printer.print_string(f" launch_bounds({', '.join(str(v) for v in values)})")
         printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" ")
         printer.print_region(
-            self.body, print_entry_block_args=False, print_block_terminators=bool(outputs)
+            self.body,
+            print_entry_block_args=False,
+            print_block_terminators=bool(outputs),
         )
 
     @classmethod
@@ -178,9 +178,14 @@ class KernelOp(IRDLOperation):
             outputs = [parser.parse_type()]
         bounds: list[int] | None = None
         if parser.parse_optional_keyword("launch_bounds"):
+            start = parser.pos
             bounds = parser.parse_comma_separated_list(
                 Parser.Delimiter.PAREN, parser.parse_integer
             )
+            if any(not -(2**31) <= b < 2**31 for b in bounds):
+                parser.raise_error(
+                    "launch_bounds values must fit in i32", start, parser.pos
+                )
         attrs = parser.parse_optional_attr_dict_with_keyword()
         region = parser.parse_region(args)
         if not outputs:
@@ -205,7 +210,7 @@ class KernelOp(IRDLOperation):
 class ReturnOp(IRDLOperation):
     """Ends a kernel, returning the value of a host or device kernel.
 
-        irgl.return %v : i32
+    irgl.return %v : i32
     """
 
     name = "irgl.return"
@@ -238,7 +243,7 @@ class YieldOp(IRDLOperation):
     In `irgl.iterate` it yields the loop-carried kernel arguments for the next
     invocation and, with an extra condition, `extra %cond`.
 
-        irgl.yield %next : i32 extra %stop
+        irgl.yield %next : i32 extra %stop : i1
     """
 
     name = "irgl.yield"
@@ -258,6 +263,19 @@ class YieldOp(IRDLOperation):
         super().__init__(operands=[values, [] if extra is None else [extra]])
 
 
+def yield_only_body(arg_types: Sequence[Attribute] = ()) -> Region:
+    """A one-block body holding just an empty `irgl.yield`.
+
+    Constructors use it for default bodies. Inside `with ImplicitBuilder(...)`
+    every new op is inserted at the builder's position; the yield is taken
+    back out so that it ends up only in the new body.
+    """
+    terminator = YieldOp()
+    if terminator.parent is not None:
+        terminator.detach()
+    return Region(Block([terminator], arg_types=arg_types))
+
+
 def _yield_parents() -> tuple[type[IRDLOperation], ...]:
     from irgl_dialect.loops import ForAllOp, ForOp
     from irgl_dialect.orchestration import IterateOp, PipeOp
@@ -266,4 +284,4 @@ def _yield_parents() -> tuple[type[IRDLOperation], ...]:
     return (ForAllOp, ForOp, AtomicOp, ExclusiveOp, PipeOp, IterateOp)
 
 
-__all__ = ["KernelOp", "ReturnOp", "YieldOp", "add_implicit_yield"]
+__all__ = ["KernelOp", "ReturnOp", "YieldOp", "add_implicit_yield", "yield_only_body"]

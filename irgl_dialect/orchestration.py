@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -47,7 +47,7 @@ from irgl_dialect.attributes import (
     TermCond,
     TermCondAttr,
 )
-from irgl_dialect.kernels import KernelOp, YieldOp
+from irgl_dialect.kernels import KernelOp, YieldOp, yield_only_body
 from irgl_dialect.placement import (
     RULE_ARGUMENTS,
     RULE_CALLEE,
@@ -81,7 +81,9 @@ def lookup_kernel(op: Operation, callee: SymbolRefAttr) -> KernelOp:
         )
     if not isinstance(target, KernelOp):
         raise rule_error(
-            op, f"invokes @{callee.string_value()}, which is not an irgl.kernel", RULE_CALLEE
+            op,
+            f"invokes @{callee.string_value()}, which is not an irgl.kernel",
+            RULE_CALLEE,
         )
     if target.kernel_kind != KernelKind.PLAIN:
         raise rule_error(
@@ -103,7 +105,7 @@ def verify_arguments(op: Operation, kernel: KernelOp, args: Sequence[SSAValue]) 
             f"takes {len(expected)}",
             RULE_ARGUMENTS,
         )
-    for index, (arg, want) in enumerate(zip(args, expected)):
+    for index, (arg, want) in enumerate(zip(args, expected, strict=True)):
         if arg.type != want:
             raise rule_error(
                 op,
@@ -143,19 +145,19 @@ def _parse_initializer(parser: Parser) -> _InitSyntax:
     if parser.parse_optional_keyword("initial"):
         if parser.parse_optional_punctuation("["):
             if not parser.parse_optional_punctuation("]"):
-                init.scalars = [parser.parse_operand()]
+                init.scalars = [parser.parse_operand(IndexType())]
                 while parser.parse_optional_punctuation(","):
-                    init.scalars.append(parser.parse_operand())
+                    init.scalars.append(parser.parse_operand(IndexType()))
                 parser.parse_punctuation("]")
         else:
             array: UnresolvedOperand = parser.parse_unresolved_operand()
             parser.parse_punctuation("[")
-            init.count = [parser.parse_operand()]
+            init.count = [parser.parse_operand(IndexType())]
             parser.parse_punctuation("]")
             parser.parse_punctuation(":")
             init.array = [parser.resolve_operand(array, parser.parse_type())]
     if parser.parse_optional_keyword("capacity"):
-        init.capacity = [parser.parse_operand()]
+        init.capacity = [parser.parse_operand(IndexType())]
     return init
 
 
@@ -202,7 +204,8 @@ def _verify_initializer(
             and isinstance(t.element_type, IntegerType | IndexType)
         ):
             raise VerifyException(
-                f"'{op.name}' initial array must be a rank-1 memref of integers, got {t}"
+                f"'{op.name}' initial array must be a rank-1 memref of integers, "
+                f"got {t}"
             )
     has_init = bool(scalars) or array is not None
     if has_init and enclosing_pipe_context(op) is not None:
@@ -226,7 +229,9 @@ def _parse_aggregation(parser: Parser) -> Aggregation | None:
 
 def _parse_call(
     parser: Parser,
-) -> tuple[SymbolRefAttr, list[tuple[UnresolvedOperand, Parser.UnresolvedArgument | None]]]:
+) -> tuple[
+    SymbolRefAttr, list[tuple[UnresolvedOperand, Parser.UnresolvedArgument | None]]
+]:
     """Parse `@k(%a, %b = %init, ...)`; `%b = %init` declares a carried arg."""
     callee = SymbolRefAttr(parser.parse_symbol_name())
 
@@ -272,7 +277,9 @@ class InvokeOp(IRDLOperation):
             operands=[args],
             properties={
                 "callee": callee,
-                "aggregation": None if aggregation is None else AggregationAttr(aggregation),
+                "aggregation": None
+                if aggregation is None
+                else AggregationAttr(aggregation),
             },
             result_types=[[i1] if aggregation is not None else []],
         )
@@ -343,8 +350,8 @@ class IterateOp(IRDLOperation):
     the next invocation and, with `extra and|or`, an extra condition combined
     with the default one. The results are the final carried values.
 
-        %l = irgl.iterate @bfs(%g, %level, %lvl = %c1) : (!irgl.graph, memref<?xi32>, i32)
-               initial [%src] {
+        %l = irgl.iterate @bfs(%g, %level, %lvl = %c1)
+               : (!irgl.graph, memref<?xi32>, i32) initial [%src] {
           %next = arith.addi %lvl, %c1 : i32
           irgl.yield %next : i32
         }
@@ -389,7 +396,7 @@ class IterateOp(IRDLOperation):
             callee = FlatSymbolRefAttr(callee)
         carried_types = [args[i].type for i in carried]
         if body is None:
-            body = Region(Block([YieldOp()], arg_types=carried_types))
+            body = yield_only_body(carried_types)
         super().__init__(
             operands=[
                 args,
@@ -402,7 +409,9 @@ class IterateOp(IRDLOperation):
                 "callee": callee,
                 "carried": DenseArrayBase.from_list(i64, carried),
                 "term_cond": None if term_cond is None else TermCondAttr(term_cond),
-                "aggregation": None if aggregation is None else AggregationAttr(aggregation),
+                "aggregation": None
+                if aggregation is None
+                else AggregationAttr(aggregation),
                 "extra": None if extra is None else ExtraCondAttr(extra),
             },
             result_types=[carried_types],
@@ -479,7 +488,7 @@ class IterateOp(IRDLOperation):
         printer.print_string(" ")
         printer.print_attribute(self.callee)
         printer.print_string("(")
-        carried = dict(zip(self.carried_positions, self.body.block.args))
+        carried = dict(zip(self.carried_positions, self.body.block.args, strict=False))
 
         def print_arg(index_and_value: tuple[int, SSAValue]) -> None:
             index, value = index_and_value
@@ -497,10 +506,10 @@ class IterateOp(IRDLOperation):
         )
         if self.extra is not None:
             printer.print_string(f" extra {self.extra.data.value}")
-        printer.print_op_attributes(
-            self.attributes, print_keyword=True
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        print_body(
+            printer, self.body, terminator=bool(carried) or self.extra is not None
         )
-        print_body(printer, self.body, terminator=bool(carried) or self.extra is not None)
 
     @classmethod
     def parse(cls, parser: Parser) -> IterateOp:
@@ -512,7 +521,9 @@ class IterateOp(IRDLOperation):
         pos = parser.pos
         callee, args = _parse_call(parser)
         parser.parse_punctuation(":")
-        types = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parser.parse_type)
+        types = parser.parse_comma_separated_list(
+            Parser.Delimiter.PAREN, parser.parse_type
+        )
         operands = parser.resolve_operands([a for a, _ in args], types, pos)
         carried_positions = [i for i, (_, c) in enumerate(args) if c is not None]
         block_args = [
@@ -589,7 +600,7 @@ class PipeOp(IRDLOperation):
                 [] if capacity is None else [capacity],
             ],
             properties={"once": UnitAttr() if once else None},
-            regions=[body or Region(Block([YieldOp()]))],
+            regions=[body or yield_only_body()],
         )
 
     def verify_(self) -> None:

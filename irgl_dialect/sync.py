@@ -124,13 +124,15 @@ class AtomicOp(IRDLOperation):
     def parse(cls, parser: Parser) -> AtomicOp:
         locks = parser.parse_unresolved_operand()
         parser.parse_punctuation("[")
-        index = parser.parse_operand()
+        index = parser.parse_operand(IndexType())
         parser.parse_punctuation("]")
         parser.parse_punctuation(":")
         locks_type = parser.parse_type()
         attrs = parser.parse_optional_attr_dict_with_keyword()
         body = parse_body(parser)
-        op = cls(parser.resolve_operand(locks, locks_type), index, body, _parse_else(parser))
+        op = cls(
+            parser.resolve_operand(locks, locks_type), index, body, _parse_else(parser)
+        )
         if attrs is not None:
             op.attributes |= attrs.data
         return op
@@ -147,8 +149,10 @@ class ExclusiveOp(IRDLOperation):
     least one contender always wins. Allowed only directly under the outermost
     ForAll, never nested.
 
-        irgl.exclusive %claims array(%cavity[%n]) : memref<?xi32>, memref<16xindex> {...}
-        irgl.exclusive %claims iterator(%arr[%s to %e step %st]) : ... {...} else {...}
+        irgl.exclusive %claims array(%cavity[%n])
+            : memref<?xi32>, memref<16xindex> { ... }
+        irgl.exclusive %claims iterator(%arr[%s to %e step %st])
+            : memref<?xi32>, memref<?xindex> { ... } else { ... }
     """
 
     name = "irgl.exclusive"
@@ -231,12 +235,12 @@ class ExclusiveOp(IRDLOperation):
         parser.parse_punctuation("(")
         items = parser.parse_unresolved_operand()
         parser.parse_punctuation("[")
-        bounds = [parser.parse_operand()]
+        bounds = [parser.parse_operand(IndexType())]
         if form == ExclusiveForm.ITERATOR:
             parser.parse_keyword("to")
-            bounds.append(parser.parse_operand())
+            bounds.append(parser.parse_operand(IndexType()))
             parser.parse_keyword("step")
-            bounds.append(parser.parse_operand())
+            bounds.append(parser.parse_operand(IndexType()))
         parser.parse_punctuation("]")
         parser.parse_punctuation(")")
         parser.parse_punctuation(":")

@@ -1,0 +1,16 @@
+// RUN: not irgl-opt %s 2>&1 | filecheck %s
+// A SyncRunningThreads that only some threads reach.
+// CHECK-NOT: Traceback
+
+irgl.kernel @k(%flag: i1) {
+  scf.if %flag {
+    irgl.sync_running_threads
+  }
+}
+
+// CHECK:      'irgl.sync_running_threads' must be executed by all threads: place it directly in the kernel body or directly in the outermost ForAll (rule: SyncRunningThreads executed uniformly)
+// CHECK:      "irgl.sync_running_threads"() : () -> ()
+// CHECK-NEXT: ^^^^^^^^^^^^^^^^^^^^^^^^^^^
+// CHECK-NEXT: | Operation does not verify: 'irgl.sync_running_threads'
+// CHECK-NOT: Traceback
+// CHECK-NOT: internal error
