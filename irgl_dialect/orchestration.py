@@ -72,9 +72,15 @@ def enclosing_pipe_context(op: Operation) -> Operation | None:
     return None
 
 
-def lookup_kernel(op: Operation, callee: SymbolRefAttr) -> KernelOp:
-    """Resolve an invoked kernel symbol, checking that it is a plain kernel."""
+def lookup_kernel(op: Operation, callee: SymbolRefAttr) -> KernelOp | None:
+    """Resolve an invoked kernel symbol, checking that it is a plain kernel.
+
+    Returns None when the kernel has already been lowered to a `gpu.func` (in
+    partially lowered IR), whose signature carries runtime arguments too.
+    """
     target = SymbolTable.lookup_symbol(op, callee)
+    if target is None and _is_lowered_kernel(op, callee):
+        return None
     if target is None:
         raise rule_error(
             op, f"invokes @{callee.string_value()}, which does not exist", RULE_CALLEE
@@ -93,6 +99,15 @@ def lookup_kernel(op: Operation, callee: SymbolRefAttr) -> KernelOp:
             RULE_CALLEE,
         )
     return target
+
+
+def _is_lowered_kernel(op: Operation, callee: SymbolRefAttr) -> bool:
+    from xdsl.dialects import gpu
+
+    lowered = SymbolTable.lookup_symbol(
+        op, SymbolRefAttr("irgl_kernels", [callee.string_value()])
+    )
+    return isinstance(lowered, gpu.FuncOp) and lowered.kernel is not None
 
 
 def verify_arguments(op: Operation, kernel: KernelOp, args: Sequence[SSAValue]) -> None:
@@ -291,6 +306,8 @@ class InvokeOp(IRDLOperation):
                 "'irgl.invoke' has an i1 result exactly when it aggregates (any/all)"
             )
         kernel = lookup_kernel(self, self.callee)
+        if kernel is None:
+            return
         verify_arguments(self, kernel, self.args)
         _verify_aggregation(self, kernel, self.aggregation)
         if kernel_uses_worklist(kernel) and enclosing_pipe_context(self) is None:
@@ -448,6 +465,8 @@ class IterateOp(IRDLOperation):
         self._verify_yield(carried_types)
         _verify_initializer(self, self.initial, self.initial_array, self.initial_count)
         kernel = lookup_kernel(self, self.callee)
+        if kernel is None:
+            return
         verify_arguments(self, kernel, self.args)
         _verify_aggregation(self, kernel, self.aggregation)
         if (

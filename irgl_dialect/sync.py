@@ -24,8 +24,6 @@ from xdsl.traits import RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
 from irgl_dialect.attributes import ExclusiveForm, ExclusiveFormAttr
-from irgl_dialect.kernels import KernelOp
-from irgl_dialect.loops import ForAllOp
 from irgl_dialect.placement import (
     RULE_EXCLUSIVE,
     RULE_REDUCE,
@@ -33,6 +31,8 @@ from irgl_dialect.placement import (
     RULE_SYNC,
     enclosing_foralls,
     is_directly_under_outermost_forall,
+    is_forall_like,
+    is_kernel_like,
     require_plain_kernel,
     rule_error,
 )
@@ -362,7 +362,7 @@ class ReduceAndReturnOp(IRDLOperation):
                         RULE_REDUCE,
                     )
             parent = op.parent_op()
-            if isinstance(parent, ForAllOp | KernelOp):
+            if is_forall_like(parent) or is_kernel_like(parent):
                 return
             if not isinstance(parent, scf.IfOp):
                 raise rule_error(
@@ -377,7 +377,7 @@ class ReduceAndReturnOp(IRDLOperation):
 def _require_uniform(op: Operation, construct: str) -> None:
     require_plain_kernel(op, construct)
     parent = op.parent_op()
-    if isinstance(parent, KernelOp) or is_directly_under_outermost_forall(op):
+    if is_kernel_like(parent) or is_directly_under_outermost_forall(op):
         return
     raise rule_error(
         op,

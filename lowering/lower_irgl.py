@@ -20,11 +20,13 @@ from lowering.convert_irgl_kernels import ConvertIrglKernels
 from lowering.convert_irgl_loops import ConvertIrglLoops
 from lowering.convert_irgl_orchestration import ConvertIrglOrchestration
 from lowering.convert_irgl_sync import ConvertIrglSync
+from lowering.nested_parallelism import IrglNestedParallelism
 
 
 @dataclass(frozen=True)
 class LowerIrgl(ModulePass):
-    """Run convert-irgl-{kernels, orchestration, loops, sync, graph, c}."""
+    """Run convert-irgl-{kernels, orchestration}, irgl-nested-parallelism
+    (unless disabled), convert-irgl-{loops, sync, graph, c}."""
 
     name = "lower-irgl"
 
@@ -34,10 +36,21 @@ class LowerIrgl(ModulePass):
     block_size: int = 256
     """Block size of kernels without block-size constraints."""
 
+    nested_parallelism: bool = True
+    """Share high-degree edge loops across a warp (irgl-nested-parallelism)."""
+
+    warp_threshold: int = 32
+    """Degree from which a node's edges are shared by the warp."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         passes: list[ModulePass] = [
             ConvertIrglKernels(block_size=self.block_size),
             ConvertIrglOrchestration(),
+            *(
+                [IrglNestedParallelism(threshold=self.warp_threshold)]
+                if self.nested_parallelism
+                else []
+            ),
             ConvertIrglLoops(),
             ConvertIrglSync(ticket_locks=self.ticket_locks),
             ConvertIrglGraph(),

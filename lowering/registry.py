@@ -14,6 +14,10 @@ _PASSES: dict[str, tuple[str, str]] = {
         "lowering.convert_irgl_orchestration",
         "ConvertIrglOrchestration",
     ),
+    "irgl-nested-parallelism": (
+        "lowering.nested_parallelism",
+        "IrglNestedParallelism",
+    ),
     "convert-irgl-loops": ("lowering.convert_irgl_loops", "ConvertIrglLoops"),
     "convert-irgl-sync": ("lowering.convert_irgl_sync", "ConvertIrglSync"),
     "convert-irgl-graph": ("lowering.convert_irgl_graph", "ConvertIrglGraph"),

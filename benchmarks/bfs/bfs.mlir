@@ -1,5 +1,6 @@
-// Level-by-level BFS with Iterate (the specification's BFS listing).
-// The worklist starts with the source; each invocation visits one level.
+// Level-by-level BFS with Iterate: the specification's listing (see
+// examples/bfs.mlir), with an atomic exchange so that each node is pushed
+// exactly once per level even when several parents discover it together.
 
 // Every node starts unreached (level INF), the source at level 0.
 irgl.kernel @init(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
@@ -22,8 +23,12 @@ irgl.kernel @bfs(%g: !irgl.graph, %level: memref<?xi32>, %LEVEL: i32) {
       %l = memref.load %level[%dst] : memref<?xi32>
       %unseen = arith.cmpi eq, %l, %inf : i32
       scf.if %unseen {
-        memref.store %LEVEL, %level[%dst] : memref<?xi32>
-        irgl.wl.push %dst
+        // kind 2 = assign: atomicExch returns the previous level
+        %old = "memref.atomic_rmw"(%LEVEL, %level, %dst) <{kind = 2 : i64}> : (i32, memref<?xi32>, index) -> i32
+        %first = arith.cmpi eq, %old, %inf : i32
+        scf.if %first {
+          irgl.wl.push %dst
+        }
       }
     }
   }

@@ -1,34 +1,102 @@
-// Data-driven connected components by minimum-label propagation.
-// Every node starts with its own id as label; a node whose label drops
-// pushes itself so that its neighbours see the new label next round.
+// Connected components by lock-free union-find (hooking and path halving, in
+// the style of ECL-CC), driven by a worklist of nodes. Each undirected edge
+// {n, v} with n < v unites the trees of n and v: the larger root is hooked
+// under the smaller one with a compare-and-swap, retried until the roots
+// agree. The root of every tree is the smallest node id of its component, so
+// after the final compression comp[n] is that id.
 
-irgl.kernel @init(%g: !irgl.graph, %comp: memref<?xi32>) {
+// Every node is its own tree; all nodes go on the worklist.
+irgl.kernel @init(%g: !irgl.graph, %parent: memref<?xi32>) {
   irgl.forall %n in nodes(%g) {
-    %label = arith.index_cast %n : index to i32
-    memref.store %label, %comp[%n] : memref<?xi32>
+    %self = arith.index_cast %n : index to i32
+    memref.store %self, %parent[%n] : memref<?xi32>
     irgl.wl.push %n
   }
 }
 
-irgl.kernel @propagate(%g: !irgl.graph, %comp: memref<?xi32>) {
+irgl.kernel @hook(%g: !irgl.graph, %parent: memref<?xi32>) {
   irgl.forall %slot in worklist {
     %n = irgl.wl.pop %slot
-    %c = memref.load %comp[%n] : memref<?xi32>
+    %n32 = arith.index_cast %n : index to i32
     irgl.forall %e in edges(%g, %n) {
-      %dst = irgl.graph.edge_dst %g[%e]
-      %old = "memref.atomic_rmw"(%c, %comp, %dst) <{kind = 7 : i64}> : (i32, memref<?xi32>, index) -> i32
-      %lower = arith.cmpi slt, %c, %old : i32
-      scf.if %lower {
-        irgl.wl.push %dst
+      %v = irgl.graph.edge_dst %g[%e]
+      %forward = arith.cmpi ugt, %v, %n : index
+      scf.if %forward {
+        %v32 = arith.index_cast %v : index to i32
+        %false = arith.constant false
+        // until the two roots are the same tree
+        %a_end, %b_end, %done_end = scf.while (%a = %n32, %b = %v32, %done = %false) : (i32, i32, i1) -> (i32, i32, i1) {
+          %true = arith.constant true
+          %go = arith.xori %done, %true : i1
+          scf.condition(%go) %a, %b, %done : i32, i32, i1
+        } do {
+        ^bb0(%a: i32, %b: i32, %done: i1):
+          // find the roots of a and b, halving their paths
+          %ra, %pa = scf.while (%x = %a) : (i32) -> (i32, i32) {
+            %xi = arith.index_cast %x : i32 to index
+            %p = memref.load %parent[%xi] : memref<?xi32>
+            %up = arith.cmpi ne, %p, %x : i32
+            scf.condition(%up) %x, %p : i32, i32
+          } do {
+          ^bb1(%x: i32, %p: i32):
+            %xi = arith.index_cast %x : i32 to index
+            %pi = arith.index_cast %p : i32 to index
+            %gp = memref.load %parent[%pi] : memref<?xi32>
+            memref.store %gp, %parent[%xi] : memref<?xi32>
+            scf.yield %gp : i32
+          }
+          %rb, %pb = scf.while (%x = %b) : (i32) -> (i32, i32) {
+            %xi = arith.index_cast %x : i32 to index
+            %p = memref.load %parent[%xi] : memref<?xi32>
+            %up = arith.cmpi ne, %p, %x : i32
+            scf.condition(%up) %x, %p : i32, i32
+          } do {
+          ^bb1(%x: i32, %p: i32):
+            %xi = arith.index_cast %x : i32 to index
+            %pi = arith.index_cast %p : i32 to index
+            %gp = memref.load %parent[%pi] : memref<?xi32>
+            memref.store %gp, %parent[%xi] : memref<?xi32>
+            scf.yield %gp : i32
+          }
+          %same = arith.cmpi eq, %ra, %rb : i32
+          %lo = arith.minsi %ra, %rb : i32
+          %hi = arith.maxsi %ra, %rb : i32
+          %hooked = scf.if %same -> (i1) {
+            scf.yield %same : i1
+          } else {
+            %hii = arith.index_cast %hi : i32 to index
+            %old = irgl.cexpr "atomicCAS(&$0[$1], $2, $3)" (%parent, %hii, %hi, %lo : memref<?xi32>, index, i32, i32) : i32
+            %won = arith.cmpi eq, %old, %hi : i32
+            scf.yield %won : i1
+          }
+          scf.yield %ra, %rb, %hooked : i32, i32, i1
+        }
       }
     }
+  }
+}
+
+// Point every node at its root.
+irgl.kernel @compress(%g: !irgl.graph, %parent: memref<?xi32>) {
+  irgl.forall %n in nodes(%g) {
+    %n32 = arith.index_cast %n : index to i32
+    %root, %last = scf.while (%x = %n32) : (i32) -> (i32, i32) {
+      %xi = arith.index_cast %x : i32 to index
+      %p = memref.load %parent[%xi] : memref<?xi32>
+      %up = arith.cmpi ne, %p, %x : i32
+      scf.condition(%up) %x, %p : i32, i32
+    } do {
+    ^bb0(%x: i32, %p: i32):
+      scf.yield %p : i32
+    }
+    memref.store %root, %parent[%n] : memref<?xi32>
   }
 }
 
 irgl.kernel host @main(%g: !irgl.graph, %comp: memref<?xi32>) {
   irgl.pipe once {
     irgl.invoke @init(%g, %comp) : (!irgl.graph, memref<?xi32>)
-    irgl.iterate @propagate(%g, %comp) : (!irgl.graph, memref<?xi32>) {
-    }
+    irgl.invoke @hook(%g, %comp) : (!irgl.graph, memref<?xi32>)
   }
+  irgl.invoke @compress(%g, %comp) : (!irgl.graph, memref<?xi32>)
 }

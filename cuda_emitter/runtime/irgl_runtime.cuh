@@ -282,6 +282,21 @@ __device__ __forceinline__ void irgl_lock_release(int32_t* locks, irgl_index i) 
   lock.store(0, cuda::memory_order_release);
 }
 
+/// irgl_lock_try on 64-bit lock words (0 = free, 1 = held).
+__device__ __forceinline__ bool irgl_lock_try(int64_t* locks, irgl_index i) {
+  cuda::atomic_ref<int64_t, cuda::thread_scope_device> lock(locks[i]);
+  if (lock.load(cuda::memory_order_relaxed) != 0) return false;
+  int64_t expected = 0;
+  return lock.compare_exchange_strong(expected, 1, cuda::memory_order_acquire,
+                                      cuda::memory_order_relaxed);
+}
+
+/// irgl_lock_release on 64-bit lock words.
+__device__ __forceinline__ void irgl_lock_release(int64_t* locks, irgl_index i) {
+  cuda::atomic_ref<int64_t, cuda::thread_scope_device> lock(locks[i]);
+  lock.store(0, cuda::memory_order_release);
+}
+
 /// Acquires ticket lock locks[i] (blocking, FIFO). One 64-bit word per lock:
 /// high 32 bits = next ticket, low 32 bits = now serving; initialize to 0.
 /// Takes a ticket with one atomic add of 1<<32, then spins with relaxed loads
@@ -335,6 +350,59 @@ __device__ __forceinline__ int32_t irgl_claim_read(int32_t* claims, irgl_index i
 /// Grid-wide barrier (SyncRunningThreads). The kernel must be launched with
 /// irgl::launch_cooperative (all blocks co-resident).
 __device__ __forceinline__ void irgl_grid_sync() { cooperative_groups::this_grid().sync(); }
+
+// Warp cooperation (nested parallelism): the lanes that reach a cooperative
+// loop together capture their mask once with irgl_warp_active() and pass it to
+// every collective below, so the collectives are correct under independent
+// thread scheduling (no full-mask intrinsic in divergent code).
+
+/// The lanes of the warp executing this point together (__activemask).
+__device__ __forceinline__ int32_t irgl_warp_active() {
+  return static_cast<int32_t>(__activemask());
+}
+
+/// The lanes of `mask` whose `pred` is true (__ballot_sync over `mask`).
+__device__ __forceinline__ int32_t irgl_warp_ballot(int32_t mask, bool pred) {
+  return static_cast<int32_t>(__ballot_sync(static_cast<unsigned>(mask), pred));
+}
+
+/// The lowest lane in `lanes` (-1 when empty).
+__device__ __forceinline__ int32_t irgl_warp_first(int32_t lanes) {
+  return __ffs(lanes) - 1;
+}
+
+/// Is the calling thread lane `lane` of its warp?
+__device__ __forceinline__ bool irgl_warp_is_lane(int32_t lane) {
+  return static_cast<int32_t>(irgl::detail::lane_id()) == lane;
+}
+
+/// Rank of the calling lane among the lanes of `mask`.
+__device__ __forceinline__ irgl_index irgl_warp_rank(int32_t mask) {
+  const unsigned below = (1u << irgl::detail::lane_id()) - 1u;
+  return static_cast<irgl_index>(__popc(static_cast<unsigned>(mask) & below));
+}
+
+/// Number of lanes in `mask`.
+__device__ __forceinline__ irgl_index irgl_warp_size(int32_t mask) {
+  return static_cast<irgl_index>(__popc(static_cast<unsigned>(mask)));
+}
+
+/// Lane `lane`'s `v`, for the lanes of `mask` (one function per type, since
+/// the lowered IR names each runtime function once per signature).
+#define IRGL_WARP_SHFL(SUFFIX, T)                                                     \
+  __device__ __forceinline__ T irgl_warp_shfl_##SUFFIX(int32_t mask, T v, int32_t lane) { \
+    return __shfl_sync(static_cast<unsigned>(mask), v, lane);                         \
+  }
+IRGL_WARP_SHFL(index, irgl_index)
+IRGL_WARP_SHFL(i32, int32_t)
+IRGL_WARP_SHFL(i64, int64_t)
+IRGL_WARP_SHFL(f32, float)
+IRGL_WARP_SHFL(f64, double)
+#undef IRGL_WARP_SHFL
+
+__device__ __forceinline__ bool irgl_warp_shfl_i1(int32_t mask, bool v, int32_t lane) {
+  return __shfl_sync(static_cast<unsigned>(mask), static_cast<int>(v), lane) != 0;
+}
 
 /// Global id of the calling thread in a 1-D launch.
 __device__ __forceinline__ irgl_index irgl_global_thread_id() {
