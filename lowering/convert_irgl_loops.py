@@ -4,9 +4,10 @@ Retry and Respawn become worklist runtime calls.
 - The outermost ForAll of a kernel is a grid-stride loop: iteration
   `lb + (tid + k * nthreads) * step` runs on thread `tid`, so consecutive
   iterations go to consecutive threads. When its body synchronizes the grid
-  (SyncRunningThreads), every thread runs the same number of rounds and the
-  statements between barriers are guarded by "this round has an iteration
-  for me", so the barrier is reached uniformly.
+  (SyncRunningThreads, Exclusive) or holds edge loops marked by
+  irgl-nested-parallelism, every thread runs the same number of rounds and
+  the statements between those collective points are guarded by "this round
+  has an iteration for me", so every thread reaches them.
 - Inner ForAlls, Fors and host-kernel ForAlls are sequential `scf.for`s.
 - `nodes(g)` iterates `0 .. num_nodes(g)`, `edges(g, n)` iterates
   `first_edge(g, n) .. last_edge(g, n)`, `worklist` the slots `0 .. size(in)`.
@@ -44,6 +45,11 @@ from irgl_dialect.placement import LOWERED_FORALL, enclosing_foralls, kernel_kin
 from irgl_dialect.sync import ExclusiveOp, RespawnOp, RetryOp, SyncRunningThreadsOp
 from irgl_dialect.worklist import PopOp, PushOp
 from lowering.convert_irgl_sync import lower_exclusive
+from lowering.nested_parallelism import (
+    block_size_of,
+    is_scheduled,
+    lower_scheduled_edges,
+)
 from lowering.runtime_calls import call, kernel_worklists, symbol_table_of
 
 
@@ -145,6 +151,12 @@ def _lower_uniform(loop: LoopBase) -> None:
         if isinstance(op, memref.AllocaOp) and not op.operands:
             op.detach()
             body.add_op(op)  # a per-thread buffer: allocate it unguarded
+        elif is_scheduled(op):
+            flush()
+            op.detach()
+            body.add_op(op)
+            assert isinstance(op, ForAllOp)
+            lower_scheduled_edges(op, active, body, table, block_size_of(loop))
         elif isinstance(op, ExclusiveOp):
             flush()
             op.detach()
@@ -228,7 +240,7 @@ def _lower_loop(loop: LoopBase) -> None:
     )
     if not outermost:
         _lower_sequential(loop)
-    elif any(_is_barrier(op) for op in loop.body.block.ops):
+    elif any(_is_barrier(op) or is_scheduled(op) for op in loop.body.block.ops):
         _lower_uniform(loop)
     else:
         _lower_grid_stride(loop)
@@ -267,6 +279,9 @@ class ConvertIrglLoops(ModulePass):
         for worklist_op in worklist_ops:
             _lower_worklist_op(worklist_op)
         # innermost loops first, so each loop still sees the ones around it
-        loops = [o for o in op.walk() if isinstance(o, ForAllOp | ForOp)]
+        # (edge loops marked for nested scheduling go with their ForAll)
+        loops = [
+            o for o in op.walk() if isinstance(o, ForAllOp | ForOp) and not is_scheduled(o)
+        ]
         for loop in reversed(loops):
             _lower_loop(loop)

@@ -37,20 +37,14 @@ class LowerIrgl(ModulePass):
     """Block size of kernels without block-size constraints."""
 
     nested_parallelism: bool = True
-    """Share high-degree edge loops across a warp (irgl-nested-parallelism)."""
-
-    warp_threshold: int = 32
-    """Degree from which a node's edges are shared by the warp."""
+    """Share the edge loops of high-degree nodes across a block or a warp
+    (irgl-nested-parallelism)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         passes: list[ModulePass] = [
             ConvertIrglKernels(block_size=self.block_size),
             ConvertIrglOrchestration(),
-            *(
-                [IrglNestedParallelism(threshold=self.warp_threshold)]
-                if self.nested_parallelism
-                else []
-            ),
+            *([IrglNestedParallelism()] if self.nested_parallelism else []),
             ConvertIrglLoops(),
             ConvertIrglSync(ticket_locks=self.ticket_locks),
             ConvertIrglGraph(),

@@ -1,30 +1,37 @@
-"""irgl-nested-parallelism: schedule a kernel's edge loops across a warp.
+"""irgl-nested-parallelism: schedule a kernel's edge loops across the threads
+of a block, of a warp, or one thread (spec: nested parallelism).
 
 A thread of the outermost ForAll that meets a high-degree node would walk its
-edges alone while its neighbours idle (and, on power-law graphs, the whole
-kernel waits for it). This pass rewrites each inner
-`irgl.forall %e in edges(%g, %n)` of a plain kernel (nested in the outermost
-ForAll through `scf.if`s only) into two phases:
+edges alone while its neighbours idle; on power-law graphs the whole kernel
+then waits for that one thread. This pass marks every inner
+`irgl.forall %e in edges(%g, %n)` that lies directly in the body of a plain
+kernel's outermost ForAll with `irgl.schedule = "nested"`. convert-irgl-loops
+then lowers that outermost ForAll so that every thread runs the same number
+of rounds (idle threads included, so they can help) and lowers each marked
+loop, with `lower_scheduled_edges`, into three phases:
 
-1. warp phase: the lanes that reached the loop together (their mask taken
-   once with `irgl_warp_active`) repeatedly elect, by ballot, one lane whose
-   node has at least `threshold` edges; that lane's edge range and the values
-   its loop body uses are broadcast (`irgl_warp_shfl_*`), and all lanes of
-   the mask share its edges (lane rank, rank + size, ...);
-2. thread phase: every lane walks its own low-degree node sequentially.
+1. block phase: nodes with at least `block_threshold` edges (the kernel's
+   block size): the block elects one such node at a time (`irgl_block_elect`)
+   and all its threads share the node's edges;
+2. warp phase: nodes with at least 32 edges: the lanes of each warp elect one
+   by ballot (`irgl_warp_ballot`, over the mask taken once with
+   `irgl_warp_active`) and share its edges;
+3. thread phase: every thread walks its own small node.
 
-The body is cloned into both phases. Loops whose body uses a per-thread value
-that cannot be broadcast (e.g. a memref made inside the ForAll) are left
-alone, as are kernels that synchronize the grid. Runs after
-convert-irgl-kernels and before convert-irgl-loops.
+The elected node's edge range and the per-thread values that the loop body
+uses are broadcast (`irgl_block_bcast_*`, `irgl_warp_shfl_*`); the body is
+cloned into each phase. Loops whose body needs a per-thread value that cannot
+be broadcast (e.g. a memref made inside the ForAll), and kernels that
+synchronize the grid, are left alone.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, scf
+from xdsl.dialects import arith, gpu, scf
 from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
@@ -32,6 +39,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     ModuleOp,
+    StringAttr,
     i1,
     i32,
 )
@@ -45,13 +53,18 @@ from irgl_dialect.kernels import YieldOp
 from irgl_dialect.loops import ForAllOp
 from irgl_dialect.placement import (
     enclosing_foralls,
+    is_kernel_like,
     kernel_kind_of,
     kernel_uses_grid_sync,
 )
-from lowering.runtime_calls import call, symbol_table_of
+from lowering.runtime_calls import BLOCK_SIZE, GRID_SYNC, call, int_attr
+
+#: Attribute marking an edge loop for nested scheduling.
+SCHEDULE = "irgl.schedule"
+WARP_THRESHOLD = 32
 
 
-def _shuffle_suffix(t: Attribute) -> str | None:
+def _broadcast_suffix(t: Attribute) -> str | None:
     if isinstance(t, IndexType):
         return "index"
     if isinstance(t, IntegerType) and t.width.data in (1, 32, 64):
@@ -63,56 +76,72 @@ def _shuffle_suffix(t: Attribute) -> str | None:
     return None
 
 
-def _is_inside(op: Operation, ancestor: Operation) -> bool:
-    parent = op.parent_op()
-    while parent is not None:
-        if parent is ancestor:
-            return True
-        parent = parent.parent_op()
-    return False
+def is_scheduled(op: Operation) -> bool:
+    """Is `op` an edge loop marked for nested scheduling?"""
+    return isinstance(op, ForAllOp) and SCHEDULE in op.attributes
 
 
-def _defined_inside(value: SSAValue, ancestor: Operation) -> bool:
-    owner = value.owner
-    op = owner if isinstance(owner, Operation) else owner.parent_op()
-    return op is ancestor or (op is not None and _is_inside(op, ancestor))
-
-
-def _live_ins(loop: ForAllOp, outer: ForAllOp) -> list[SSAValue] | None:
-    """Values the loop uses that vary per thread; None if one cannot be
-    broadcast."""
+def _per_thread_values(loop: ForAllOp, varies: Callable[[SSAValue], bool]) -> list[SSAValue] | None:
+    """Values the loop body uses that differ between threads (`varies`);
+    None if one of them cannot be broadcast."""
     found: dict[SSAValue, None] = {}
     for op in loop.body.walk():
         for operand in op.operands:
-            if _defined_inside(operand, loop) or not _defined_inside(operand, outer):
+            if not varies(operand) or isinstance(operand.owner, arith.ConstantOp):
                 continue
-            if isinstance(operand.owner, arith.ConstantOp):
-                continue  # the same on every lane
-            if _shuffle_suffix(operand.type) is None:
+            if _broadcast_suffix(operand.type) is None:
                 return None
             found[operand] = None
     return list(found)
 
 
-def _candidate(loop: ForAllOp) -> ForAllOp | None:
-    """The outermost ForAll of `loop` if the loop can be shared by a warp."""
-    if loop.iterator.data != IteratorKind.EDGES or kernel_kind_of(loop) != "plain":
-        return None
-    foralls = enclosing_foralls(loop)
-    if len(foralls) != 1:
-        return None
-    outer = foralls[0]
-    parent = loop.parent_op()
-    while parent is not outer:
-        if not isinstance(parent, scf.IfOp):
-            return None
+def _in_region_of(value: SSAValue, op: Operation) -> bool:
+    owner = value.owner
+    parent = owner if isinstance(owner, Operation) else owner.parent_op()
+    while parent is not None:
+        if parent is op:
+            return True
         parent = parent.parent_op()
-    return outer
+    return False
+
+
+def _kernel_of(op: Operation) -> Operation | None:
+    parent = op.parent_op()
+    while parent is not None and not is_kernel_like(parent):
+        parent = parent.parent_op()
+    return parent
+
+
+def _synchronizes_grid(op: Operation) -> bool:
+    from irgl_dialect.kernels import KernelOp
+
+    kernel = _kernel_of(op)
+    if isinstance(kernel, KernelOp):
+        return kernel_uses_grid_sync(kernel)
+    return kernel is not None and GRID_SYNC in kernel.attributes
+
+
+def _eligible(loop: ForAllOp) -> bool:
+    if loop.iterator.data != IteratorKind.EDGES or kernel_kind_of(loop) != "plain":
+        return False
+    foralls = enclosing_foralls(loop)
+    if len(foralls) != 1 or loop.parent_op() is not foralls[0]:
+        return False
+    outer = foralls[0]
+    if _synchronizes_grid(outer):
+        return False
+    varies = lambda v: _in_region_of(v, outer) and not _in_region_of(v, loop)  # noqa: E731
+    return _per_thread_values(loop, varies) is not None
 
 
 class _At:
+    """Inserts ops at one insertion point, declaring runtime functions in `table`."""
+
     def __init__(self, at: InsertPoint, table: Operation):
         self.at, self.table = at, table
+
+    def nested(self, at: InsertPoint) -> _At:
+        return _At(at, self.table)
 
     def op(self, op: Operation) -> SSAValue:
         Rewriter.insert_op(op, self.at)
@@ -127,96 +156,152 @@ class _At:
     def const(self, value: int, type: Attribute) -> SSAValue:
         return self.op(arith.ConstantOp(IntegerAttr(value, type)))  # type: ignore[arg-type]
 
+    def both(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(arith.AndIOp(a, b))
+
+    def negate(self, a: SSAValue) -> SSAValue:
+        return self.op(arith.XOrIOp(a, self.const(1, i1)))
+
 
 def _clone_body(loop: ForAllOp, into: Block, mapping: dict[SSAValue, SSAValue]) -> None:
     for op in loop.body.block.ops:
-        if isinstance(op, YieldOp):
-            into.add_op(scf.YieldOp())
-        else:
-            into.add_op(op.clone(value_mapper=mapping))
+        into.add_op(scf.YieldOp() if isinstance(op, YieldOp) else op.clone(value_mapper=mapping))
 
 
-def _rewrite(loop: ForAllOp, outer: ForAllOp, live_ins: list[SSAValue], threshold: int) -> None:
-    table = symbol_table_of(loop)
-    at = _At(InsertPoint.before(loop), table)
-    graph, node = loop.bounds
-    lo = at.op(FirstEdgeOp(graph, node))
-    hi = at.op(LastEdgeOp(graph, node))
-    degree = at.op(arith.SubiOp(hi, lo))
-    big = at.op(arith.CmpiOp(degree, at.const(threshold, IndexType()), "sge"))
-    mask = at.call("irgl_warp_active", [], i32)
-
-    # while (ballot(mask, big && !done)) { share the leader's edges }
+def _shared_phase(
+    at: _At,
+    loop: ForAllOp,
+    live: list[SSAValue],
+    lo: SSAValue,
+    hi: SSAValue,
+    want: SSAValue,
+    elect: Callable[[_At, SSAValue], SSAValue],
+    broadcast: Callable[[_At, SSAValue, SSAValue], SSAValue],
+    rank_and_size: Callable[[_At], tuple[SSAValue, SSAValue]],
+    is_me: Callable[[_At, SSAValue], SSAValue],
+) -> None:
+    """while ((owner = elect(want && !done)) >= 0) { share owner's edges }"""
     before = Block(arg_types=[i1])
-    b = _At(InsertPoint.at_end(before), table)
-    pending = b.op(arith.AndIOp(big, b.op(arith.XOrIOp(before.args[0], b.const(1, i1)))))
-    ballot = b.call("irgl_warp_ballot", [mask, pending], i32)
-    some = b.op(arith.CmpiOp(ballot, b.const(0, i32), "ne"))
-    before.add_op(scf.ConditionOp(some, ballot, before.args[0]))
+    b = at.nested(InsertPoint.at_end(before))
+    owner = elect(b, b.both(want, b.negate(before.args[0])))
+    found = b.op(arith.CmpiOp(owner, b.const(0, i32), "sge"))
+    before.add_op(scf.ConditionOp(found, owner, before.args[0]))
 
     after = Block(arg_types=[i32, i1])
-    a = _At(InsertPoint.at_end(after), table)
-    leader = a.call("irgl_warp_first", [after.args[0]], i32)
+    a = at.nested(InsertPoint.at_end(after))
+    owner = after.args[0]
+    mapping = {value: broadcast(a, value, owner) for value in live}
+    rank, size = rank_and_size(a)
+    start = a.op(arith.AddiOp(broadcast(a, lo, owner), rank))
+    body = Block(arg_types=[IndexType()])
+    mapping[loop.index] = body.args[0]
+    _clone_body(loop, body, mapping)
+    a.stmt(scf.ForOp(start, broadcast(a, hi, owner), size, [], Region(body)))
+    after.add_op(scf.YieldOp(a.op(arith.OrIOp(after.args[1], is_me(a, owner)))))
+    at.stmt(scf.WhileOp([at.const(0, i1)], [i32, i1], Region(before), Region(after)))
 
-    def broadcast(value: SSAValue) -> SSAValue:
-        suffix = _shuffle_suffix(value.type)
-        return a.call(f"irgl_warp_shfl_{suffix}", [mask, value, leader], value.type)
 
-    mapping = {value: broadcast(value) for value in live_ins}
-    start = a.op(arith.AddiOp(broadcast(lo), a.call("irgl_warp_rank", [mask], IndexType())))
-    step = a.call("irgl_warp_size", [mask], IndexType())
-    shared = Block(arg_types=[IndexType()])
-    mapping[loop.index] = shared.args[0]
-    _clone_body(loop, shared, mapping)
-    a.stmt(scf.ForOp(start, broadcast(hi), step, [], Region(shared)))
-    me = a.call("irgl_warp_is_lane", [leader], i1)
-    after.add_op(scf.YieldOp(a.op(arith.OrIOp(after.args[1], me))))
-    Rewriter.insert_op(
-        scf.WhileOp([at.const(0, i1)], [i32, i1], Region(before), Region(after)), at.at
+def lower_scheduled_edges(
+    loop: ForAllOp, active: SSAValue, round_body: Block, table: Operation, block_size: int
+) -> None:
+    """Lower one marked edge loop in a uniform round body (see the module
+    docstring); `active` says whether this thread has an iteration."""
+    at = _At(InsertPoint.before(loop), table)
+    graph, node = loop.bounds
+
+    def varies(value: SSAValue) -> bool:
+        owner = value.owner
+        block = owner.parent_block() if isinstance(owner, Operation) else owner
+        return block is round_body
+
+    live = _per_thread_values(loop, varies)
+    assert live is not None, "irgl-nested-parallelism marked a loop it cannot share"
+
+    # the edge range of an active thread's node; empty for idle threads
+    then, other = Block(), Block()
+    t = at.nested(InsertPoint.at_end(then))
+    then.add_op(scf.YieldOp(t.op(FirstEdgeOp(graph, node)), t.op(LastEdgeOp(graph, node))))
+    o = at.nested(InsertPoint.at_end(other))
+    zero = o.const(0, IndexType())
+    other.add_op(scf.YieldOp(zero, zero))
+    bounds = scf.IfOp(active, [IndexType(), IndexType()], Region(then), Region(other))
+    at.stmt(bounds)
+    lo, hi = bounds.results
+    degree = at.op(arith.SubiOp(hi, lo))
+
+    def at_least(n: int) -> SSAValue:
+        return at.op(arith.CmpiOp(degree, at.const(n, IndexType()), "sge"))
+
+    huge = at_least(block_size)
+    big = at.both(at_least(WARP_THRESHOLD), at.negate(huge))
+
+    def bcast(prefix: str) -> Callable[[_At, SSAValue, SSAValue], SSAValue]:
+        def broadcast(a: _At, value: SSAValue, owner: SSAValue) -> SSAValue:
+            name = f"{prefix}_{_broadcast_suffix(value.type)}"
+            args = [value, owner] if prefix == "irgl_block_bcast" else [mask, value, owner]
+            return a.call(name, args, value.type)
+
+        return broadcast
+
+    # 1. block phase
+    _shared_phase(
+        at, loop, live, lo, hi, huge,
+        elect=lambda b, want: b.call("irgl_block_elect", [want], i32),
+        broadcast=bcast("irgl_block_bcast"),
+        rank_and_size=lambda a: (
+            a.op(gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum.X))),
+            a.op(gpu.BlockDimOp(gpu.DimensionAttr(gpu.DimensionEnum.X))),
+        ),
+        is_me=lambda a, owner: a.op(
+            arith.CmpiOp(
+                a.op(arith.IndexCastOp(a.op(gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum.X))), i32)),
+                owner,
+                "eq",
+            )
+        ),
     )
-
-    # every lane walks its own small node
-    small = at.op(arith.XOrIOp(big, at.const(1, i1)))
+    # 2. warp phase
+    mask = at.call("irgl_warp_active", [], i32)
+    _shared_phase(
+        at, loop, live, lo, hi, big,
+        elect=lambda b, want: b.call(
+            "irgl_warp_first", [b.call("irgl_warp_ballot", [mask, want], i32)], i32
+        ),
+        broadcast=bcast("irgl_warp_shfl"),
+        rank_and_size=lambda a: (
+            a.call("irgl_warp_rank", [mask], IndexType()),
+            a.call("irgl_warp_size", [mask], IndexType()),
+        ),
+        is_me=lambda a, owner: a.call("irgl_warp_is_lane", [owner], i1),
+    )
+    # 3. thread phase
+    small = at.both(active, at.negate(at_least(WARP_THRESHOLD)))
     own = loop.body.block
     loop.body.detach_block(own)
     terminator = own.last_op
     assert isinstance(terminator, YieldOp)
     Rewriter.replace_op(terminator, scf.YieldOp())
-    then = Block()
-    then.add_op(scf.ForOp(lo, hi, at.const(1, IndexType()), [], Region(own)))
-    then.add_op(scf.YieldOp())
-    Rewriter.insert_op(scf.IfOp(small, [], Region(then)), at.at)
+    walk = Block()
+    walk.add_op(scf.ForOp(lo, hi, at.const(1, IndexType()), [], Region(own)))
+    walk.add_op(scf.YieldOp())
+    at.stmt(scf.IfOp(small, [], Region(walk)))
     Rewriter.erase_op(loop)
+
+
+def block_size_of(op: Operation) -> int:
+    """The block size chosen for the kernel around `op` (256 if unknown)."""
+    kernel = _kernel_of(op)
+    return (int_attr(kernel, BLOCK_SIZE) if kernel is not None else None) or 256
 
 
 @dataclass(frozen=True)
 class IrglNestedParallelism(ModulePass):
-    """Share high-degree edge loops across the lanes of a warp (see the
-    module docstring)."""
+    """Mark edge loops for block/warp/thread scheduling (see the module
+    docstring); convert-irgl-loops lowers them."""
 
     name = "irgl-nested-parallelism"
 
-    threshold: int = 32
-    """Nodes with at least this many edges are walked by the whole warp."""
-
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for loop in [o for o in op.walk() if isinstance(o, ForAllOp)]:
-            outer = _candidate(loop)
-            if outer is None or _grid_synchronized(outer):
-                continue
-            live_ins = _live_ins(loop, outer)
-            if live_ins is not None:
-                _rewrite(loop, outer, live_ins, self.threshold)
-
-
-def _grid_synchronized(outer: ForAllOp) -> bool:
-    from xdsl.dialects import gpu
-
-    from irgl_dialect.kernels import KernelOp
-
-    parent = outer.parent_op()
-    while parent is not None and not isinstance(parent, KernelOp | gpu.FuncOp):
-        parent = parent.parent_op()
-    if isinstance(parent, KernelOp):
-        return kernel_uses_grid_sync(parent)
-    return parent is not None and "irgl.grid_sync" in parent.attributes
+            if _eligible(loop):
+                loop.attributes[SCHEDULE] = StringAttr("nested")

@@ -404,6 +404,39 @@ __device__ __forceinline__ bool irgl_warp_shfl_i1(int32_t mask, bool v, int32_t 
   return __shfl_sync(static_cast<unsigned>(mask), static_cast<int>(v), lane) != 0;
 }
 
+// Block cooperation (nested parallelism): called by every thread of the block
+// at the same point (block-uniform control flow).
+
+/// One thread of the block whose `want` is true (the highest index), or -1.
+__device__ __forceinline__ int32_t irgl_block_elect(bool want) {
+  __shared__ int32_t slot;
+  if (threadIdx.x == 0) slot = -1;
+  __syncthreads();
+  if (want) atomicMax(&slot, static_cast<int32_t>(threadIdx.x));
+  __syncthreads();
+  const int32_t owner = slot;
+  __syncthreads();
+  return owner;
+}
+
+/// Thread `owner`'s `v`, for every thread of the block.
+#define IRGL_BLOCK_BCAST(SUFFIX, T)                                           \
+  __device__ __forceinline__ T irgl_block_bcast_##SUFFIX(T v, int32_t owner) { \
+    __shared__ T slot;                                                        \
+    if (static_cast<int32_t>(threadIdx.x) == owner) slot = v;                 \
+    __syncthreads();                                                          \
+    const T r = slot;                                                         \
+    __syncthreads();                                                          \
+    return r;                                                                 \
+  }
+IRGL_BLOCK_BCAST(index, irgl_index)
+IRGL_BLOCK_BCAST(i1, bool)
+IRGL_BLOCK_BCAST(i32, int32_t)
+IRGL_BLOCK_BCAST(i64, int64_t)
+IRGL_BLOCK_BCAST(f32, float)
+IRGL_BLOCK_BCAST(f64, double)
+#undef IRGL_BLOCK_BCAST
+
 /// Global id of the calling thread in a 1-D launch.
 __device__ __forceinline__ irgl_index irgl_global_thread_id() {
   return static_cast<irgl_index>(blockIdx.x) * static_cast<irgl_index>(blockDim.x) +
