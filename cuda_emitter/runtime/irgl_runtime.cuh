@@ -145,6 +145,9 @@ struct Pipe {
   int32_t* items_storage;  // 3 * capacity items, one cudaMalloc
   char* meta_storage;      // 3 * kMetaBytes: per worklist tail + overflow flag
   static constexpr size_t kMetaBytes = 16;  // tail at +0 (8 bytes), flag at +8
+  // Size of `in` as read by the last advance, or -1 when unknown. Kernels
+  // never push to `in`, so it stays valid until `in` changes on the host.
+  irgl_index in_size = -1;
 };
 
 /// An Any/All reduction cell for ReduceAndReturn: one device int flag.
@@ -646,8 +649,9 @@ inline irgl_index read_size(const Pipe* p, const Worklist& wl) {
   return (tail < 0 || tail > p->capacity) ? p->capacity : tail;  // < 0: the counter wrapped
 }
 
-/// Throws the overflow error if any worklist of p has overflowed.
-inline void check_overflow(const Pipe* p) {
+/// Throws the overflow error if any worklist of p has overflowed; returns the
+/// size of `next`, the worklist that becomes `in` (clamped to the capacity).
+inline irgl_index check_overflow(const Pipe* p, const Worklist& next) {
   unsigned char raw[3 * Pipe::kMetaBytes];
   read_meta(p, raw);
   const Worklist* wls[3] = {&p->in, &p->out, &p->retry};
@@ -660,6 +664,8 @@ inline void check_overflow(const Pipe* p) {
                   " pushes in one invocation (pushes past the capacity were dropped); "
                   "increase the worklist size (wlinit size / irgl_pipe_create capacity)");
   }
+  const long long tail = decode_meta(p, next, raw).tail;
+  return (tail < 0 || tail > p->capacity) ? p->capacity : static_cast<irgl_index>(tail);
 }
 
 }  // namespace detail
@@ -739,6 +745,7 @@ inline void irgl_pipe_push_initial(irgl::Pipe* p, irgl_index v) {
   const int32_t item = static_cast<int32_t>(v);
   IRGL_CHECK(cudaMemcpy(p->in.items + n, &item, sizeof(item), cudaMemcpyHostToDevice));
   irgl::detail::write_tail(p, p->in, n + 1);
+  p->in_size = n + 1;
 }
 
 namespace irgl {
@@ -762,6 +769,7 @@ inline void init_from_array(Pipe* p, const T* dev, irgl_index n) {
     }
   }
   write_tail(p, p->in, n);
+  p->in_size = n;
 }
 
 }  // namespace detail
@@ -781,21 +789,27 @@ inline void irgl_pipe_init_from_array_index(irgl::Pipe* p, const irgl_index* dev
 /// reused). Synchronizes; throws the worklist overflow error if a worklist
 /// overflowed (and any pending asynchronous CUDA error).
 inline void irgl_pipe_advance(irgl::Pipe* p) {
-  irgl::detail::check_overflow(p);
+  const irgl_index next = irgl::detail::check_overflow(p, p->out);
   std::swap(p->in, p->out);
   irgl::detail::clear_async(p, p->out);
+  p->in_size = next;
 }
 
 /// After an invocation that used retry: in := retry, retry := empty, out is
 /// kept. Synchronizes; throws the worklist overflow error like advance.
 inline void irgl_pipe_advance_retry(irgl::Pipe* p) {
-  irgl::detail::check_overflow(p);
+  const irgl_index next = irgl::detail::check_overflow(p, p->retry);
   std::swap(p->in, p->retry);
   irgl::detail::clear_async(p, p->retry);
+  p->in_size = next;
 }
 
 /// Number of items in `in` (copies the tail to the host; synchronizes).
-inline irgl_index irgl_pipe_in_size(irgl::Pipe* p) { return irgl::detail::read_size(p, p->in); }
+/// Uses the size read by the last advance when `in` has not changed since.
+inline irgl_index irgl_pipe_in_size(irgl::Pipe* p) {
+  if (p->in_size < 0) p->in_size = irgl::detail::read_size(p, p->in);
+  return p->in_size;
+}
 /// Number of items in `out` (clamped to the capacity; synchronizes).
 inline irgl_index irgl_pipe_out_size(irgl::Pipe* p) { return irgl::detail::read_size(p, p->out); }
 /// Number of items in `retry` (clamped to the capacity; synchronizes).
