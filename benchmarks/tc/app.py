@@ -1,0 +1,45 @@
+"""Triangle counting benchmark: the number of triangles, as a 64-bit count.
+
+Host function: ``@main(%g: !irgl.graph, %count: memref<?xi64>)`` with a
+one-element ``count`` that the program zeroes and then fills; it returns
+nothing.  Graphs are symmetrized and cleaned (no self loops or duplicate
+edges, every adjacency list sorted), which the merge-based kernel relies
+on.  Checked exactly against :func:`irgl_runner.reference.triangle_count`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from irgl_runner.apps import AppSpec, ArraySpec, RunContext
+from irgl_runner.reference import triangle_count
+
+
+def check_count(got: np.ndarray, expected: int) -> str | None:
+    """``None`` if the one-element ``got`` holds ``expected``, else what differs."""
+    got = np.asarray(got).ravel()
+    if got.shape != (1,):
+        return f"count: {got.shape[0]} values, expected 1"
+    if int(got[0]) != expected:
+        return f"count: got {int(got[0])} triangles, expected {expected}"
+    return None
+
+
+def check(ctx: RunContext) -> str | None:
+    """The count must equal the CPU reference exactly."""
+    return check_count(ctx.outputs["count"], triangle_count(ctx.graph))
+
+
+APP = AppSpec(
+    name="tc",
+    mlir=Path(__file__).with_name("tc.mlir"),
+    host_fn="main",
+    outputs=[ArraySpec("count", "int64", init=-1, length=1)],
+    args=lambda ctx: [ctx.device_graph, ctx.arrays["count"]],
+    signature=["graph", "memref"],
+    check=check,
+    weighted=False,
+    uses_source=False,
+)
