@@ -30,7 +30,9 @@ program) and ``app.py``, which defines a module-level ``APP: AppSpec``::
 What ``irgl-bench run APP`` does with it (see :func:`execute`):
 
 1. loads the graph (``symmetrize``/``weighted`` say how) and picks the source;
-2. lowers ``mlir`` to CUDA, compiles and loads it, uploads the graph;
+2. lowers ``mlir`` to CUDA, compiles and loads it, uploads the graph, and
+   builds ``ctx.input = load_input(ctx)`` if the app has a ``load_input``
+   (an input that is not a graph, e.g. the mesh of DMR);
 3. allocates every :class:`ArraySpec` in ``outputs`` on the device;
 4. one warm-up run and ``reps`` timed runs; before each, every array is reset
    from its ``init`` (not timed), then ``args(ctx)`` builds the arguments of
@@ -46,6 +48,7 @@ What ``irgl-bench run APP`` does with it (see :func:`execute`):
 from __future__ import annotations
 
 import importlib.util
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,7 +72,8 @@ __all__ = [
 #: Initial contents of a device array: a scalar fill value, or a function of the run.
 InitValue = int | float | Callable[["RunContext"], np.ndarray]
 
-#: Length of a device array: "nodes", "edges", a number, or a function of the graph.
+#: Length of a device array: "nodes", "edges", "init" (the length of what a
+#: callable ``init`` returns), a number, or a function of the graph.
 Length = str | int | Callable[[CSRGraph], int]
 
 
@@ -86,7 +90,8 @@ class ArraySpec:
       memref element type.
     - ``init``: a scalar fill value, or ``init(ctx) -> ndarray`` of the array's
       length; applied before every run (warm-up and timed ones).
-    - ``length``: ``"nodes"`` (default), ``"edges"``, an int, or ``f(graph)``.
+    - ``length``: ``"nodes"`` (default), ``"edges"``, an int, ``f(graph)``,
+      or ``"init"``: whatever length the callable ``init`` gives.
     - ``read_back``: copy it to ``ctx.outputs`` after the last run (set False
       for scratch arrays).
     """
@@ -107,10 +112,25 @@ class ArraySpec:
             return graph.num_edges
         if isinstance(self.length, int):
             return self.length
+        if self.length == "init":
+            raise AppError(
+                f"array {self.name!r}: length 'init' is known only from init(ctx)"
+            )
         raise AppError(f"array {self.name!r}: bad length {self.length!r}")
 
     def initial(self, ctx: RunContext) -> np.ndarray:
         """The initial host contents for this run."""
+        if self.length == "init":
+            if not callable(self.init):
+                raise AppError(
+                    f"array {self.name!r}: length 'init' needs a callable init"
+                )
+            values = np.asarray(self.init(ctx), dtype=self.dtype)
+            if values.ndim != 1:
+                raise AppError(
+                    f"array {self.name!r}: init gave shape {values.shape}, expected 1-D"
+                )
+            return values
         n = self.size(ctx.graph)
         if callable(self.init):
             values = np.asarray(self.init(ctx), dtype=self.dtype)
@@ -146,6 +166,9 @@ class AppSpec:
     - ``output_array``: which array ``--output`` writes (default: the first
       read-back array).
     - ``params``: free-form constants for ``args``/``check`` (e.g. tolerance).
+    - ``load_input``: ``load_input(ctx) -> object`` builds an input that is not
+      a graph (stored in ``ctx.input`` before the arrays are allocated, once
+      per :func:`execute`); ``None`` for graph apps.
     """
 
     name: str
@@ -161,6 +184,7 @@ class AppSpec:
     uses_source: bool = True
     output_array: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
+    load_input: Callable[[RunContext], Any] | None = None
 
     def __post_init__(self) -> None:
         self.mlir = Path(self.mlir)
@@ -193,6 +217,7 @@ class RunContext:
     outputs: dict[str, np.ndarray] = field(default_factory=dict)
     result: Any = None
     times_ms: list[float] = field(default_factory=list)
+    input: Any = None  # what app.load_input built (e.g. a mesh), if anything
 
     @property
     def params(self) -> dict[str, Any]:
@@ -231,9 +256,13 @@ def execute(
     """
     ctx = RunContext(app, graph, source)
     ctx.device_graph = program.upload_graph(graph)
-    for spec in app.outputs:
-        ctx.arrays[spec.name] = program.alloc(spec.size(graph), np.dtype(spec.dtype))
+    if app.load_input is not None:
+        ctx.input = app.load_input(ctx)
     initial = {spec.name: spec.initial(ctx) for spec in app.outputs}
+    for spec in app.outputs:
+        ctx.arrays[spec.name] = program.alloc(
+            len(initial[spec.name]), np.dtype(spec.dtype)
+        )
     for i in range(warmup + reps):
         for name, values in initial.items():
             ctx.arrays[name].from_numpy(values)
@@ -272,9 +301,16 @@ def load_app(name: str, benchmarks_dir: str | Path | None = None) -> AppSpec:
     if mod_spec is None or mod_spec.loader is None:
         raise AppError(f"cannot import {path}")
     module = importlib.util.module_from_spec(mod_spec)
+    # registered while it runs, as a normal import is (dataclasses need it)
+    previous = sys.modules.get(mod_spec.name)
+    sys.modules[mod_spec.name] = module
     try:
         mod_spec.loader.exec_module(module)
     except Exception as e:
+        if previous is None:
+            sys.modules.pop(mod_spec.name, None)
+        else:
+            sys.modules[mod_spec.name] = previous
         raise AppError(f"{path}: import failed: {type(e).__name__}: {e}") from e
     app = getattr(module, "APP", None)
     if not isinstance(app, AppSpec):
