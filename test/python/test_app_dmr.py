@@ -380,6 +380,7 @@ def test_gpu_refinement_fails_on_overflow() -> None:
     from irgl_runner.api import IrglRuntimeError
 
     assert has_gpu()
-    app = dataclasses.replace(APP, params={**APP.params, "growth": 1.0})
+    # room for the input mesh, far too little for its refinement
+    app = dataclasses.replace(APP, params={**APP.params, "growth": 2.5})
     with pytest.raises(IrglRuntimeError, match="capacity exceeded"):
         execute(app, _program(), _points_graph(20000), reps=1, warmup=0)
