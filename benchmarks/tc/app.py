@@ -3,8 +3,8 @@
 Host function: ``@main(%g: !irgl.graph, %count: memref<?xi64>)`` with a
 one-element ``count`` that the program zeroes and then fills; it returns
 nothing.  Graphs are symmetrized and cleaned (no self loops or duplicate
-edges, every adjacency list sorted), which the merge-based kernel relies
-on.  Checked exactly against :func:`irgl_runner.reference.triangle_count`.
+edges, every adjacency list sorted), which the binary searches of the
+kernel rely on.  Checked exactly against :func:`irgl_runner.reference.triangle_count`.
 """
 
 from __future__ import annotations
