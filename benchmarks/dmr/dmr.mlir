@@ -42,9 +42,9 @@ irgl.cblock "#define DMR_META_SIZE 16"
 // flags[t]: bit 0 deleted; flags[t] / DMR_TRY = times its cavity did not fit
 irgl.cblock "#define DMR_DELETED 1"
 irgl.cblock "#define DMR_TRY 256"
-irgl.cblock "#define DMR_MAX_TRIES 4"
-// lock[DMR_CAV]: the cavity triangles, then their outside neighbours (memref<64xi32> in the kernel)
-irgl.cblock "#define DMR_CAV 64"
+irgl.cblock "#define DMR_MAX_TRIES 8"
+// lock[DMR_CAV]: the cavity triangles, then their outside neighbours (memref<256xi32> in the kernel)
+irgl.cblock "#define DMR_CAV 256"
 irgl.cblock "#define DMR_NB (DMR_CAV + 2)"
 // info[8]: ncav, nlock, split edge (a, b) or (-1, -1), first new triangle, new triangles, new point
 irgl.cblock "#define DMR_INFO 8"
@@ -334,7 +334,7 @@ irgl.kernel @identify_bad_triangles(%xy: memref<?xf64>, %tri: memref<?xi32>, %fl
 // cavities and the triangles around them with Exclusive; the winners
 // re-triangulate and push the new bad triangles (and their own triangle if a
 // boundary split left it alive), the losers retry. A cavity that does not fit
-// the 64-entry lock array is postponed to the next invocation (at most
+// the 256-entry lock array is postponed to the next invocation (at most
 // DMR_MAX_TRIES times, then given up and counted).
 irgl.kernel @refine(%xy: memref<?xf64>, %tri: memref<?xi32>, %nbr: memref<?xi32>, %flags: memref<?xi32>, %meta: memref<?xi32>, %claims: memref<?xi32>) {
   %zero = arith.constant 0 : i32
@@ -342,11 +342,11 @@ irgl.kernel @refine(%xy: memref<?xf64>, %tri: memref<?xi32>, %nbr: memref<?xi32>
   %failed = arith.constant -2 : i32
   %c5 = arith.constant 5 : index
   irgl.forall %slot in worklist {
-    %lock = memref.alloca() : memref<64xi32>
+    %lock = memref.alloca() : memref<256xi32>
     %info = memref.alloca() : memref<8xi32>
     %pt = memref.alloca() : memref<2xf64>
     %t = irgl.wl.pop %slot
-    %status = irgl.cexpr "dmr_build_cavity($0, $1, $2, $3, $4, $5, $6, $7)" (%t, %xy, %tri, %nbr, %flags, %lock, %info, %pt : index, memref<?xf64>, memref<?xi32>, memref<?xi32>, memref<?xi32>, memref<64xi32>, memref<8xi32>, memref<2xf64>) : i32
+    %status = irgl.cexpr "dmr_build_cavity($0, $1, $2, $3, $4, $5, $6, $7)" (%t, %xy, %tri, %nbr, %flags, %lock, %info, %pt : index, memref<?xf64>, memref<?xi32>, memref<?xi32>, memref<?xi32>, memref<256xi32>, memref<8xi32>, memref<2xf64>) : i32
     %go = arith.cmpi sgt, %status, %zero : i32
     %n32 = arith.maxsi %status, %zero : i32
     %n = arith.index_cast %n32 : i32 to index
@@ -361,9 +361,9 @@ irgl.kernel @refine(%xy: memref<?xf64>, %tri: memref<?xi32>, %nbr: memref<?xi32>
     scf.if %has_failed {
       irgl.cblock "atomicAdd(&$0[DMR_GAVE_UP], 1);" (%meta : memref<?xi32>)
     }
-    irgl.exclusive %claims array(%lock[%n]) : memref<?xi32>, memref<64xi32> {
+    irgl.exclusive %claims array(%lock[%n]) : memref<?xi32>, memref<256xi32> {
       scf.if %go {
-        %first = irgl.cexpr "dmr_retriangulate($0, $1, $2, $3, $4, $5, $6, $7)" (%xy, %tri, %nbr, %flags, %meta, %lock, %info, %pt : memref<?xf64>, memref<?xi32>, memref<?xi32>, memref<?xi32>, memref<?xi32>, memref<64xi32>, memref<8xi32>, memref<2xf64>) : i32
+        %first = irgl.cexpr "dmr_retriangulate($0, $1, $2, $3, $4, $5, $6, $7)" (%xy, %tri, %nbr, %flags, %meta, %lock, %info, %pt : memref<?xf64>, memref<?xi32>, memref<?xi32>, memref<?xi32>, memref<?xi32>, memref<256xi32>, memref<8xi32>, memref<2xf64>) : i32
         %done = arith.cmpi sge, %first, %zero : i32
         scf.if %done {
           %lo = arith.index_cast %first : i32 to index
