@@ -186,22 +186,19 @@ irgl.cblock "  }"
 irgl.cblock "  return true;"
 irgl.cblock "}"
 
-// Build the cavity that fixes the bad triangle t: insert its circumcenter c, or, when c lies outside the domain or
-// encroaches a domain-boundary edge of its cavity (Ruppert), that edge's midpoint. Fills lock (the cavity, then its
-// outside neighbours), info and pt (the new point). Returns the number of triangles to lock; 0 if t is deleted or no
-// longer bad; DMR_TOO_BIG if the cavity does not fit; DMR_FAILED on a numerical failure. Reads the mesh only.
-irgl.cblock "DMR_HD int dmr_build_cavity(int t, const double* xy, const int* tri, const int* nbr, const int* flags, int* lock,"
-irgl.cblock "                            int* info, double* pt) {"
-irgl.cblock "  if (!dmr_alive_and_bad(xy, tri, flags, t)) return 0;"
-irgl.cblock "  double px, py;"
-irgl.cblock "  dmr_circumcenter(xy, tri, t, &px, &py);"
-irgl.cblock "  if (!isfinite(px) || !isfinite(py)) return DMR_FAILED;"
+// The cavity that inserts (px, py) to fix the bad triangle t, or, with `ruppert`, when the point lies outside the
+// domain or encroaches a domain-boundary edge of its cavity, that edge's midpoint. Fills lock (the cavity, then its
+// outside neighbours), info and pt (the new point). Returns the number of triangles to lock; DMR_TOO_BIG if the
+// cavity does not fit; DMR_FAILED on a numerical failure. Reads the mesh only.
+irgl.cblock "DMR_HD int dmr_cavity_at(int t, const double* xy, const int* tri, const int* nbr, double px, double py,"
+irgl.cblock "                         bool ruppert, int* lock, int* info, double* pt) {"
 irgl.cblock "  int s, e, ncav = 0;"
 irgl.cblock "  if (!dmr_locate(xy, tri, nbr, t, px, py, &s, &e)) return DMR_FAILED;"
+irgl.cblock "  if (e >= 0 && !ruppert) return DMR_FAILED;"
 irgl.cblock "  if (e < 0) {"
 irgl.cblock "    ncav = dmr_grow(xy, tri, nbr, s, px, py, lock);"
 irgl.cblock "    if (ncav < 0) return DMR_TOO_BIG;"
-irgl.cblock "    for (int i = 0; i < 3 * ncav && e < 0; ++i) {"
+irgl.cblock "    for (int i = 0; ruppert && i < 3 * ncav && e < 0; ++i) {"
 irgl.cblock "      int k = lock[i / 3], j = i % 3;"
 irgl.cblock "      if (nbr[3 * k + j] < 0 && dmr_encroaches(xy, tri[3 * k + j], tri[3 * k + (j + 1) % 3], px, py)) {"
 irgl.cblock "        s = k;"
@@ -235,6 +232,28 @@ irgl.cblock "  info[3] = sb;"
 irgl.cblock "  pt[0] = px;"
 irgl.cblock "  pt[1] = py;"
 irgl.cblock "  return nlock;"
+irgl.cblock "}"
+
+// The cavity for t's circumcenter (with Ruppert's boundary splits); when that fails numerically (a nearly
+// degenerate fan), for points moved halfway to t's centroid and onto it: they lie in t's circumcircle too, so
+// inserting them also removes t.
+irgl.cblock "DMR_HD int dmr_build_cavity(int t, const double* xy, const int* tri, const int* nbr, const int* flags, int* lock,"
+irgl.cblock "                            int* info, double* pt) {"
+irgl.cblock "  if (!dmr_alive_and_bad(xy, tri, flags, t)) return 0;"
+irgl.cblock "  double cx, cy;"
+irgl.cblock "  dmr_circumcenter(xy, tri, t, &cx, &cy);"
+irgl.cblock "  if (!isfinite(cx) || !isfinite(cy)) return DMR_FAILED;"
+irgl.cblock "  double gx = 0.0, gy = 0.0;"
+irgl.cblock "  for (int j = 0; j < 3; ++j) {"
+irgl.cblock "    gx += xy[2 * tri[3 * t + j]] / 3.0;"
+irgl.cblock "    gy += xy[2 * tri[3 * t + j] + 1] / 3.0;"
+irgl.cblock "  }"
+irgl.cblock "  int status = DMR_FAILED;"
+irgl.cblock "  for (int attempt = 0; attempt < 3 && status == DMR_FAILED; ++attempt) {"
+irgl.cblock "    double lam = 0.5 * attempt;"
+irgl.cblock "    status = dmr_cavity_at(t, xy, tri, nbr, cx + lam * (gx - cx), cy + lam * (gy - cy), attempt == 0, lock, info, pt);"
+irgl.cblock "  }"
+irgl.cblock "  return status;"
 irgl.cblock "}"
 
 // Replace the cavity (locked by the caller) by a fan of new triangles around the new point, which are allocated
