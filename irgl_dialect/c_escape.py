@@ -32,7 +32,8 @@ from irgl_dialect.runtime import check_placeholders
 class CBlockOp(IRDLOperation):
     """C statements (spec: CBlock); at module level they go to file scope.
 
-        irgl.cblock "printf(\\"bad: %d\\\\n\\", $0);" (%n : i32) reads(%mesh : memref<?xi32>)
+    irgl.cblock "printf(\\"bad: %d\\\\n\\", $0);" (%n : i32)
+        reads(%mesh : memref<?xi32>)
     """
 
     name = "irgl.cblock"
@@ -76,8 +77,8 @@ class CBlockOp(IRDLOperation):
 class CExprOp(IRDLOperation):
     """A C expression with a typed result (spec: CExpr).
 
-        %inf = irgl.cexpr "INF" : i32
-        %m = irgl.cexpr "max($0, $1)" (%a, %b : i32, i32) : i32
+    %inf = irgl.cexpr "INF" : i32
+    %m = irgl.cexpr "max($0, $1)" (%a, %b : i32, i32) : i32
     """
 
     name = "irgl.cexpr"
@@ -138,7 +139,7 @@ class _CDeclBase(IRDLOperation):
 class CDeclOp(_CDeclBase):
     """A C variable declared in a kernel body (spec: CDecl).
 
-        irgl.cdecl "int" "count" = "0"
+    irgl.cdecl "int" "count" = "0"
     """
 
     name = "irgl.cdecl"
@@ -161,7 +162,7 @@ class CDeclGlobalOp(_CDeclBase):
 class NamesOp(IRDLOperation):
     """Import C names (e.g. `#define`d constants) for use in C text (spec: Names).
 
-        irgl.names ["INF", "MAXDEG"]
+    irgl.names ["INF", "MAXDEG"]
     """
 
     name = "irgl.names"
@@ -189,7 +190,7 @@ class NamesOp(IRDLOperation):
 class NopOp(IRDLOperation):
     """Does nothing (spec: NOP).
 
-        irgl.nop
+    irgl.nop
     """
 
     name = "irgl.nop"

@@ -81,7 +81,8 @@ class LoopBase(IRDLOperation):
             types[0], GraphType
         ):
             raise VerifyException(
-                f"'{self.name}' over {kind.value} iterates a !irgl.graph, got {types[0]}"
+                f"'{self.name}' over {kind.value} iterates a !irgl.graph, "
+                f"got {types[0]}"
             )
         if kind == IteratorKind.EDGES and types[1] != IndexType():
             raise VerifyException(f"'{self.name}' edges(%g, %n) needs an index node")
@@ -116,7 +117,8 @@ class LoopBase(IRDLOperation):
             if kind in (IteratorKind.NODES, IteratorKind.EDGES) and unresolved:
                 types[0] = GraphType()
             bounds = [
-                parser.resolve_operand(u, t) for u, t in zip(unresolved, types)
+                parser.resolve_operand(u, t)
+                for u, t in zip(unresolved, types, strict=True)
             ]
         attrs = parser.parse_optional_attr_dict_with_keyword()
         op = cls(kind, bounds, parse_body(parser, [index]))
@@ -162,7 +164,7 @@ class ForAllOp(LoopBase):
 class ForOp(LoopBase):
     """Traverse the iterator sequentially (spec: For).
 
-        irgl.for %i in range(%c0, %n) { ... }
+    irgl.for %i in range(%c0, %n) { ... }
     """
 
     name = "irgl.for"

@@ -49,10 +49,10 @@ def enclosing_kernel(op: Operation) -> KernelOp | None:
 
 def enclosing_foralls(op: Operation) -> list[ForAllOp]:
     """The irgl.forall ops around `op`, innermost first, up to its kernel."""
+    from xdsl.dialects import func, gpu
+
     from irgl_dialect.kernels import KernelOp
     from irgl_dialect.loops import ForAllOp
-
-    from xdsl.dialects import func, gpu
 
     result: list[ForAllOp] = []
     parent = op.parent_op()

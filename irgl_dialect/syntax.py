@@ -17,7 +17,9 @@ def add_implicit_yield(region: Region) -> None:
 
     for block in region.blocks:
         last = block.last_op
-        if last is None or not last.has_trait(IsTerminator, value_if_unregistered=False):
+        if last is None or not last.has_trait(
+            IsTerminator, value_if_unregistered=False
+        ):
             block.add_op(YieldOp())
 
 

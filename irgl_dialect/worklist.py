@@ -19,7 +19,7 @@ from irgl_dialect.placement import RULE_POP, require_plain_kernel, rule_error
 class PopOp(IRDLOperation):
     """The work item at a slot of the incoming worklist (spec: `wl.pop(i)`).
 
-        %n = irgl.wl.pop %i
+    %n = irgl.wl.pop %i
     """
 
     name = "irgl.wl.pop"
@@ -52,7 +52,7 @@ class PopOp(IRDLOperation):
 class PushOp(IRDLOperation):
     """Append a work item to the outgoing worklist (spec: `wl.push(x)`).
 
-        irgl.wl.push %dst
+    irgl.wl.push %dst
     """
 
     name = "irgl.wl.push"

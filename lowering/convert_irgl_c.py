@@ -28,7 +28,9 @@ from irgl_dialect.runtime import CBlockOp, CDeclOp, CExprOp, CGlobalOp
 
 class LowerCBlock(RewritePattern):
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: c_escape.CBlockOp, rewriter: PatternRewriter) -> None:
+    def match_and_rewrite(
+        self, op: c_escape.CBlockOp, rewriter: PatternRewriter
+    ) -> None:
         if isinstance(op.parent_op(), ModuleOp):
             rewriter.replace_op(op, CGlobalOp(op.text.data))
         else:
@@ -37,13 +39,17 @@ class LowerCBlock(RewritePattern):
 
 class LowerCExpr(RewritePattern):
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: c_escape.CExprOp, rewriter: PatternRewriter) -> None:
+    def match_and_rewrite(
+        self, op: c_escape.CExprOp, rewriter: PatternRewriter
+    ) -> None:
         rewriter.replace_op(op, CExprOp(op.text.data, list(op.args), op.result.type))
 
 
 class LowerCDecl(RewritePattern):
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: c_escape.CDeclOp, rewriter: PatternRewriter) -> None:
+    def match_and_rewrite(
+        self, op: c_escape.CDeclOp, rewriter: PatternRewriter
+    ) -> None:
         init = op.init.data if op.init is not None else None
         rewriter.replace_op(op, CDeclOp(op.c_type.data, op.var_name.data, init))
 

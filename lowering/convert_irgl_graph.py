@@ -77,8 +77,12 @@ class ConvertIrglGraph(ModulePass):
     name = "convert-irgl-graph"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(LowerGraphAccessor(), apply_recursively=False).rewrite_module(op)
-        PatternRewriteWalker(GreedyRewritePatternApplier([GraphToHandle()])).rewrite_module(op)
+        PatternRewriteWalker(
+            LowerGraphAccessor(), apply_recursively=False
+        ).rewrite_module(op)
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([GraphToHandle()])
+        ).rewrite_module(op)
         for inner in op.walk():
             if isinstance(inner, func.FuncOp | gpu.FuncOp):
                 inner.function_type = _convert_signature(inner.function_type)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func, gpu
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, UnitAttr, i32
-from xdsl.ir import Attribute, Operation, Region
+from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
@@ -89,7 +89,10 @@ def _lower_function(kernel: KernelOp, container: gpu.ModuleOp | None) -> None:
             Rewriter.replace_op(op, func.ReturnOp(*op.values))
     function = func.FuncOp(
         kernel.sym_name.data,
-        (list(kernel.function_type.inputs.data), list(kernel.function_type.outputs.data)),
+        (
+            list(kernel.function_type.inputs.data),
+            list(kernel.function_type.outputs.data),
+        ),
         body,
     )
     if container is None:

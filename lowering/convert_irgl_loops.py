@@ -161,7 +161,9 @@ def _lower_uniform(loop: LoopBase) -> None:
             flush()
             op.detach()
             body.add_op(op)
-            priority = _Builder(InsertPoint.before(op)).op(arith.AddiOp(tid, b.index(1)))
+            priority = _Builder(InsertPoint.before(op)).op(
+                arith.AddiOp(tid, b.index(1))
+            )
             lower_exclusive(op, active, priority, table)
         elif _is_barrier(op):
             flush()
@@ -215,7 +217,7 @@ def _guard(ops: list[Operation], active: SSAValue) -> scf.IfOp:
         Region(then_block),
         Region(else_block) if escaping else None,
     )
-    replacement = dict(zip(escaping, guarded.results))
+    replacement = dict(zip(escaping, guarded.results, strict=True))
     for result, use in outside_uses:
         use.operation.operands[use.index] = replacement[result]
     return guarded
@@ -281,7 +283,9 @@ class ConvertIrglLoops(ModulePass):
         # innermost loops first, so each loop still sees the ones around it
         # (edge loops marked for nested scheduling go with their ForAll)
         loops = [
-            o for o in op.walk() if isinstance(o, ForAllOp | ForOp) and not is_scheduled(o)
+            o
+            for o in op.walk()
+            if isinstance(o, ForAllOp | ForOp) and not is_scheduled(o)
         ]
         for loop in reversed(loops):
             _lower_loop(loop)

@@ -74,12 +74,18 @@ class _HostBuilder:
         return op
 
     def const_index(self, value: int) -> SSAValue:
-        return self.insert(arith.ConstantOp.from_int_and_width(value, IndexType())).results[0]
+        return self.insert(
+            arith.ConstantOp.from_int_and_width(value, IndexType())
+        ).results[0]
 
     def const_bool(self, value: bool) -> SSAValue:
-        return self.insert(arith.ConstantOp.from_int_and_width(int(value), 1)).results[0]
+        return self.insert(arith.ConstantOp.from_int_and_width(int(value), 1)).results[
+            0
+        ]
 
-    def call(self, name: str, args: Sequence[SSAValue], results: Sequence = ()) -> Sequence[SSAValue]:
+    def call(
+        self, name: str, args: Sequence[SSAValue], results: Sequence = ()
+    ) -> Sequence[SSAValue]:
         return call(name, args, results, self.at).results
 
     def not_empty(self, size: SSAValue) -> SSAValue:
@@ -167,7 +173,9 @@ class _Lowering:
             array_type = op.initial_array.type
             assert isinstance(array_type, MemRefType)
             element = array_type.element_type
-            suffix = "index" if isinstance(element, IndexType) else f"i{_width(element)}"
+            suffix = (
+                "index" if isinstance(element, IndexType) else f"i{_width(element)}"
+            )
             builder.call(
                 f"irgl_pipe_init_from_array_{suffix}",
                 [pipe, op.initial_array, op.initial_count],
@@ -226,7 +234,11 @@ class _Lowering:
                 extra.append(cell)
             at.insert(
                 gpu.LaunchFuncOp(
-                    symbol, [grid, one, one], [block_size, one, one], None, operands + extra
+                    symbol,
+                    [grid, one, one],
+                    [block_size, one, one],
+                    None,
+                    operands + extra,
                 )
             )
 
@@ -276,7 +288,9 @@ class _Lowering:
         carried_types = [v.type for v in inits]
 
         first = (
-            builder.not_empty(builder.call("irgl_pipe_in_size", [pipe], [IndexType()])[0])
+            builder.not_empty(
+                builder.call("irgl_pipe_in_size", [pipe], [IndexType()])[0]
+            )
             if uses_worklist and pipe is not None
             else builder.const_bool(True)
         )
@@ -296,7 +310,7 @@ class _Lowering:
 
         # launch at the top of the body, with the current carried values
         args = list(op.args)
-        for position, value in zip(positions, after_block.args):
+        for position, value in zip(positions, after_block.args, strict=True):
             args[position] = value
         top = after_block.first_op
         assert top is not None
@@ -314,7 +328,7 @@ class _Lowering:
             end, op, uses_worklist, pipe, result, terminator
         )
         Rewriter.replace_op(terminator, scf.YieldOp(keep_going, *terminator.values))
-        for old, new in zip(op.results_, loop.results):
+        for old, new in zip(op.results_, loop.results, strict=True):
             old.replace_all_uses_with(new)
         if owned is not None:
             after = _HostBuilder.before(op)
@@ -337,7 +351,9 @@ class _Lowering:
         if op.term_cond is not None and result is not None:
             value = result
             if op.term_cond.data == TermCond.UNTIL:
-                value = end.insert(arith.XOrIOp(result, end.const_bool(True))).results[0]
+                value = end.insert(arith.XOrIOp(result, end.const_bool(True))).results[
+                    0
+                ]
             conditions.append(value)
         condition = conditions[0] if conditions else end.const_bool(True)
         for other in conditions[1:]:
@@ -367,7 +383,9 @@ class _Lowering:
             before = Block(arg_types=[i1])
             before.add_op(scf.ConditionOp(before.args[0]))
             op.body.detach_block(body)
-            loop = scf.WhileOp([builder.const_bool(True)], [], Region(before), Region(body))
+            loop = scf.WhileOp(
+                [builder.const_bool(True)], [], Region(before), Region(body)
+            )
             builder.insert(loop)
             for inner in list(body.ops):
                 if inner is not terminator:
@@ -406,4 +424,3 @@ class ConvertIrglOrchestration(ModulePass):
         for function in list(op.body.block.ops):
             if isinstance(function, func.FuncOp) and function.body.blocks:
                 _Lowering(op, function).lower_region(function.body, None)
-

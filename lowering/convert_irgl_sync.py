@@ -110,7 +110,9 @@ def _lower_atomic(op: AtomicOp, ticket_locks: bool) -> None:
         Rewriter.erase_op(op)
         return
     assert body.last_op is not None
-    at.nested(InsertPoint.before(body.last_op)).call("irgl_lock_release", [locks, index])
+    at.nested(InsertPoint.before(body.last_op)).call(
+        "irgl_lock_release", [locks, index]
+    )
     if not op.blocking:
         (got,) = at.call("irgl_lock_try", [locks, index], [i1])
         else_block = _body_block(op.else_body)
@@ -138,15 +140,21 @@ def _for_each_element(
     """Emit a loop over the elements named by an Exclusive; `make_body(b,
     element, carried)` returns the next carried values."""
     if op.form.data == ExclusiveForm.ARRAY:
-        start, end, step = at.const(0, IndexType()), op.range[0], at.const(1, IndexType())
+        start, end, step = (
+            at.const(0, IndexType()),
+            op.range[0],
+            at.const(1, IndexType()),
+        )
     else:
         start, end, step = op.range
     carried = init or []
     block = Block(arg_types=[IndexType(), *[v.type for v in carried]])
     b = at.nested(InsertPoint.at_end(block))
     raw = b.op(memref.LoadOp.get(op.items, [block.args[0]]))
-    element = raw if isinstance(raw.type, IndexType) else b.op(
-        arith.IndexCastOp(raw, IndexType())
+    element = (
+        raw
+        if isinstance(raw.type, IndexType)
+        else b.op(arith.IndexCastOp(raw, IndexType()))
     )
     nexts = make_body(b, element, list(block.args[1:]))
     block.add_op(scf.YieldOp(*nexts))
@@ -173,7 +181,9 @@ def lower_exclusive(
         Rewriter.insert_op(scf.IfOp(active, [], Region(block)), at.at)
 
     def all_mine(b: _At) -> SSAValue:
-        def check(inner: _At, element: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
+        def check(
+            inner: _At, element: SSAValue, carried: list[SSAValue]
+        ) -> list[SSAValue]:
             (value,) = inner.call("irgl_claim_read", [claims, element], [i32])
             mine = inner.op(arith.CmpiOp(value, prio, "eq"))
             return [inner.op(arith.AndIOp(carried[0], mine))]

@@ -55,5 +55,6 @@ class LowerIrgl(ModulePass):
         left = [inner.name for inner in op.walk() if inner.name.startswith("irgl.")]
         if left:
             raise DiagnosticException(
-                f"lower-irgl left irgl operations behind: {', '.join(sorted(set(left)))}"
+                "lower-irgl left irgl operations behind: "
+                + ", ".join(sorted(set(left)))
             )

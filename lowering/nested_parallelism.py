@@ -81,7 +81,9 @@ def is_scheduled(op: Operation) -> bool:
     return isinstance(op, ForAllOp) and SCHEDULE in op.attributes
 
 
-def _per_thread_values(loop: ForAllOp, varies: Callable[[SSAValue], bool]) -> list[SSAValue] | None:
+def _per_thread_values(
+    loop: ForAllOp, varies: Callable[[SSAValue], bool]
+) -> list[SSAValue] | None:
     """Values the loop body uses that differ between threads (`varies`);
     None if one of them cannot be broadcast."""
     found: dict[SSAValue, None] = {}
@@ -165,7 +167,9 @@ class _At:
 
 def _clone_body(loop: ForAllOp, into: Block, mapping: dict[SSAValue, SSAValue]) -> None:
     for op in loop.body.block.ops:
-        into.add_op(scf.YieldOp() if isinstance(op, YieldOp) else op.clone(value_mapper=mapping))
+        into.add_op(
+            scf.YieldOp() if isinstance(op, YieldOp) else op.clone(value_mapper=mapping)
+        )
 
 
 def _shared_phase(
@@ -202,7 +206,11 @@ def _shared_phase(
 
 
 def lower_scheduled_edges(
-    loop: ForAllOp, active: SSAValue, round_body: Block, table: Operation, block_size: int
+    loop: ForAllOp,
+    active: SSAValue,
+    round_body: Block,
+    table: Operation,
+    block_size: int,
 ) -> None:
     """Lower one marked edge loop in a uniform round body (see the module
     docstring); `active` says whether this thread has an iteration."""
@@ -220,7 +228,9 @@ def lower_scheduled_edges(
     # the edge range of an active thread's node; empty for idle threads
     then, other = Block(), Block()
     t = at.nested(InsertPoint.at_end(then))
-    then.add_op(scf.YieldOp(t.op(FirstEdgeOp(graph, node)), t.op(LastEdgeOp(graph, node))))
+    then.add_op(
+        scf.YieldOp(t.op(FirstEdgeOp(graph, node)), t.op(LastEdgeOp(graph, node)))
+    )
     o = at.nested(InsertPoint.at_end(other))
     zero = o.const(0, IndexType())
     other.add_op(scf.YieldOp(zero, zero))
@@ -238,14 +248,21 @@ def lower_scheduled_edges(
     def bcast(prefix: str) -> Callable[[_At, SSAValue, SSAValue], SSAValue]:
         def broadcast(a: _At, value: SSAValue, owner: SSAValue) -> SSAValue:
             name = f"{prefix}_{_broadcast_suffix(value.type)}"
-            args = [value, owner] if prefix == "irgl_block_bcast" else [mask, value, owner]
+            args = (
+                [value, owner] if prefix == "irgl_block_bcast" else [mask, value, owner]
+            )
             return a.call(name, args, value.type)
 
         return broadcast
 
     # 1. block phase
     _shared_phase(
-        at, loop, live, lo, hi, huge,
+        at,
+        loop,
+        live,
+        lo,
+        hi,
+        huge,
         elect=lambda b, want: b.call("irgl_block_elect", [want], i32),
         broadcast=bcast("irgl_block_bcast"),
         rank_and_size=lambda a: (
@@ -254,7 +271,12 @@ def lower_scheduled_edges(
         ),
         is_me=lambda a, owner: a.op(
             arith.CmpiOp(
-                a.op(arith.IndexCastOp(a.op(gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum.X))), i32)),
+                a.op(
+                    arith.IndexCastOp(
+                        a.op(gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum.X))),
+                        i32,
+                    )
+                ),
                 owner,
                 "eq",
             )
@@ -263,7 +285,12 @@ def lower_scheduled_edges(
     # 2. warp phase
     mask = at.call("irgl_warp_active", [], i32)
     _shared_phase(
-        at, loop, live, lo, hi, big,
+        at,
+        loop,
+        live,
+        lo,
+        hi,
+        big,
         elect=lambda b, want: b.call(
             "irgl_warp_first", [b.call("irgl_warp_ballot", [mask, want], i32)], i32
         ),

@@ -49,7 +49,12 @@ def symbol_table_of(op: Operation) -> Operation:
     return parent
 
 
-def declare(table: Operation, name: str, inputs: Sequence[Attribute], outputs: Sequence[Attribute]) -> None:
+def declare(
+    table: Operation,
+    name: str,
+    inputs: Sequence[Attribute],
+    outputs: Sequence[Attribute],
+) -> None:
     """Add `func.func private @name(inputs) -> outputs` to `table` once."""
     block = table.regions[0].block
     for existing in block.ops:
@@ -100,7 +105,8 @@ def enclosing_gpu_func(op: Operation) -> gpu.FuncOp:
         parent = parent.parent_op()
     if parent is None:
         raise DiagnosticException(
-            f"'{op.name}' must be lowered inside a kernel: run convert-irgl-kernels first"
+            f"'{op.name}' must be lowered inside a kernel: "
+            "run convert-irgl-kernels first"
         )
     return parent
 

@@ -15,7 +15,9 @@ from irgl_runner.reference import INF, compare_exact, sssp_distances
 
 def check(ctx: RunContext) -> str | None:
     """Distances must equal the CPU reference exactly (unreachable = INF)."""
-    return compare_exact("dist", ctx.outputs["dist"], sssp_distances(ctx.graph, ctx.source))
+    return compare_exact(
+        "dist", ctx.outputs["dist"], sssp_distances(ctx.graph, ctx.source)
+    )
 
 
 APP = AppSpec(
