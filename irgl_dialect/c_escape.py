@@ -11,21 +11,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, UnitAttr
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
     irdl_op_definition,
     opt_prop_def,
     prop_def,
-    result_def,
     traits_def,
     var_operand_def,
 )
 from xdsl.traits import HasParent
 from xdsl.utils.exceptions import VerifyException
 
-from irgl_dialect.runtime import check_placeholders
+from irgl_dialect.runtime import CExprBase, check_placeholders
 
 
 @irdl_op_definition
@@ -74,7 +73,7 @@ class CBlockOp(IRDLOperation):
 
 
 @irdl_op_definition
-class CExprOp(IRDLOperation):
+class CExprOp(CExprBase):
     """A C expression with a typed result (spec: CExpr).
 
     %inf = irgl.cexpr "INF" : i32
@@ -82,24 +81,6 @@ class CExprOp(IRDLOperation):
     """
 
     name = "irgl.cexpr"
-
-    text = prop_def(StringAttr)
-    args = var_operand_def()
-    result = result_def()
-
-    assembly_format = (
-        "$text (`(` $args^ `:` type($args) `)`)? attr-dict `:` type($result)"
-    )
-
-    def __init__(self, text: str, args: Sequence[SSAValue], result_type: Attribute):
-        super().__init__(
-            operands=[args],
-            properties={"text": StringAttr(text)},
-            result_types=[result_type],
-        )
-
-    def verify_(self) -> None:
-        check_placeholders(self.text.data, len(self.args), self.name)
 
 
 class _CDeclBase(IRDLOperation):

@@ -125,11 +125,9 @@ class CBlockOp(IRDLOperation):
         check_placeholders(self.text.data, len(self.args), self.name)
 
 
-@irdl_op_definition
-class CExprOp(IRDLOperation):
-    """A C expression of the result type; `$0`, `$1`, ... name the operands."""
-
-    name = "irgl_rt.c_expr"
+class CExprBase(IRDLOperation):
+    """A C expression of the result type; `$0`, `$1`, ... name the operands
+    (shared by `irgl.cexpr` and `irgl_rt.c_expr`)."""
 
     text = prop_def(StringAttr)
     args = var_operand_def()
@@ -148,6 +146,13 @@ class CExprOp(IRDLOperation):
 
     def verify_(self) -> None:
         check_placeholders(self.text.data, len(self.args), self.name)
+
+
+@irdl_op_definition
+class CExprOp(CExprBase):
+    """A C expression of the result type; `$0`, `$1`, ... name the operands."""
+
+    name = "irgl_rt.c_expr"
 
 
 @irdl_op_definition
