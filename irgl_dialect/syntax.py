@@ -39,8 +39,3 @@ def print_body(printer: Printer, region: Region, *, terminator: bool = False) ->
         print_empty_block=False,
         print_block_terminators=terminator,
     )
-
-
-def print_operand_list(printer: Printer, operands: Sequence[object]) -> None:
-    """Print `%a, %b` (no delimiters)."""
-    printer.print_list(operands, printer.print_operand)  # type: ignore[arg-type]

@@ -139,11 +139,12 @@ def kernel_module(module: ModuleOp) -> gpu.ModuleOp:
     for op in module.body.block.ops:
         if isinstance(op, gpu.ModuleOp) and op.sym_name.data == KERNEL_MODULE:
             return op
-    from xdsl.dialects.builtin import SymbolRefAttr, UnitAttr
+    from xdsl.dialects.builtin import UnitAttr
     from xdsl.ir import Block, Region
 
-    kernels = gpu.ModuleOp(SymbolRefAttr(KERNEL_MODULE), Region(Block()))  # type: ignore[arg-type]
-    kernels.properties["sym_name"] = StringAttr(KERNEL_MODULE)
+    kernels = gpu.ModuleOp.create(
+        properties={"sym_name": StringAttr(KERNEL_MODULE)}, regions=[Region(Block())]
+    )
     module.body.block.add_op(kernels)
     module.attributes["gpu.container_module"] = UnitAttr()
     return kernels
