@@ -7,7 +7,7 @@ calls of the runtime's `irgl_graph_*` functions.
 from __future__ import annotations
 
 from xdsl.dialects.builtin import IndexType, i32
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -95,5 +95,5 @@ class EdgeWeightOp(IRDLOperation):
     traits = traits_def(Pure())
     assembly_format = "$graph `[` $edge `]` attr-dict `:` type($result)"
 
-    def __init__(self, graph: SSAValue, edge: SSAValue, result_type: Attribute = i32):
-        super().__init__(operands=[graph, edge], result_types=[result_type])
+    def __init__(self, graph: SSAValue, edge: SSAValue):
+        super().__init__(operands=[graph, edge], result_types=[i32])

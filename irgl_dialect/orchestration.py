@@ -49,6 +49,7 @@ from irgl_dialect.attributes import (
 )
 from irgl_dialect.kernels import KernelOp, YieldOp, yield_only_body
 from irgl_dialect.placement import (
+    RULE_AGGREGATION,
     RULE_ARGUMENTS,
     RULE_CALLEE,
     RULE_INITIALIZER,
@@ -136,7 +137,7 @@ def _verify_aggregation(op: Operation, kernel: KernelOp, aggr: object) -> None:
             op,
             f"aggregates the return value of @{kernel.sym_name.data}, which has no "
             "irgl.reduce_and_return",
-            RULE_TERMINATION,
+            RULE_AGGREGATION,
         )
 
 

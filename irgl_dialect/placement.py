@@ -29,6 +29,7 @@ RULE_ARGUMENTS = "invocation arguments match the kernel"
 RULE_WORKLIST_CONTEXT = "worklist kernels are invoked inside a Pipe or Iterate"
 RULE_INITIALIZER = "only the outermost Pipe or Iterate establishes worklists"
 RULE_TERMINATION = "Iterate terminates"
+RULE_AGGREGATION = "Any and All aggregate ReduceAndReturn values"
 RULE_KERNEL_SIGNATURE = "kernel signatures"
 
 

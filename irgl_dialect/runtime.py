@@ -17,6 +17,7 @@ names start with `irgl_`; the emitter prints them as C++ calls.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
@@ -100,11 +101,19 @@ class GridSizeOp(IRDLOperation):
 
 
 def check_placeholders(text: str, count: int, op_name: str) -> None:
+    """`$0` .. `$<count-1>` each appear in `text`, and no other `$N` does."""
+    used = {int(n) for n in re.findall(r"\$(\d+)", text)}
     for index in range(count):
-        if f"${index}" not in text:
+        if index not in used:
             raise VerifyException(
-                f"{op_name}: operand {index} is never used: the C text has no ${index}"
+                f"'{op_name}' operand {index} is never used: the C text has no ${index}"
             )
+    extra = sorted(n for n in used if n >= count)
+    if extra:
+        raise VerifyException(
+            f"'{op_name}' C text names ${extra[0]}, but the op has only {count} "
+            "operand(s)"
+        )
 
 
 @irdl_op_definition

@@ -406,7 +406,7 @@ irgl.kernel host @h() {
 
 // -----
 
-// RULE_TERMINATION: Any of a kernel that has no ReduceAndReturn.
+// RULE_AGGREGATION: Any of a kernel that has no ReduceAndReturn.
 
 irgl.kernel @k() {
 }
@@ -415,7 +415,7 @@ irgl.kernel host @h() {
 }
 
 // CHECK:      // {{-+}}
-// CHECK-NEXT: 'irgl.invoke' aggregates the return value of @k, which has no irgl.reduce_and_return (rule: Iterate terminates)
+// CHECK-NEXT: 'irgl.invoke' aggregates the return value of @k, which has no irgl.reduce_and_return (rule: Any and All aggregate ReduceAndReturn values)
 
 // -----
 
@@ -837,7 +837,18 @@ irgl.kernel @k(%x: i32, %y: i32) {
 }
 
 // CHECK:      // {{-+}}
-// CHECK-NEXT: irgl.cblock: operand 1 is never used: the C text has no $1
+// CHECK-NEXT: 'irgl.cblock' operand 1 is never used: the C text has no $1
+
+// -----
+
+// A cblock's text names no operand it does not have.
+
+irgl.kernel @k(%x: i32) {
+  irgl.cblock "f($0, $1);" (%x : i32)
+}
+
+// CHECK:      // {{-+}}
+// CHECK-NEXT: 'irgl.cblock' C text names $1, but the op has only 1 operand(s)
 
 // -----
 
@@ -848,7 +859,7 @@ irgl.kernel @k(%x: i32) {
 }
 
 // CHECK:      // {{-+}}
-// CHECK-NEXT: irgl.cexpr: operand 0 is never used: the C text has no $0
+// CHECK-NEXT: 'irgl.cexpr' operand 0 is never used: the C text has no $0
 
 // -----
 
@@ -955,7 +966,7 @@ func.func @f(%x: i32) {
 }
 
 // CHECK:      // {{-+}}
-// CHECK-NEXT: irgl_rt.c_block: operand 0 is never used: the C text has no $0
+// CHECK-NEXT: 'irgl_rt.c_block' operand 0 is never used: the C text has no $0
 
 // -----
 
@@ -965,4 +976,4 @@ func.func @f(%x: i32) -> i32 {
 }
 
 // CHECK:      // {{-+}}
-// CHECK-NEXT: irgl_rt.c_expr: operand 0 is never used: the C text has no $0
+// CHECK-NEXT: 'irgl_rt.c_expr' operand 0 is never used: the C text has no $0
