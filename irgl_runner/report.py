@@ -211,7 +211,7 @@ def render_section(
     text = "\n\n".join(out)
     text = (text + "\n\n" if text else "") + markdown_table(rows)
     if chart:
-        text += f"\n![edges per second by app and graph]({chart})\n"
+        text += f"\n![median time by app and graph]({chart})\n"
     for note in notes:
         text += f"\n{note}\n"
     return text
@@ -289,7 +289,8 @@ def write_json(
 def write_chart(
     path: str | os.PathLike[str], rows: Sequence[BenchRow], title: str = ""
 ) -> str | None:
-    """Draw edges/s per app and graph as a PNG (log scale, one bar per run).
+    """Draw the median time per app and graph as a PNG (log scale, one bar
+    per run).
 
     Returns ``None`` when written, else a note saying why not (matplotlib is
     the optional ``plot`` dependency).  Runs that are wrong or have no time
@@ -310,8 +311,8 @@ def write_chart(
     if not rows:
         return "No chart: there are no results."
     by_key = {(r.app, r.graph): r for r in rows}
-    rates = [r.edges_per_s for r in rows if r.edges_per_s and r.correct]
-    floor = min(rates) / 10 if rates else 1.0
+    times = [r.median_ms for r in rows if r.median_ms and r.correct]
+    floor = min(times) / 10 if times else 1.0
     width = 0.8 / len(graphs)
     fig, ax = plt.subplots(figsize=(max(6.0, 0.45 * len(rows) + 2), 4.5))
     for gi, graph in enumerate(graphs):
@@ -321,14 +322,14 @@ def write_chart(
             if r is None:
                 continue
             x = ai - 0.4 + width * (gi + 0.5)
-            if r.correct and r.edges_per_s:
+            if r.correct and r.median_ms:
                 xs.append(x)
-                heights.append(r.edges_per_s)
+                heights.append(r.median_ms)
             elif not r.correct:
                 failed.append(
                     (x, "wrong" if r.status.startswith("failed") else "error")
                 )
-        ax.bar(xs, heights, width, label=graph)
+        ax.bar(xs, heights, width, label=graph, color=f"C{gi % 10}")
         for x, label in failed:
             ax.plot([x], [floor * 1.3], marker="x", color="red", markersize=8)
             ax.text(
@@ -345,7 +346,7 @@ def write_chart(
     ax.set_ylim(bottom=floor)
     ax.set_xticks(range(len(apps)))
     ax.set_xticklabels(apps)
-    ax.set_ylabel("edges / s (median run)")
+    ax.set_ylabel("median time (ms, log scale)")
     ax.set_title(title or "irgl-bench all")
     ax.legend(fontsize=8, title="graph", title_fontsize=8)
     ax.grid(axis="y", which="both", alpha=0.3)
