@@ -451,7 +451,7 @@ def test_render_section_in_progress_and_notes() -> None:
     )
     assert "In progress: 1 of 3 runs done" in text
     assert "Median of 5 timed runs" in text
-    assert "![edges per second by app and graph](results.png)" in text
+    assert "![median time by app and graph](results.png)" in text
     assert text.rstrip().endswith("a note")
 
 
