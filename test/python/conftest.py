@@ -53,3 +53,18 @@ def pytest_collection_modifyitems(
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def nvcc_object_errors(cuda: str, tmp_path: Path) -> str | None:
+    """Compile CUDA text with `nvcc -arch=sm_90 -c` (skipping the test when
+    nvcc is missing); None on success, else nvcc's diagnostics."""
+    nvcc = nvcc_path()
+    if nvcc is None:
+        pytest.skip("nvcc not found")
+    source = tmp_path / "program.cu"
+    source.write_text(cuda)
+    cmd = [nvcc, "-arch=sm_90", "-std=c++17", "-c", str(source)]
+    proc = subprocess.run(
+        [*cmd, "-o", str(tmp_path / "program.o")], capture_output=True, text=True
+    )
+    return None if proc.returncode == 0 else proc.stderr

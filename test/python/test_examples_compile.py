@@ -9,11 +9,10 @@ so they are only lowered and emitted here; the complete DMR program,
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import nvcc_path
+from conftest import nvcc_object_errors
 
 from irgl_runner.api import emit_cuda
 
@@ -28,22 +27,4 @@ def test_example_lowers_and_compiles(example: Path, tmp_path: Path) -> None:
     if example.name in NEEDS_MESH_LIBRARY:
         assert '#include "dmr_mesh.h"' in cuda
         return
-    nvcc = nvcc_path()
-    if nvcc is None:
-        pytest.skip("nvcc not found")
-    source = tmp_path / "example.cu"
-    source.write_text(cuda)
-    proc = subprocess.run(
-        [
-            nvcc,
-            "-arch=sm_90",
-            "-std=c++17",
-            "-c",
-            str(source),
-            "-o",
-            str(tmp_path / "e.o"),
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode == 0, proc.stderr
+    assert nvcc_object_errors(cuda, tmp_path) is None
