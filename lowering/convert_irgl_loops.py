@@ -39,11 +39,11 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from irgl_dialect.attributes import IteratorKind
 from irgl_dialect.graph import FirstEdgeOp, LastEdgeOp, NumNodesOp
-from irgl_dialect.kernels import YieldOp
 from irgl_dialect.loops import ForAllOp, ForOp, LoopBase
 from irgl_dialect.placement import LOWERED_FORALL, enclosing_foralls, kernel_kind_of
 from irgl_dialect.sync import ExclusiveOp, RespawnOp, RetryOp, SyncRunningThreadsOp
 from irgl_dialect.worklist import PopOp, PushOp
+from lowering.builders import take_body
 from lowering.convert_irgl_sync import lower_exclusive
 from lowering.nested_parallelism import (
     block_size_of,
@@ -84,19 +84,10 @@ def _bounds(loop: LoopBase, b: _Builder) -> tuple[SSAValue, SSAValue, SSAValue]:
     return b.index(0), size, b.index(1)
 
 
-def _take_body(loop: LoopBase) -> Block:
-    block = loop.body.block
-    loop.body.detach_block(block)
-    terminator = block.last_op
-    assert isinstance(terminator, YieldOp)
-    Rewriter.replace_op(terminator, scf.YieldOp())
-    return block
-
-
 def _lower_sequential(loop: LoopBase) -> None:
     b = _Builder(InsertPoint.before(loop))
     lb, ub, step = _bounds(loop, b)
-    Rewriter.replace_op(loop, scf.ForOp(lb, ub, step, [], Region(_take_body(loop))))
+    Rewriter.replace_op(loop, scf.ForOp(lb, ub, step, [], Region(take_body(loop.body))))
 
 
 def _thread_geometry(b: _Builder) -> tuple[SSAValue, SSAValue]:
@@ -113,7 +104,7 @@ def _lower_grid_stride(loop: LoopBase) -> None:
     tid, nthreads = _thread_geometry(b)
     start = b.op(arith.AddiOp(lb, b.op(arith.MuliOp(tid, step))))
     stride = b.op(arith.MuliOp(nthreads, step))
-    lowered = scf.ForOp(start, ub, stride, [], Region(_take_body(loop)))
+    lowered = scf.ForOp(start, ub, stride, [], Region(take_body(loop.body)))
     lowered.attributes[LOWERED_FORALL] = UnitAttr()
     Rewriter.replace_op(loop, lowered)
 
@@ -131,7 +122,7 @@ def _lower_uniform(loop: LoopBase) -> None:
     count = b.op(arith.CeilDivSIOp(span, step))
     rounds = b.op(arith.CeilDivSIOp(count, nthreads))
     table = symbol_table_of(loop)
-    old = _take_body(loop)
+    old = take_body(loop.body)
     body = Block(arg_types=[IndexType()])
     inner = _Builder(InsertPoint.at_end(body))
     k = inner.op(arith.AddiOp(inner.op(arith.MuliOp(body.args[0], nthreads)), tid))

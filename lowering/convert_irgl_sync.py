@@ -31,19 +31,17 @@ from xdsl.context import Context
 from xdsl.dialects import arith, gpu, memref, scf
 from xdsl.dialects.builtin import (
     IndexType,
-    IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
     i1,
     i32,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from irgl_dialect.attributes import ExclusiveForm
-from irgl_dialect.kernels import YieldOp
 from irgl_dialect.sync import (
     AtomicOp,
     ExclusiveOp,
@@ -51,47 +49,14 @@ from irgl_dialect.sync import (
     ReduceAndReturnOp,
     SyncRunningThreadsOp,
 )
+from lowering.builders import Inserter, take_body
 from lowering.runtime_calls import call, fail, kernel_cell, symbol_table_of
 
 
-class _At:
-    """Inserts ops at one insertion point; runtime functions are declared in
-    `table` (the IR at the insertion point may not be attached yet)."""
-
-    def __init__(self, at: InsertPoint, table: Operation):
-        self.at = at
-        self.table = table
-
-    def nested(self, at: InsertPoint) -> _At:
-        return _At(at, self.table)
-
-    def op(self, op: Operation) -> SSAValue:
-        Rewriter.insert_op(op, self.at)
-        return op.results[0]
-
-    def const(self, value: int, type: IntegerType | IndexType) -> SSAValue:
-        return self.op(arith.ConstantOp(IntegerAttr(value, type)))
-
-    def call(
-        self, name: str, args: list[SSAValue], results: list[Attribute] | None = None
-    ) -> list[SSAValue]:
-        return list(call(name, args, results or [], self.at, self.table).results)
-
-
-def _body_block(region: Region) -> Block:
-    """Detach a region's block, turning its irgl.yield into scf.yield."""
-    block = region.block
-    region.detach_block(block)
-    terminator = block.last_op
-    assert isinstance(terminator, YieldOp)
-    Rewriter.replace_op(terminator, scf.YieldOp())
-    return block
-
-
 def _lower_atomic(op: AtomicOp, ticket_locks: bool) -> None:
-    at = _At(InsertPoint.before(op), symbol_table_of(op))
+    at = Inserter(InsertPoint.before(op), symbol_table_of(op))
     locks, index = op.locks, op.index
-    body = _body_block(op.body)
+    body = take_body(op.body)
     if op.blocking and ticket_locks:
         locks_type = locks.type
         assert isinstance(locks_type, MemRefType)
@@ -115,7 +80,7 @@ def _lower_atomic(op: AtomicOp, ticket_locks: bool) -> None:
     )
     if not op.blocking:
         (got,) = at.call("irgl_lock_try", [locks, index], [i1])
-        else_block = _body_block(op.else_body)
+        else_block = take_body(op.else_body)
         Rewriter.insert_op(scf.IfOp(got, [], Region(body), Region(else_block)), at.at)
         Rewriter.erase_op(op)
         return
@@ -135,7 +100,7 @@ def _lower_atomic(op: AtomicOp, ticket_locks: bool) -> None:
 
 
 def _for_each_element(
-    at: _At, op: ExclusiveOp, make_body, init: list[SSAValue] | None = None
+    at: Inserter, op: ExclusiveOp, make_body, init: list[SSAValue] | None = None
 ) -> list[SSAValue]:
     """Emit a loop over the elements named by an Exclusive; `make_body(b,
     element, carried)` returns the next carried values."""
@@ -169,7 +134,7 @@ def lower_exclusive(
     """Lower one Exclusive; `active` tells whether this thread contends this
     round, `priority` (index, unique among contenders, > 0) orders them;
     runtime functions are declared in `table`."""
-    at = _At(InsertPoint.before(op), table)
+    at = Inserter(InsertPoint.before(op), table)
     claims = op.object
     prio = at.op(arith.IndexCastOp(priority, i32))
     true = at.const(1, IntegerType(1))
@@ -180,9 +145,9 @@ def lower_exclusive(
         block.add_op(scf.YieldOp())
         Rewriter.insert_op(scf.IfOp(active, [], Region(block)), at.at)
 
-    def all_mine(b: _At) -> SSAValue:
+    def all_mine(b: Inserter) -> SSAValue:
         def check(
-            inner: _At, element: SSAValue, carried: list[SSAValue]
+            inner: Inserter, element: SSAValue, carried: list[SSAValue]
         ) -> list[SSAValue]:
             (value,) = inner.call("irgl_claim_read", [claims, element], [i32])
             mine = inner.op(arith.CmpiOp(value, prio, "eq"))
@@ -190,11 +155,15 @@ def lower_exclusive(
 
         return _for_each_element(b, op, check, [true])[0]
 
-    def write_claim(b: _At, element: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
+    def write_claim(
+        b: Inserter, element: SSAValue, _: list[SSAValue]
+    ) -> list[SSAValue]:
         b.call("irgl_claim_write", [claims, element, prio])
         return []
 
-    def raise_claim(b: _At, element: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
+    def raise_claim(
+        b: Inserter, element: SSAValue, _: list[SSAValue]
+    ) -> list[SSAValue]:
         b.call("irgl_claim_raise", [claims, element, prio])
         return []
 
@@ -203,7 +172,7 @@ def lower_exclusive(
     at.call("irgl_grid_sync", [])
 
     # phase 2: priority check
-    def raise_lost(b: _At) -> None:
+    def raise_lost(b: Inserter) -> None:
         lost = b.op(arith.XOrIOp(all_mine(b), b.const(1, IntegerType(1))))
         block = Block()
         inner = b.nested(InsertPoint.at_end(block))
@@ -218,7 +187,7 @@ def lower_exclusive(
     then_block = Block()
     then_at = at.nested(InsertPoint.at_end(then_block))
     won = all_mine(then_at)
-    then_block.add_op(scf.IfOp(won, [], Region(_body_block(op.body)), _else_region(op)))
+    then_block.add_op(scf.IfOp(won, [], Region(take_body(op.body)), _else_region(op)))
     then_block.add_op(scf.YieldOp())
     Rewriter.insert_op(scf.IfOp(active, [], Region(then_block)), at.at)
     at.call("irgl_grid_sync", [])
@@ -228,7 +197,7 @@ def lower_exclusive(
 def _else_region(op: ExclusiveOp) -> Region | None:
     if not op.else_body.blocks:
         return None
-    return Region(_body_block(op.else_body))
+    return Region(take_body(op.else_body))
 
 
 @dataclass(frozen=True)

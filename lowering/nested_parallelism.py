@@ -36,7 +36,6 @@ from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     IndexType,
-    IntegerAttr,
     IntegerType,
     ModuleOp,
     StringAttr,
@@ -57,7 +56,8 @@ from irgl_dialect.placement import (
     kernel_kind_of,
     kernel_uses_grid_sync,
 )
-from lowering.runtime_calls import BLOCK_SIZE, GRID_SYNC, call, int_attr
+from lowering.builders import Inserter, take_body
+from lowering.runtime_calls import BLOCK_SIZE, GRID_SYNC, int_attr
 
 #: Attribute marking an edge loop for nested scheduling.
 SCHEDULE = "irgl.schedule"
@@ -136,35 +136,6 @@ def _eligible(loop: ForAllOp) -> bool:
     return _per_thread_values(loop, varies) is not None
 
 
-class _At:
-    """Inserts ops at one insertion point, declaring runtime functions in `table`."""
-
-    def __init__(self, at: InsertPoint, table: Operation):
-        self.at, self.table = at, table
-
-    def nested(self, at: InsertPoint) -> _At:
-        return _At(at, self.table)
-
-    def op(self, op: Operation) -> SSAValue:
-        Rewriter.insert_op(op, self.at)
-        return op.results[0]
-
-    def stmt(self, op: Operation) -> None:
-        Rewriter.insert_op(op, self.at)
-
-    def call(self, name: str, args: list[SSAValue], result: Attribute) -> SSAValue:
-        return call(name, args, [result], self.at, self.table).results[0]
-
-    def const(self, value: int, type: Attribute) -> SSAValue:
-        return self.op(arith.ConstantOp(IntegerAttr(value, type)))  # type: ignore[arg-type]
-
-    def both(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.op(arith.AndIOp(a, b))
-
-    def negate(self, a: SSAValue) -> SSAValue:
-        return self.op(arith.XOrIOp(a, self.const(1, i1)))
-
-
 def _clone_body(loop: ForAllOp, into: Block, mapping: dict[SSAValue, SSAValue]) -> None:
     for op in loop.body.block.ops:
         into.add_op(
@@ -173,16 +144,16 @@ def _clone_body(loop: ForAllOp, into: Block, mapping: dict[SSAValue, SSAValue]) 
 
 
 def _shared_phase(
-    at: _At,
+    at: Inserter,
     loop: ForAllOp,
     live: list[SSAValue],
     lo: SSAValue,
     hi: SSAValue,
     want: SSAValue,
-    elect: Callable[[_At, SSAValue], SSAValue],
-    broadcast: Callable[[_At, SSAValue, SSAValue], SSAValue],
-    rank_and_size: Callable[[_At], tuple[SSAValue, SSAValue]],
-    is_me: Callable[[_At, SSAValue], SSAValue],
+    elect: Callable[[Inserter, SSAValue], SSAValue],
+    broadcast: Callable[[Inserter, SSAValue, SSAValue], SSAValue],
+    rank_and_size: Callable[[Inserter], tuple[SSAValue, SSAValue]],
+    is_me: Callable[[Inserter, SSAValue], SSAValue],
 ) -> None:
     """while ((owner = elect(want && !done)) >= 0) { share owner's edges }"""
     before = Block(arg_types=[i1])
@@ -214,7 +185,7 @@ def lower_scheduled_edges(
 ) -> None:
     """Lower one marked edge loop in a uniform round body (see the module
     docstring); `active` says whether this thread has an iteration."""
-    at = _At(InsertPoint.before(loop), table)
+    at = Inserter(InsertPoint.before(loop), table)
     graph, node = loop.bounds
 
     def varies(value: SSAValue) -> bool:
@@ -245,13 +216,13 @@ def lower_scheduled_edges(
     huge = at_least(block_size)
     big = at.both(at_least(WARP_THRESHOLD), at.negate(huge))
 
-    def bcast(prefix: str) -> Callable[[_At, SSAValue, SSAValue], SSAValue]:
-        def broadcast(a: _At, value: SSAValue, owner: SSAValue) -> SSAValue:
+    def bcast(prefix: str) -> Callable[[Inserter, SSAValue, SSAValue], SSAValue]:
+        def broadcast(a: Inserter, value: SSAValue, owner: SSAValue) -> SSAValue:
             name = f"{prefix}_{_broadcast_suffix(value.type)}"
             args = (
                 [value, owner] if prefix == "irgl_block_bcast" else [mask, value, owner]
             )
-            return a.call(name, args, value.type)
+            return a.call_value(name, args, value.type)
 
         return broadcast
 
@@ -263,7 +234,7 @@ def lower_scheduled_edges(
         lo,
         hi,
         huge,
-        elect=lambda b, want: b.call("irgl_block_elect", [want], i32),
+        elect=lambda b, want: b.call_value("irgl_block_elect", [want], i32),
         broadcast=bcast("irgl_block_bcast"),
         rank_and_size=lambda a: (
             a.op(gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum.X))),
@@ -283,7 +254,7 @@ def lower_scheduled_edges(
         ),
     )
     # 2. warp phase
-    mask = at.call("irgl_warp_active", [], i32)
+    mask = at.call_value("irgl_warp_active", [], i32)
     _shared_phase(
         at,
         loop,
@@ -291,23 +262,21 @@ def lower_scheduled_edges(
         lo,
         hi,
         big,
-        elect=lambda b, want: b.call(
-            "irgl_warp_first", [b.call("irgl_warp_ballot", [mask, want], i32)], i32
+        elect=lambda b, want: b.call_value(
+            "irgl_warp_first",
+            [b.call_value("irgl_warp_ballot", [mask, want], i32)],
+            i32,
         ),
         broadcast=bcast("irgl_warp_shfl"),
         rank_and_size=lambda a: (
-            a.call("irgl_warp_rank", [mask], IndexType()),
-            a.call("irgl_warp_size", [mask], IndexType()),
+            a.call_value("irgl_warp_rank", [mask], IndexType()),
+            a.call_value("irgl_warp_size", [mask], IndexType()),
         ),
-        is_me=lambda a, owner: a.call("irgl_warp_is_lane", [owner], i1),
+        is_me=lambda a, owner: a.call_value("irgl_warp_is_lane", [owner], i1),
     )
     # 3. thread phase
     small = at.both(active, at.negate(at_least(WARP_THRESHOLD)))
-    own = loop.body.block
-    loop.body.detach_block(own)
-    terminator = own.last_op
-    assert isinstance(terminator, YieldOp)
-    Rewriter.replace_op(terminator, scf.YieldOp())
+    own = take_body(loop.body)
     walk = Block()
     walk.add_op(scf.ForOp(lo, hi, at.const(1, IndexType()), [], Region(own)))
     walk.add_op(scf.YieldOp())
