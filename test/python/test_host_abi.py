@@ -1,0 +1,85 @@
+"""The host ABI table (cuda_emitter/host_abi.py) agrees with the lowered
+modules and with the entry points the emitter prints."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+
+from cuda_emitter.host_abi import (
+    AbiKind,
+    dump_manifest,
+    entry_points,
+    load_manifest,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _lowered(path: Path) -> ModuleOp:
+    from xdsl.dialects import get_all_dialects
+
+    from irgl_dialect.dialect import Irgl
+    from irgl_dialect.runtime import IrglRuntime
+    from lowering.lower_irgl import LowerIrgl
+
+    ctx = Context()
+    for name, factory in get_all_dialects().items():
+        ctx.register_dialect(name, factory)
+    ctx.load_dialect(Irgl)
+    ctx.load_dialect(IrglRuntime)
+    module = Parser(ctx, path.read_text(), str(path)).parse_module()
+    LowerIrgl().apply(ctx, module)
+    return module
+
+
+def test_bfs_entry_point() -> None:
+    (entry,) = entry_points(_lowered(ROOT / "benchmarks/bfs/bfs.mlir"))
+    assert entry.c_symbol == "irgl_entry_" + entry.name
+    assert [p.kind for p in entry.params] == [
+        AbiKind.POINTER,
+        AbiKind.POINTER,
+        AbiKind.INT,
+    ]
+    assert entry.params[2].mlir_type == "index"
+    assert entry.result is None
+
+
+def test_manifest_round_trip() -> None:
+    entries = entry_points(_lowered(ROOT / "benchmarks/pr/pr.mlir"))
+    assert load_manifest(dump_manifest(entries)) == entries
+    assert entries[0].params[-1].kind is AbiKind.FLOAT
+
+
+def test_manifest_rejects_other_json() -> None:
+    with pytest.raises(ValueError, match="manifest"):
+        load_manifest('{"version": 99}')
+
+
+@pytest.mark.parametrize("app", ["bfs", "cc", "mst", "pr", "dmr"])
+def test_printed_entry_points_match(app: str) -> None:
+    """The extern "C" signatures in the emitted CUDA use the table's C types."""
+    from xdsl.utils.target import Target  # noqa: F401
+
+    from cuda_emitter import get_cuda_target
+
+    module = _lowered(ROOT / f"benchmarks/{app}/{app}.mlir")
+    import io
+
+    out = io.StringIO()
+    get_cuda_target()().emit(Context(), module, out)
+    for entry in entry_points(module):
+        match = re.search(
+            rf'extern "C" int {entry.c_symbol}\(([^)]*)\)', out.getvalue()
+        )
+        assert match is not None, entry.c_symbol
+        c_types = [p.rsplit(" ", 1)[0] for p in match.group(1).split(", ") if p]
+        want = [p.kind.value for p in entry.params]
+        if entry.result is not None:
+            want.append(entry.result.kind.value + "*")
+        assert c_types == want
