@@ -356,7 +356,9 @@ irgl.kernel @identify_bad_triangles(%xy: memref<?xf64>, %tri: memref<?xi32>, %fl
 // triangle (reading the mesh only), then all of them contend for their
 // cavities and the triangles around them with Exclusive; the winners
 // re-triangulate and push the new bad triangles (and their own triangle if a
-// boundary split left it alive), the losers retry. A cavity that does not fit
+// boundary split left it alive); the losers go to the next invocation with
+// them (retry merge: one launch per round of the Pipe instead of relaunching
+// on the losers until none is left, which halves the launches). A cavity that does not fit
 // the 256-entry lock array is postponed to the next invocation (at most
 // DMR_MAX_TRIES times, then given up and counted).
 irgl.kernel @refine(%xy: memref<?xf64>, %tri: memref<?xi32>, %nbr: memref<?xi32>, %flags: memref<?xi32>, %meta: memref<?xi32>, %claims: memref<?xi32>) {
@@ -406,7 +408,7 @@ irgl.kernel @refine(%xy: memref<?xf64>, %tri: memref<?xi32>, %nbr: memref<?xi32>
         }
       }
     } else {
-      irgl.retry %t
+      irgl.retry %t merge
     }
     irgl.sync_running_threads
   }
