@@ -15,6 +15,7 @@ import struct
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -417,7 +418,7 @@ def read_mtx(path: str | os.PathLike[str]) -> COOGraph:
     if not sp.issparse(mat):
         mat = sp.coo_matrix(np.asarray(mat))
     mat = sp.coo_matrix(mat)
-    rows, cols = mat.shape
+    rows, cols = cast(tuple[int, int], mat.shape)
     if rows != cols:
         raise GraphFormatError(
             p, f"matrix is {rows}x{cols}; a graph needs a square matrix"

@@ -60,4 +60,4 @@ def test_app_matches_scipy(name: str, graph_name: str) -> None:
         default_source(graph, generators.parse_spec("rmat:10")) if name != "cc" else 0
     )
     ctx = execute(app, _program(name), graph, source=source, reps=1, warmup=0)
-    assert app.check(ctx) is None
+    assert app.check is not None and app.check(ctx) is None
