@@ -608,3 +608,24 @@ def test_all_quick_on_gpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert len(doc["results"]) == 15
     assert all(r["status"] == "passed" for r in doc["results"]), err
     assert doc["meta"]["gpu"]
+
+
+def test_pipeline_and_backend_reach_every_run(tmp_path: Path, bench: Path) -> None:
+    runner = FakeRunner()
+    pipeline = "lower-irgl{ticket_locks=true}"
+    rc, _ = run_main(
+        tmp_path,
+        bench,
+        runner,
+        "--apps",
+        "bfs,pr",
+        "--graphs",
+        "grid:2x2",
+        "-p",
+        pipeline,
+    )
+    assert rc == 0 and len(runner.jobs) == 2
+    for job in runner.jobs:
+        assert job.extra_args == ["--backend", "cuda", "--pipeline", pipeline]
+        cmd = SubprocessRunner().command(job)
+        assert cmd[-4:] == ["--backend", "cuda", "--pipeline", pipeline]
