@@ -24,6 +24,7 @@ from io import StringIO
 from pathlib import Path
 
 from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.universe import Universe
@@ -141,6 +142,16 @@ def _diagnostic(error: BaseException) -> str:
     return "\n".join(p for p in parts if p)
 
 
+def _parse(ctx: Context, text: str, name: str) -> ModuleOp:
+    """Parse a module (ParseError carries ``name:line:col``)."""
+    return Parser(ctx, text, name).parse_module()
+
+
+def _verify(module: ModuleOp) -> None:
+    """Verify a module (VerifyException underlines the failing op)."""
+    module.verify()
+
+
 def emit_program(
     mlir: str | os.PathLike[str],
     pipeline: str = DEFAULT_PIPELINE,
@@ -165,7 +176,7 @@ def emit_program(
         ctx = _context()
         try:
             passes = PassPipeline.parse_spec(
-                _passes(), pipeline, lambda _p, module, _n: module.verify()
+                _passes(), pipeline, lambda _p, module, _n: _verify(module)
             )
         except (ValueError, TypeError) as e:
             raise CompileError(f"bad pass pipeline {pipeline!r}: {e}") from None
@@ -173,9 +184,9 @@ def emit_program(
             emitter = _target(target)
         except (ValueError, TypeError) as e:
             raise CompileError(f"bad target {target!r}: {e}") from None
-        module = Parser(ctx, text, name).parse_module()
+        module = _parse(ctx, text, name)
         if not passes.passes:
-            module.verify()
+            _verify(module)
         passes.apply(ctx, module)
         out = StringIO()
         emitter.emit(ctx, module, out)
