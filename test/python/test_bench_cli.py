@@ -26,6 +26,7 @@ from cuda_emitter.host_abi import (
     AbiValue,
     EntryPoint,
     dump_manifest,
+    load_manifest,
     manifest_path,
 )
 from irgl_runner import bench_cli, graph_args
@@ -637,3 +638,38 @@ def test_gen_errors_name_what_the_user_gave(
     assert code == 2 and "grid dimensions must be at least 1x1" in err
     code, _, err = run_cli(["gen", "rmat:4", "-o", str(tmp_path / "g.csv")], capsys)
     assert code == 2 and "unknown graph file extension '.csv'" in err
+
+
+def test_build_writes_the_abi_manifest(tmp_path: Path) -> None:
+    """build(): in-process CUDA (the same text irgl-opt prints), a library from
+    (here a fake) nvcc, and the ABI manifest beside it, read by Program."""
+    from irgl_runner.api import build
+    from irgl_runner.build import runtime_include_dir
+
+    fake = tmp_path / "nvcc"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'while [ "$#" -gt 0 ]; do if [ "$1" = "-o" ]; then out="$2"; fi; shift; done\n'
+        'echo built > "$out"\n'
+    )
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    bfs = REPO / "benchmarks" / "bfs" / "bfs.mlir"
+    so = build(bfs, nvcc=str(fake), cache=tmp_path / "cache")
+    cu = so.with_suffix(".cu")
+    opt = Path(sys.executable).with_name("irgl-opt")
+    printed = subprocess.run(
+        [str(opt), "--lower-irgl", "-t", "cuda", str(bfs)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert cu.read_text() == printed
+    (main,) = load_manifest(manifest_path(so).read_text())
+    assert main.name == "main" and main.result is None
+    assert [p.kind for p in main.params] == [
+        AbiKind.POINTER,
+        AbiKind.POINTER,
+        AbiKind.INT,
+    ]
+    assert [p.mlir_type for p in main.params][1:] == ["memref<?xi32>", "index"]
+    assert (runtime_include_dir() / "irgl_runtime.cuh").is_file()
