@@ -112,6 +112,19 @@ def _registry(interpreter: Interpreter) -> CRegistry:
     return state.c_registry if state.c_registry is not None else DEFAULT_REGISTRY
 
 
+def _call(op: c.CExprOp | c.CBlockOp, fn: CImpl, args: PythonValues) -> Any:
+    try:
+        return fn(*args)
+    except IrglRuntimeError:
+        raise
+    except Exception as error:
+        raise IrglRuntimeError(
+            op,
+            f"the implementation of C text {op.text.data!r} failed: "
+            f"{type(error).__name__}: {error}",
+        ) from error
+
+
 @register_impls
 class CEscapeFunctions(InterpreterFunctions):
     """C text through registered Python implementations; declarations do nothing."""
@@ -121,7 +134,7 @@ class CEscapeFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: c.CExprOp, args: PythonValues
     ) -> PythonValues:
         fn = _registry(interpreter).lookup(op, op.text.data)
-        return (fn(*args),)
+        return (_call(op, fn, args),)
 
     @impl(c.CBlockOp)
     def run_cblock(
@@ -130,7 +143,7 @@ class CEscapeFunctions(InterpreterFunctions):
         if isinstance(op.parent_op(), ModuleOp):
             return ()  # file-scope C: declarations for other C text
         fn = _registry(interpreter).lookup(op, op.text.data)
-        fn(*args[: len(op.args)])
+        _call(op, fn, args[: len(op.args)])
         return ()
 
     @impl(c.CDeclOp)
