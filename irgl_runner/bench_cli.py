@@ -178,11 +178,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     from .api import IrglError
 
+    interp = args.backend == "interp"
+    if not interp and args.schedule != "sequential":
+        raise UsageError("--schedule applies only to --backend interp")
+    failures = _interp_failures() if interp else (IrglError,)
     try:
-        program = load_program(app)
-        ctx: RunContext = execute(app, program, graph, source, reps=args.reps, warmup=1)
+        program = _interp_program(app, args) if interp else load_program(app)
+        warmup = 0 if interp else 1
+        ctx: RunContext = execute(
+            app, program, graph, source, reps=args.reps, warmup=warmup
+        )
         gpu = program.device_name()  # type: ignore[attr-defined]
-    except IrglError as e:
+    except failures as e:
         raise RunFailure(str(e)) from None
 
     problem = None
@@ -208,6 +215,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         record["result"] = ctx.result
     if problem is not None:
         record["problem"] = problem
+    if interp:
+        record["backend"] = "interp"
+        record["schedule"] = args.schedule
     print(json.dumps(record), flush=True)
     if args.output:
         name = app.primary_output
@@ -216,6 +226,32 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if problem is not None:
         raise RunFailure(f"{app.name}: wrong output: {problem}")
     return 0
+
+
+# --- `run --backend interp`: the same app on the CPU reference interpreter ---
+
+
+def _interp_program(app: AppSpec, args: argparse.Namespace) -> ProgramLike:
+    """``app`` on :mod:`irgl_interpreter` under the ``--schedule``."""
+    from irgl_interpreter.apps import interp_program
+    from irgl_interpreter.state import Schedule
+
+    try:
+        schedule = Schedule.parse(args.schedule)
+    except ValueError as e:
+        raise UsageError(f"--schedule: {e}") from None
+    return interp_program(app, schedule)
+
+
+def _interp_failures() -> tuple[type[Exception], ...]:
+    """What a program that fails on the interpreter raises."""
+    from irgl_interpreter import InterpretationFailure, ProgramError
+    from irgl_interpreter.dmr import DmrUnavailable
+
+    return (InterpretationFailure, ProgramError, DmrUnavailable)
+
+
+# --- end of `--backend interp` ---
 
 
 def _cmd_gen(args: argparse.Namespace) -> int:
@@ -757,6 +793,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     r.add_argument(
         "--benchmarks-dir", type=Path, default=None, help="where app directories live"
+    )
+    r.add_argument(
+        "--backend",
+        choices=("gpu", "interp"),
+        default="gpu",
+        help="gpu (default) or interp: the CPU reference interpreter, no GPU",
+    )
+    r.add_argument(
+        "--schedule",
+        default="sequential",
+        help="with --backend interp: ForAll order sequential, reversed or "
+        "random:SEED, optionally ',fail=RATE' (default sequential)",
     )
     r.set_defaults(func=_cmd_run)
     g = sub.add_parser("gen", help="write a generated graph as .gr")
