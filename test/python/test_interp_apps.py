@@ -46,7 +46,7 @@ RAW = {"mixed": _mixed_raw, "random": _random_raw}
 
 
 @functools.cache
-def _graph(name: str, symmetrize: bool, weighted: bool) -> CSRGraph:
+def small_graph(name: str, symmetrize: bool, weighted: bool) -> CSRGraph:
     graph = clean(RAW[name](), symmetrize=symmetrize)
     if not weighted:
         graph.weights = None
@@ -58,7 +58,7 @@ def test_mixed_graph_has_what_it_claims() -> None:
     pairs = list(zip(raw.src.tolist(), raw.dst.tolist(), strict=True))
     assert any(s == d for s, d in pairs), "self loops"
     assert len(set(pairs)) < len(pairs), "duplicate edges"
-    graph = _graph("mixed", True, True)
+    graph = small_graph("mixed", True, True)
     degrees = graph.degrees()
     assert degrees[16] == degrees[17] == 0, "isolated nodes"
     assert degrees[9] >= 6, "a star"
@@ -69,7 +69,7 @@ def test_mixed_graph_has_what_it_claims() -> None:
 @pytest.mark.parametrize("name", GRAPH_APPS)
 def test_app_on_interpreter(name: str, graph_name: str, schedule: str) -> None:
     app: AppSpec = load_app(name)
-    graph = _graph(graph_name, app.symmetrize, app.weighted)
+    graph = small_graph(graph_name, app.symmetrize, app.weighted)
     source = 9 if app.uses_source else 0  # the hub of the star, or node 9
     run = run_app(app, graph, schedule, source=source)
     assert run.problem is None, f"{name} on {graph_name} ({schedule}): {run.problem}"
@@ -78,7 +78,7 @@ def test_app_on_interpreter(name: str, graph_name: str, schedule: str) -> None:
 
 def test_schedules_change_the_execution_not_the_result() -> None:
     app = load_app("sssp")
-    graph = _graph("random", True, True)
+    graph = small_graph("random", True, True)
     runs = [run_app(app, graph, s) for s in ("sequential", "reversed", "random:1")]
     assert all(r.problem is None for r in runs)
     dist = [r.ctx.outputs["dist"] for r in runs]
