@@ -183,6 +183,7 @@ class KernelFunctions(InterpreterFunctions):
         if owned:
             state.pipe = _initial_pipe(interpreter, op)
         pipe = state.pipe if uses_worklist else None
+        args = args[: len(op.args)]  # the rest are the initializer's operands
         positions = op.carried_positions
         carried = [args[p] for p in positions]
         aggregation = op.aggregation.data if op.aggregation is not None else None
