@@ -2,8 +2,10 @@
 CDeclGlobal, Names, NOP).
 
 C text is opaque: an `irgl.cexpr` or an `irgl.cblock` inside a kernel runs
-only if a Python implementation is registered for its exact text, and is
-otherwise an error naming the op and its text. Implementations receive the
+only if a Python implementation is registered for its exact text, or if it
+is exactly a call `NAME($0, $1, ...)` of a device kernel of the program
+(which is then interpreted), and is otherwise an error naming the op and
+its text. Implementations receive the
 values of `$0`, `$1`, ... (numbers, numpy arrays for memrefs) and return the
 expression's value (CExpr) or nothing (CBlock)::
 
@@ -17,6 +19,7 @@ as C text (`atomicCAS(&$0[$1], $2, $3)`, ...) come registered.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -107,6 +110,46 @@ def register_c(text: str, fn: CImpl) -> None:
     DEFAULT_REGISTRY.register(text, fn)
 
 
+def _device_kernel(interpreter: Interpreter, op: Operation, text: str) -> Any:
+    """The device kernel that C text `NAME($0, ..., $k)` calls, if any."""
+    from irgl_dialect.attributes import KernelKind
+    from irgl_dialect.kernels import KernelOp
+
+    state = irgl_state(interpreter)
+    key = (op, "device kernel")
+    if key in state.cache:
+        return state.cache[key]
+    kernel = None
+    call = re.fullmatch(r"\s*([A-Za-z_]\w*)\((.*)\)\s*;?\s*", text)
+    if call is not None:
+        wanted = ", ".join(f"${i}" for i in range(len(op.operands)))
+        module = interpreter.module
+        for candidate in module.ops:
+            if (
+                isinstance(candidate, KernelOp)
+                and candidate.kernel_kind == KernelKind.DEVICE
+                and candidate.sym_name.data == call[1]
+                and call[2].strip() == wanted
+                and len(candidate.body.block.args) == len(op.operands)
+            ):
+                kernel = candidate
+    state.cache[key] = kernel
+    return kernel
+
+
+def _run_c(interpreter: Interpreter, op: c.CExprOp | c.CBlockOp, args: PythonValues):
+    """Run C text: a registered implementation, or a call of a device kernel."""
+    registry = _registry(interpreter)
+    text = op.text.data
+    if text not in registry.impls:
+        kernel = _device_kernel(interpreter, op, text)
+        if kernel is not None:
+            return interpreter.run_ssacfg_region(
+                kernel.body, args, kernel.sym_name.data
+            )
+    return (_call(op, registry.lookup(op, text), args),)
+
+
 def _registry(interpreter: Interpreter) -> CRegistry:
     state = irgl_state(interpreter)
     return state.c_registry if state.c_registry is not None else DEFAULT_REGISTRY
@@ -133,8 +176,12 @@ class CEscapeFunctions(InterpreterFunctions):
     def run_cexpr(
         self, interpreter: Interpreter, op: c.CExprOp, args: PythonValues
     ) -> PythonValues:
-        fn = _registry(interpreter).lookup(op, op.text.data)
-        return (_call(op, fn, args),)
+        results = _run_c(interpreter, op, args)
+        if len(results) != 1:
+            raise IrglRuntimeError(
+                op, f"C text {op.text.data!r} gave {len(results)} values, expected 1"
+            )
+        return results
 
     @impl(c.CBlockOp)
     def run_cblock(
@@ -142,8 +189,7 @@ class CEscapeFunctions(InterpreterFunctions):
     ) -> PythonValues:
         if isinstance(op.parent_op(), ModuleOp):
             return ()  # file-scope C: declarations for other C text
-        fn = _registry(interpreter).lookup(op, op.text.data)
-        _call(op, fn, args[: len(op.args)])
+        _run_c(interpreter, op, args[: len(op.args)])
         return ()
 
     @impl(c.CDeclOp)

@@ -16,6 +16,7 @@ from irgl_interpreter import (
     InterpretationFailure,
     ProgramError,
     Schedule,
+    load_program,
     parse_program,
     run_host,
 )
@@ -716,3 +717,73 @@ def test_out_of_bounds_store_names_the_op() -> None:
         InterpretationFailure, match=r"index 3 out of bounds.*\n  at: memref.store"
     ):
         run(text, ints(0, 0, 0), 3)
+
+
+DEVICE = """
+irgl.kernel device @twice(%x: i32) -> i32 {
+  %y = arith.addi %x, %x : i32
+  irgl.return %y : i32
+}
+irgl.kernel host @main(%a: memref<?xi32>, %x: i32) {
+  %c0 = arith.constant 0 : index
+  %y = irgl.cexpr "twice($0)" (%x : i32) : i32
+  memref.store %y, %a[%c0] : memref<?xi32>
+}
+"""
+
+
+def test_c_text_calling_a_device_kernel() -> None:
+    a = ints(0)
+    run(DEVICE, a, 21)
+    assert a[0] == 42
+    # a registered implementation of the same text takes precedence
+    run(DEVICE, a, 21, c_impls={"twice($0)": lambda x: -x})
+    assert a[0] == -21
+
+
+# --------------------------------------------------------------------------
+# the shipped examples
+# --------------------------------------------------------------------------
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.mark.parametrize("schedule", ["sequential", "random:4"])
+def test_example_bfs(schedule: str) -> None:
+    from irgl_runner.generators import generate
+    from irgl_runner.reference import bfs_levels
+
+    graph = generate("random:60:150")
+    level = np.zeros(graph.num_nodes, dtype=np.int32)
+    run_host(load_program(EXAMPLES / "bfs.mlir"), "main", [graph, level, 3], schedule)
+    assert np.array_equal(level, bfs_levels(graph, 3))
+
+
+@pytest.mark.parametrize(
+    ("hubs_only", "expected"), [(True, [1, 0, 0, 0, 0]), (False, [0, 1, 1, 1, 1])]
+)
+def test_example_dynamic_pipe(hubs_only: bool, expected: list[int]) -> None:
+    label = ints(0, 0, 0, 0, 0)
+    module = load_program(EXAMPLES / "dynamic_pipe.mlir")
+    run_host(module, "main", [star(5), label, 2, hubs_only])
+    assert label.tolist() == expected
+
+
+def test_example_boruvka_round() -> None:
+    from irgl_runner.generators import generate
+
+    graph = generate("random:40:100")
+    n, m = graph.num_nodes, graph.num_edges
+    comps = np.zeros(n, dtype=np.int64)
+    minwt, minedge = np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int64)
+    in_mst = np.zeros(m, dtype=np.int32)
+    module = load_program(EXAMPLES / "boruvka.mlir")
+    run_host(module, "main", [graph, comps, minwt, minedge, in_mst], "random:2")
+    assert graph.weights is not None
+    for node in range(n):
+        lo, hi = int(graph.row_start[node]), int(graph.row_start[node + 1])
+        if lo == hi:
+            continue
+        # the lightest edge out of every node (its own component) is marked
+        assert minwt[node] == graph.weights[lo:hi].min()
+        assert in_mst[minedge[node]] == 1 and lo <= minedge[node] < hi
