@@ -150,7 +150,11 @@ def _sequential(
         for index in indices:
             interpreter.run_ssacfg_region(body, (index,), op.name)
         return
-    outermost = frame.forall_depth == 0 and isinstance(op, ForAllOp)
+    if not isinstance(op, ForAllOp):  # a For runs in the current iteration
+        for index in indices:
+            interpreter.run_ssacfg_region(body, (index,), op.name)
+        return
+    outermost = frame.forall_depth == 0
     frame.forall_depth += 1
     try:
         for index in indices:

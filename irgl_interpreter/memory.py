@@ -105,10 +105,14 @@ class MemoryFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: memref.LoadOp, args: PythonValues
     ) -> PythonValues:
         array, *indices = args
+        key = tuple(indices)
+        for i in key:
+            if i < 0:  # numpy would count from the end
+                _index(op, array, key)
         try:
-            return (array[tuple(indices)].item(),)
+            return (array[key].item(),)
         except IndexError:
-            _index(op, array, tuple(indices))
+            _index(op, array, key)
             raise
 
     @impl(memref.StoreOp)
@@ -117,8 +121,9 @@ class MemoryFunctions(InterpreterFunctions):
     ) -> PythonValues:
         value, array, *indices = args
         key = tuple(indices)
-        if any(i < 0 for i in key):
-            _index(op, array, key)
+        for i in key:
+            if i < 0:  # numpy would count from the end
+                _index(op, array, key)
         try:
             array[key] = value
         except IndexError:

@@ -17,7 +17,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from xdsl.interpreter import Interpreter
+from xdsl.interpreter import Interpreter, InterpreterFunctions
 from xdsl.ir import Operation
 
 from irgl_dialect.attributes import Aggregation
@@ -211,15 +211,16 @@ class IrglState:
 _STATE_KEY = "irgl.state"
 
 
-class _StateOwner:
-    """The key under which the state is kept with the interpreter."""
+class _StateOwner(InterpreterFunctions):
+    """The key under which the state is kept with the interpreter (it
+    implements no op)."""
 
 
 def irgl_state(interpreter: Interpreter) -> IrglState:
     """The irgl state of `interpreter` (created, sequential, on first use)."""
-    return interpreter.get_data(_StateOwner, _STATE_KEY, IrglState)  # type: ignore[arg-type]
+    return interpreter.get_data(_StateOwner, _STATE_KEY, IrglState)
 
 
 def set_irgl_state(interpreter: Interpreter, state: IrglState) -> None:
     """Install `state` (a schedule, a C registry) before a run."""
-    interpreter.set_data(_StateOwner, _STATE_KEY, state)  # type: ignore[arg-type]
+    interpreter.set_data(_StateOwner, _STATE_KEY, state)

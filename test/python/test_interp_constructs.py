@@ -787,3 +787,13 @@ def test_example_boruvka_round() -> None:
         # the lightest edge out of every node (its own component) is marked
         assert minwt[node] == graph.weights[lo:hi].min()
         assert in_mst[minedge[node]] == 1 and lo <= minedge[node] < hi
+
+
+def test_negative_index_is_out_of_bounds() -> None:
+    text = """
+    irgl.kernel host @main(%a: memref<?xi32>, %i: index) {
+      %v = memref.load %a[%i] : memref<?xi32>
+    }
+    """
+    with pytest.raises(InterpretationFailure, match="index -1 out of bounds"):
+        run(text, ints(1, 2), -1)
