@@ -797,3 +797,22 @@ def test_negative_index_is_out_of_bounds() -> None:
     """
     with pytest.raises(InterpretationFailure, match="index -1 out of bounds"):
         run(text, ints(1, 2), -1)
+
+
+def test_functions_work_on_a_plain_xdsl_interpreter() -> None:
+    """The interpreter functions are ordinary xDSL `InterpreterFunctions`."""
+    from xdsl.interpreter import Interpreter
+
+    from irgl_interpreter import register_irgl_implementations
+    from irgl_interpreter.interpreter import find_host_kernel
+    from irgl_runner.generators import generate
+    from irgl_runner.reference import bfs_levels
+
+    graph = generate("random:30:60")
+    module = load_program(EXAMPLES / "bfs.mlir")
+    interpreter = Interpreter(module, index_bitwidth=64)
+    register_irgl_implementations(interpreter)
+    level = np.zeros(graph.num_nodes, dtype=np.int32)
+    body = find_host_kernel(module, "main").body
+    interpreter.run_ssacfg_region(body, (Graph.from_csr(graph), level, 0))
+    assert np.array_equal(level, bfs_levels(graph, 0))
