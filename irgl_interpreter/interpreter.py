@@ -257,7 +257,7 @@ def _convert_args(kernel: KernelOp, args: Sequence[Any]) -> list[Any]:
     return values
 
 
-def describe_failure(error: IrglRuntimeError, interpreter: Interpreter) -> str:
+def describe_failure(error: IrglRuntimeError) -> str:
     """A one-screen diagnostic: the message, the kernel and the op."""
     op = error.op
     if op is None:
@@ -266,9 +266,8 @@ def describe_failure(error: IrglRuntimeError, interpreter: Interpreter) -> str:
     while kernel is not None and not isinstance(kernel, KernelOp):
         kernel = kernel.parent_op()
     where = f" in kernel @{kernel.sym_name.data}" if kernel is not None else ""
-    frame = irgl_state(interpreter).frame
-    if frame is not None and frame.iteration is not None:
-        where += f", iteration {frame.iteration}"
+    if error.iteration is not None and f"iteration {error.iteration}" not in str(error):
+        where += f", iteration {error.iteration}"
     return f"error{where}: {error.message}\n  at: {_one_line(op)}"
 
 
@@ -301,9 +300,7 @@ def run_host(
     try:
         results = interpreter.run_ssacfg_region(kernel.body, tuple(values), name)
     except IrglRuntimeError as error:
-        raise InterpretationFailure(
-            describe_failure(error, interpreter), error.op
-        ) from None
+        raise InterpretationFailure(describe_failure(error), error.op) from None
     except RecursionError:
         raise InterpretationFailure(f"@{name}: nesting too deep to interpret") from None
     seconds = time.perf_counter() - start

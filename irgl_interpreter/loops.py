@@ -161,6 +161,10 @@ def _sequential(
             if outermost:
                 frame.iteration = index
             interpreter.run_ssacfg_region(body, (index,), op.name)
+    except IrglRuntimeError as error:
+        if error.iteration is None:
+            error.iteration = frame.iteration
+        raise
     finally:
         frame.forall_depth -= 1
         if outermost:
@@ -235,6 +239,10 @@ def _run_tasks(
                 contenders = [(index, values) for index, _, (_, values) in waiting]
                 replies = resolve_exclusive(state, barrier, contenders, indices)
             pending = [(index, task) for index, task, _ in waiting]
+    except IrglRuntimeError as error:
+        if error.iteration is None:
+            error.iteration = frame.iteration
+        raise
     finally:
         frame.forall_depth -= 1
         frame.iteration = None

@@ -35,6 +35,7 @@ class IrglRuntimeError(Exception):
         super().__init__(message)
         self.op = op
         self.message = message
+        self.iteration: int | None = None  # of the outermost ForAll, if any
 
 
 class Order(Enum):

@@ -816,3 +816,25 @@ def test_functions_work_on_a_plain_xdsl_interpreter() -> None:
     body = find_host_kernel(module, "main").body
     interpreter.run_ssacfg_region(body, (Graph.from_csr(graph), level, 0))
     assert np.array_equal(level, bfs_levels(graph, 0))
+
+
+def test_failure_names_kernel_and_iteration() -> None:
+    text = """
+    irgl.kernel @k(%a: memref<?xi32>, %n: index) {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %z = arith.constant 7 : i32
+      irgl.forall %i in range(%c0, %n) {
+        %j = arith.addi %i, %c1 : index
+        memref.store %z, %a[%j] : memref<?xi32>
+      }
+    }
+    irgl.kernel host @main(%a: memref<?xi32>, %n: index) {
+      irgl.invoke @k(%a, %n) : (memref<?xi32>, index)
+    }
+    """
+    with pytest.raises(
+        InterpretationFailure,
+        match=r"error in kernel @k, iteration 2: index 3 out of bounds",
+    ):
+        run(text, ints(0, 0, 0), 3)
