@@ -49,6 +49,8 @@ _Stop = tuple[Operation, PythonValues]
 def _space(op: LoopBase, args: PythonValues, frame: KernelFrame | None) -> range:
     kind = op.iterator.data
     if kind == IteratorKind.RANGE:
+        if len(args) == 3 and args[2] <= 0:
+            raise IrglRuntimeError(op, f"range step must be positive, got {args[2]}")
         return range(*args)
     if kind == IteratorKind.NODES:
         return range(args[0].num_nodes)
