@@ -35,7 +35,11 @@ from xdsl.interpreters.scf import ScfFunctions
 from xdsl.ir import Operation, Region, SSAValue
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.utils.exceptions import (
+    DiagnosticException,
+    InterpretationError,
+    ParseError,
+)
 from xdsl.utils.scoped_dict import ScopedDict
 
 from irgl_dialect.attributes import GraphType, KernelKind
@@ -127,7 +131,21 @@ class IrglInterpreter(Interpreter):
                 op, f"'{op.name}' cannot be interpreted: no implementation for it"
             )
         functions, implementation = entry
-        return implementation(functions, self, op, inputs)
+        try:
+            return implementation(functions, self, op, inputs)
+        except IrglRuntimeError:
+            raise
+        except (
+            ArithmeticError,
+            AssertionError,
+            InterpretationError,
+            LookupError,
+            TypeError,
+            ValueError,
+        ) as error:
+            # a Python error in an op's function (e.g. xDSL's own checks)
+            what = f"{type(error).__name__}: {error}".rstrip(": ")
+            raise IrglRuntimeError(op, f"'{op.name}' failed: {what}") from error
 
     def run_ssacfg_region(
         self, region: Region, args: PythonValues, name: str = "unknown"

@@ -336,6 +336,28 @@ class ArithExtraFunctions(InterpreterFunctions):
             interpreter, op, lambda w: _unsigned(a, w) // _unsigned(b, w)
         )
 
+    @impl(arith.DivSIOp)
+    def run_divsi(
+        self, interpreter: Interpreter, op: arith.DivSIOp, args: PythonValues
+    ) -> PythonValues:
+        a, b = int(args[0]), int(args[1])
+        if b == 0:
+            raise IrglRuntimeError(op, "division by zero")
+        quotient = abs(a) // abs(b)  # C division truncates toward zero
+        return _binary_int(
+            interpreter, op, lambda w: quotient if (a < 0) == (b < 0) else -quotient
+        )
+
+    @impl(arith.RemSIOp)
+    def run_remsi(
+        self, interpreter: Interpreter, op: arith.RemSIOp, args: PythonValues
+    ) -> PythonValues:
+        a, b = int(args[0]), int(args[1])
+        if b == 0:
+            raise IrglRuntimeError(op, "division by zero")
+        rem = abs(a) % abs(b)  # the sign of the dividend, as in C
+        return _binary_int(interpreter, op, lambda w: rem if a >= 0 else -rem)
+
     @impl(arith.ExtSIOp)
     def run_extsi(
         self, interpreter: Interpreter, op: arith.ExtSIOp, args: PythonValues

@@ -838,3 +838,20 @@ def test_failure_names_kernel_and_iteration() -> None:
         match=r"error in kernel @k, iteration 2: index 3 out of bounds",
     ):
         run(text, ints(0, 0, 0), 3)
+
+
+def test_python_errors_in_op_functions_become_diagnostics() -> None:
+    text = """
+    irgl.kernel host @main(%a: i32, %b: i32) -> i32 {
+      %q = arith.divsi %a, %b : i32
+      irgl.return %q : i32
+    }
+    """
+    assert run(text, 7, 2).values == (3,)
+    assert run(text, -7, 2).values == (-3,)  # C truncates toward zero
+    with pytest.raises(InterpretationFailure, match=r"division by zero\n  at: %q"):
+        run(text, 7, 0)
+    floor = text.replace("arith.divsi", "arith.floordivsi")
+    assert run(floor, -7, 2).values == (-4,)
+    with pytest.raises(InterpretationFailure, match="'arith.floordivsi' failed"):
+        run(floor, 7, 0)
