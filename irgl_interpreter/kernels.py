@@ -6,7 +6,9 @@ outermost Pipe or Iterate of a worklist kernel creates the pipe context and
 nested ones inherit it (so worklists flow to whichever kernel the host code
 picks: dynamic piping). An invocation of a worklist kernel pops `in` and
 pushes `out`; while it retried items it is re-invoked on them (`in` and
-`retry` swapped, `out` kept); then `in` and `out` are swapped. Any/All
+`retry` swapped, `out` kept); then `in` and `out` are swapped. Worklists
+hold `capacity` items, by default max(nodes, edges) + 1 of the host
+kernel's graph argument as in the runtime (unbounded without one). Any/All
 aggregate the ReduceAndReturn values of the invocation (false/true when
 there are none). Iterate invokes while `in` is not empty (for worklist
 kernels), and While/Until Any/All holds, combined with the extra condition.
@@ -29,7 +31,7 @@ from xdsl.interpreter import (
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import SymbolTable
 
-from irgl_dialect.attributes import Aggregation, ExtraCond, TermCond
+from irgl_dialect.attributes import Aggregation, ExtraCond, GraphType, TermCond
 from irgl_dialect.kernels import KernelOp, ReturnOp, YieldOp
 from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
 from irgl_dialect.placement import kernel_uses_retry, kernel_uses_worklist
@@ -107,6 +109,8 @@ def _initial_pipe(interpreter: Interpreter, op: PipeOp | IterateOp) -> PipeConte
         return None if v is None else interpreter.get_values((v,))[0]
 
     capacity = value(op.capacity)
+    if capacity is None:
+        capacity = _default_capacity(interpreter, op)
     pipe = PipeContext(capacity=capacity)
     items: list[int] = [int(x) for x in interpreter.get_values(op.initial)]
     array = value(op.initial_array)
@@ -125,6 +129,21 @@ def _initial_pipe(interpreter: Interpreter, op: PipeOp | IterateOp) -> PipeConte
         )
     pipe.in_ = items
     return pipe
+
+
+def _default_capacity(interpreter: Interpreter, op: Operation) -> int | None:
+    """The runtime's default worklist capacity, max(nodes, edges) + 1 of the
+    host kernel's first graph argument; unbounded without one."""
+    kernel = op.parent_op()
+    while kernel is not None and not isinstance(kernel, KernelOp):
+        kernel = kernel.parent_op()
+    if kernel is None:
+        return None
+    for arg in kernel.body.block.args:
+        if isinstance(arg.type, GraphType):
+            graph = interpreter.get_values((arg,))[0]
+            return max(graph.num_nodes, len(graph.edge_dst)) + 1
+    return None
 
 
 @register_impls

@@ -855,3 +855,15 @@ def test_python_errors_in_op_functions_become_diagnostics() -> None:
     assert run(floor, -7, 2).values == (-4,)
     with pytest.raises(InterpretationFailure, match="'arith.floordivsi' failed"):
         run(floor, 7, 0)
+
+
+def test_default_capacity_is_the_runtimes() -> None:
+    # star(5): max(5 nodes, 5 edges) + 1 = 6 items per worklist; node 0's
+    # 4 edges pushed once fit, pushed twice overflow
+    text = OVERFLOW.replace(" capacity %cap", "")
+    run(text, star(5), 0)
+    twice = text.replace(
+        "irgl.wl.push %d\n", "irgl.wl.push %d\n      irgl.wl.push %d\n"
+    )
+    with pytest.raises(InterpretationFailure, match="overflow.*capacity 6"):
+        run(twice, star(5), 0)
