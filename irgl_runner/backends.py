@@ -48,7 +48,17 @@ class Backend:
     load: Callable[[AppSpec, argparse.Namespace], RunnableProgram]
     """Build and load ``app`` with the parsed ``irgl-bench run`` options."""
     add_arguments: Callable[[argparse.ArgumentParser], None] | None = None
-    """Adds this backend's own options to ``irgl-bench run``."""
+    """Adds this backend's own options to ``irgl-bench run`` (default None)."""
+    options: tuple[str, ...] = ()
+    """The ``dest`` names of those options: giving one with another backend is
+    a usage error."""
+    warmup: int = 1
+    """Untimed runs before the timed ones."""
+    failures: tuple[type[Exception], ...] = ()
+    """What a failing run raises besides :class:`IrglError` (reported as a
+    failed run, not a traceback)."""
+    describe: Callable[[argparse.Namespace], dict[str, object]] | None = None
+    """Extra fields of the JSON line (e.g. the schedule)."""
 
 
 #: The backends by name, in the order ``--help`` lists them.
@@ -58,7 +68,7 @@ DEFAULT_BACKEND = "cuda"
 
 #: Modules imported (once) before the command line is parsed; each registers
 #: its backends with :func:`register_backend` when imported.
-PLUGIN_MODULES: tuple[str, ...] = ()
+PLUGIN_MODULES: tuple[str, ...] = ("irgl_interpreter.backend",)
 
 
 def register_backend(backend: Backend) -> None:

@@ -80,15 +80,24 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.output and app.primary_output is None:
         raise UsageError(f"app {app.name!r} has no per-node output for --output")
     backend = BACKENDS[args.backend]
+    for other in BACKENDS.values():
+        for option in other.options:
+            if other is not backend and getattr(args, option, None) is not None:
+                flag = "--" + option.replace("_", "-")
+                raise UsageError(f"{flag} applies only to --backend {other.name}")
     reason = backend.unavailable()  # after the input checks, before compiling
     if reason is not None:
         raise RunFailure(f"cannot run with --backend {backend.name}: {reason}")
 
     try:
         program = backend.load(app, args)
-        ctx: RunContext = execute(app, program, graph, source, reps=args.reps, warmup=1)
+        ctx: RunContext = execute(
+            app, program, graph, source, reps=args.reps, warmup=backend.warmup
+        )
         gpu = program.device_name()
-    except IrglError as e:
+    except UsageError:
+        raise
+    except (IrglError, *backend.failures) as e:
         raise RunFailure(str(e)) from None
 
     problem = None
@@ -114,6 +123,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         record["result"] = ctx.result
     if problem is not None:
         record["problem"] = problem
+    if backend.name != DEFAULT_BACKEND:
+        record["backend"] = backend.name
+    if backend.describe is not None:
+        record.update(backend.describe(args))
     print(json.dumps(record), flush=True)
     if args.output:
         name = app.primary_output
