@@ -118,17 +118,12 @@ def require_host_kernel(op: Operation, construct: str) -> None:
     )
 
 
-#: Marks the scf.for that convert-irgl-loops made of an outermost ForAll.
-LOWERED_FORALL = "irgl.forall"
-
-
 def is_forall_like(op: Operation | None) -> bool:
     """An irgl.forall, or the scf.for that an outermost ForAll became."""
     from irgl_dialect.loops import ForAllOp
+    from irgl_dialect.runtime import ForAllAttr
 
-    return isinstance(op, ForAllOp) or (
-        op is not None and LOWERED_FORALL in op.attributes
-    )
+    return isinstance(op, ForAllOp) or ForAllAttr.of(op) is not None
 
 
 def is_kernel_like(op: Operation | None) -> bool:

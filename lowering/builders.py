@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from xdsl.builder import Builder
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr, i1
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from irgl_dialect.kernels import YieldOp
+from irgl_dialect.runtime_library import RuntimeFunction
 from lowering.runtime_calls import call
 
 
@@ -37,17 +39,13 @@ class Inserter:
     def const(self, value: int, type: Attribute) -> SSAValue:
         return self.op(arith.ConstantOp(IntegerAttr(value, type)))  # type: ignore[arg-type]
 
-    def call(
-        self, name: str, args: Sequence[SSAValue], results: Sequence[Attribute] = ()
-    ) -> list[SSAValue]:
-        """`func.call @name(args)`, declaring `@name` once."""
-        return list(call(name, args, results, self.at, self.table).results)
+    def call(self, fn: RuntimeFunction, args: Sequence[SSAValue]) -> list[SSAValue]:
+        """`func.call @fn(args)`, declaring `@fn` once."""
+        return list(call(fn, args, Builder(self.at), self.table).results)
 
-    def call_value(
-        self, name: str, args: Sequence[SSAValue], result: Attribute
-    ) -> SSAValue:
+    def call_value(self, fn: RuntimeFunction, args: Sequence[SSAValue]) -> SSAValue:
         """A runtime call with one result."""
-        return self.call(name, args, [result])[0]
+        return self.call(fn, args)[0]
 
     def both(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.op(arith.AndIOp(a, b))

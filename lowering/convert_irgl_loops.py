@@ -30,7 +30,6 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     ModuleOp,
-    UnitAttr,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -40,8 +39,16 @@ from xdsl.utils.exceptions import DiagnosticException
 from irgl_dialect.attributes import IteratorKind
 from irgl_dialect.graph import FirstEdgeOp, LastEdgeOp, NumNodesOp
 from irgl_dialect.loops import ForAllOp, ForOp, LoopBase
-from irgl_dialect.placement import LOWERED_FORALL, enclosing_foralls, kernel_kind_of
-from irgl_dialect.sync import ExclusiveOp, RespawnOp, RetryOp, SyncRunningThreadsOp
+from irgl_dialect.placement import enclosing_foralls, kernel_kind_of
+from irgl_dialect.runtime import ForAllAttr
+from irgl_dialect.runtime_library import runtime_function
+from irgl_dialect.sync import (
+    ExclusiveOp,
+    LocalBarrierOp,
+    RespawnOp,
+    RetryOp,
+    SyncRunningThreadsOp,
+)
 from irgl_dialect.worklist import PopOp, PushOp
 from lowering.builders import take_body
 from lowering.convert_irgl_sync import lower_exclusive
@@ -50,7 +57,7 @@ from lowering.nested_parallelism import (
     is_scheduled,
     lower_scheduled_edges,
 )
-from lowering.runtime_calls import call, kernel_worklists, symbol_table_of
+from lowering.runtime_calls import call_at, kernel_worklists, symbol_table_of
 
 
 class _Builder:
@@ -80,7 +87,7 @@ def _bounds(loop: LoopBase, b: _Builder) -> tuple[SSAValue, SSAValue, SSAValue]:
         graph, node = operands
         return b.op(FirstEdgeOp(graph, node)), b.op(LastEdgeOp(graph, node)), b.index(1)
     worklist_in, _, _ = kernel_worklists(loop)
-    (size,) = call("irgl_wl_size", [worklist_in], [IndexType()], b.at).results
+    (size,) = call_at(runtime_function("irgl_wl_size"), [worklist_in], b.at).results
     return b.index(0), size, b.index(1)
 
 
@@ -105,12 +112,12 @@ def _lower_grid_stride(loop: LoopBase) -> None:
     start = b.op(arith.AddiOp(lb, b.op(arith.MuliOp(tid, step))))
     stride = b.op(arith.MuliOp(nthreads, step))
     lowered = scf.ForOp(start, ub, stride, [], Region(take_body(loop.body)))
-    lowered.attributes[LOWERED_FORALL] = UnitAttr()
+    ForAllAttr(ForAllAttr.GRID_STRIDE).attach(lowered)
     Rewriter.replace_op(loop, lowered)
 
 
 def _is_barrier(op: Operation) -> bool:
-    return isinstance(op, SyncRunningThreadsOp | ExclusiveOp)
+    return isinstance(op, SyncRunningThreadsOp | LocalBarrierOp | ExclusiveOp)
 
 
 def _lower_uniform(loop: LoopBase) -> None:
@@ -166,7 +173,7 @@ def _lower_uniform(loop: LoopBase) -> None:
     body.add_op(scf.YieldOp())
     zero, one = b.index(0), b.index(1)
     lowered = scf.ForOp(zero, rounds, one, [], Region(body))
-    lowered.attributes[LOWERED_FORALL] = UnitAttr()
+    ForAllAttr(ForAllAttr.UNIFORM).attach(lowered)
     Rewriter.replace_op(loop, lowered)
 
 
@@ -243,7 +250,7 @@ def _lower_worklist_op(op: Operation) -> None:
     at = InsertPoint.before(op)
     worklist_in, worklist_out, worklist_retry = kernel_worklists(op)
     if isinstance(op, PopOp):
-        item = call("irgl_wl_item", [worklist_in, op.slot], [IndexType()], at)
+        item = call_at(runtime_function("irgl_wl_item"), [worklist_in, op.slot], at)
         Rewriter.replace_op(op, [], [item.results[0]])
         return
     if isinstance(op, PushOp):
@@ -254,7 +261,7 @@ def _lower_worklist_op(op: Operation) -> None:
     else:
         assert isinstance(op, RespawnOp)
         target, item = worklist_retry, op.item
-    call("irgl_wl_push", [target, item], [], at)
+    call_at(runtime_function("irgl_wl_push"), [target, item], at)
     Rewriter.erase_op(op)
 
 

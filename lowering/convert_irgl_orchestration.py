@@ -26,7 +26,6 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, gpu, scf
 from xdsl.dialects.builtin import (
     IndexType,
-    IntegerType,
     MemRefType,
     ModuleOp,
     SymbolRefAttr,
@@ -39,20 +38,9 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from irgl_dialect.attributes import Aggregation, ExtraCond, GraphType, TermCond
 from irgl_dialect.kernels import YieldOp
 from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
-from irgl_dialect.runtime import CellType, GridSizeOp, PipeType, WorklistType
-from lowering.runtime_calls import (
-    BLOCK_SIZE,
-    CELL_ARG,
-    GRID_SYNC,
-    KERNEL_MODULE,
-    USES_RETRY,
-    WORKLIST_ARG,
-    call,
-    declare,
-    fail,
-    int_attr,
-    symbol_table_of,
-)
+from irgl_dialect.runtime import GridSizeOp, LaunchAttr
+from irgl_dialect.runtime_library import overload, runtime_function
+from lowering.runtime_calls import KERNEL_MODULE, call_at, fail
 
 
 @dataclass
@@ -83,10 +71,9 @@ class _HostBuilder:
             0
         ]
 
-    def call(
-        self, name: str, args: Sequence[SSAValue], results: Sequence = ()
-    ) -> Sequence[SSAValue]:
-        return call(name, args, results, self.at).results
+    def call(self, name: str, args: Sequence[SSAValue]) -> Sequence[SSAValue]:
+        """Call the runtime function `name` (from the runtime library)."""
+        return call_at(runtime_function(name), args, self.at).results
 
     def not_empty(self, size: SSAValue) -> SSAValue:
         zero = self.const_index(0)
@@ -108,9 +95,12 @@ class _FunctionState:
             is_any = arith.ConstantOp.from_int_and_width(
                 int(aggregation == Aggregation.ANY), 1
             )
-            create = func.CallOp("irgl_cell_create", [is_any.result], [CellType()])
-            Rewriter.insert_op([is_any, create], InsertPoint.at_start(self.entry))
-            declare(symbol_table_of(create), "irgl_cell_create", [i1], [CellType()])
+            Rewriter.insert_op(is_any, InsertPoint.at_start(self.entry))
+            create = call_at(
+                runtime_function("irgl_cell_create"),
+                [is_any.result],
+                InsertPoint.after(is_any),
+            )
             cell = create.results[0]
             for exit_op in self.exits:
                 _HostBuilder.before(exit_op).call("irgl_cell_destroy", [cell])
@@ -165,21 +155,21 @@ class _Lowering:
         capacity = op.capacity
         if capacity is None:
             graph = self._capacity_graph(op)
-            (capacity,) = builder.call("irgl_graph_capacity", [graph], [IndexType()])
-        (pipe,) = builder.call("irgl_pipe_create", [capacity], [PipeType()])
+            (capacity,) = builder.call("irgl_graph_capacity", [graph])
+        (pipe,) = builder.call("irgl_pipe_create", [capacity])
         for value in op.initial:
             builder.call("irgl_pipe_push_initial", [pipe, value])
         if op.initial_array is not None and op.initial_count is not None:
             array_type = op.initial_array.type
             assert isinstance(array_type, MemRefType)
-            element = array_type.element_type
-            suffix = (
-                "index" if isinstance(element, IndexType) else f"i{_width(element)}"
-            )
-            builder.call(
-                f"irgl_pipe_init_from_array_{suffix}",
-                [pipe, op.initial_array, op.initial_count],
-            )
+            fill = overload("irgl_pipe_init_from_array", array_type.element_type)
+            if fill is None:
+                fail(
+                    op,
+                    "an initial worklist array must hold i32 or index items, "
+                    f"got {array_type}",
+                )
+            call_at(fill, [pipe, op.initial_array, op.initial_count], builder.at)
         return pipe
 
     def _capacity_graph(self, op: Operation) -> SSAValue:
@@ -206,7 +196,8 @@ class _Lowering:
         aggregated return value when `aggregation` is given."""
         name = kernel.sym_name.data
         operands = list(args)
-        uses_worklist = int_attr(kernel, WORKLIST_ARG) is not None
+        launch = _launch_of(kernel)
+        uses_worklist = launch.worklist is not None
         if uses_worklist and pipe is None:
             fail(
                 op,
@@ -214,13 +205,13 @@ class _Lowering:
                 "enclosing Pipe or Iterate",
             )
         cell = None
-        if int_attr(kernel, CELL_ARG) is not None:
+        if launch.cell is not None:
             cell = self.state.cell(name, aggregation or Aggregation.ANY)
             builder.call("irgl_cell_reset", [cell])
-        block_size = builder.const_index(int_attr(kernel, BLOCK_SIZE) or 256)
+        block_size = builder.const_index(launch.block)
         symbol = SymbolRefAttr(KERNEL_MODULE, [name])
         grid = builder.insert(
-            GridSizeOp(symbol, block_size, resident=GRID_SYNC in kernel.attributes)
+            GridSizeOp(symbol, block_size, resident=launch.cooperative)
         ).results[0]
         one = builder.const_index(1)
 
@@ -228,8 +219,8 @@ class _Lowering:
             extra: list[SSAValue] = []
             if uses_worklist:
                 assert pipe is not None
-                for which in ("in", "out", "retry"):
-                    extra += at.call(f"irgl_pipe_{which}", [pipe], [WorklistType()])
+                for which in ("irgl_pipe_in", "irgl_pipe_out", "irgl_pipe_retry"):
+                    extra += at.call(which, [pipe])
             if cell is not None:
                 extra.append(cell)
             at.insert(
@@ -243,7 +234,7 @@ class _Lowering:
             )
 
         emit_launch(builder)
-        if uses_worklist and USES_RETRY in kernel.attributes:
+        if uses_worklist and launch.retries:
             assert pipe is not None
             self._retry_loop(builder, pipe, emit_launch)
         if uses_worklist:
@@ -251,7 +242,7 @@ class _Lowering:
             builder.call("irgl_pipe_advance", [pipe])
         if aggregation is None or cell is None:
             return None
-        return builder.call("irgl_cell_read", [cell], [i1])[0]
+        return builder.call("irgl_cell_read", [cell])[0]
 
     def _retry_loop(self, builder: _HostBuilder, pipe: SSAValue, emit_launch) -> None:
         """while (retry not empty) { in <-> retry; launch }"""
@@ -259,7 +250,7 @@ class _Lowering:
         builder.insert(loop)
         before = loop.before_region.block
         inner = _HostBuilder.at_end(before)
-        (size,) = inner.call("irgl_pipe_retry_size", [pipe], [IndexType()])
+        (size,) = inner.call("irgl_pipe_retry_size", [pipe])
         inner.insert(scf.ConditionOp(inner.not_empty(size)))
         body = _HostBuilder.at_end(loop.after_region.block)
         body.call("irgl_pipe_advance_retry", [pipe])
@@ -279,7 +270,7 @@ class _Lowering:
     def lower_iterate(self, op: IterateOp, pipe: SSAValue | None) -> None:
         kernel = _lookup_kernel(self.module, op.callee.string_value(), op)
         builder = _HostBuilder.before(op)
-        uses_worklist = int_attr(kernel, WORKLIST_ARG) is not None
+        uses_worklist = _launch_of(kernel).worklist is not None
         owned = None
         if uses_worklist and pipe is None:
             owned = pipe = self.open_pipe(op, builder)
@@ -288,9 +279,7 @@ class _Lowering:
         carried_types = [v.type for v in inits]
 
         first = (
-            builder.not_empty(
-                builder.call("irgl_pipe_in_size", [pipe], [IndexType()])[0]
-            )
+            builder.not_empty(builder.call("irgl_pipe_in_size", [pipe])[0])
             if uses_worklist and pipe is not None
             else builder.const_bool(True)
         )
@@ -346,7 +335,7 @@ class _Lowering:
     ) -> SSAValue:
         conditions: list[SSAValue] = []
         if uses_worklist and pipe is not None:
-            (size,) = end.call("irgl_pipe_in_size", [pipe], [IndexType()])
+            (size,) = end.call("irgl_pipe_in_size", [pipe])
             conditions.append(end.not_empty(size))
         if op.term_cond is not None and result is not None:
             value = result
@@ -391,11 +380,19 @@ class _Lowering:
                 if inner is not terminator:
                     self.lower_op(inner, pipe)
             end = _HostBuilder.before(terminator)
-            (size,) = end.call("irgl_pipe_in_size", [pipe], [IndexType()])
+            (size,) = end.call("irgl_pipe_in_size", [pipe])
             Rewriter.replace_op(terminator, scf.YieldOp(end.not_empty(size)))
         if owned is not None:
             builder.call("irgl_pipe_destroy", [owned])
         Rewriter.erase_op(op)
+
+
+def _launch_of(kernel: gpu.FuncOp) -> LaunchAttr:
+    """The launch information convert-irgl-kernels put on `kernel`."""
+    launch = LaunchAttr.of(kernel)
+    if launch is None:
+        fail(kernel, f"kernel @{kernel.sym_name.data} has no #irgl_rt.launch")
+    return launch
 
 
 def _is_before(a: Operation, b: Operation) -> bool:
@@ -406,11 +403,6 @@ def _is_before(a: Operation, b: Operation) -> bool:
             return True
         op = op.next_op
     return False
-
-
-def _width(t: object) -> int:
-    assert isinstance(t, IntegerType)
-    return t.width.data
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from irgl_dialect.attributes import ExclusiveForm
+from irgl_dialect.runtime_library import overload, runtime_function
 from irgl_dialect.sync import (
     AtomicOp,
     ExclusiveOp,
@@ -50,7 +51,7 @@ from irgl_dialect.sync import (
     SyncRunningThreadsOp,
 )
 from lowering.builders import Inserter, take_body
-from lowering.runtime_calls import call, fail, kernel_cell, symbol_table_of
+from lowering.runtime_calls import call_at, fail, kernel_cell, symbol_table_of
 
 
 def _lower_atomic(op: AtomicOp, ticket_locks: bool) -> None:
@@ -66,20 +67,28 @@ def _lower_atomic(op: AtomicOp, ticket_locks: bool) -> None:
                 "'irgl.atomic' with ticket-locks needs 64-bit lock words "
                 f"(memref<?xi64>), got {locks_type}",
             )
-        at.call("irgl_ticket_acquire", [locks, index])
+        at.call(runtime_function("irgl_ticket_acquire"), [locks, index])
         for inner in list(body.ops):
             if not isinstance(inner, scf.YieldOp):
                 inner.detach()
                 Rewriter.insert_op(inner, at.at)
-        at.call("irgl_ticket_release", [locks, index])
+        at.call(runtime_function("irgl_ticket_release"), [locks, index])
         Rewriter.erase_op(op)
         return
+    locks_type = locks.type
+    assert isinstance(locks_type, MemRefType)
+    lock_try = overload("irgl_lock_try", locks_type.element_type)
+    release = overload("irgl_lock_release", locks_type.element_type)
+    if lock_try is None or release is None:
+        fail(
+            op,
+            "'irgl.atomic' needs 32- or 64-bit lock words (memref<?xi32> or "
+            f"memref<?xi64>), got {locks_type}",
+        )
     assert body.last_op is not None
-    at.nested(InsertPoint.before(body.last_op)).call(
-        "irgl_lock_release", [locks, index]
-    )
+    at.nested(InsertPoint.before(body.last_op)).call(release, [locks, index])
     if not op.blocking:
-        (got,) = at.call("irgl_lock_try", [locks, index], [i1])
+        (got,) = at.call(lock_try, [locks, index])
         else_block = take_body(op.else_body)
         Rewriter.insert_op(scf.IfOp(got, [], Region(body), Region(else_block)), at.at)
         Rewriter.erase_op(op)
@@ -92,7 +101,7 @@ def _lower_atomic(op: AtomicOp, ticket_locks: bool) -> None:
     before.add_op(scf.ConditionOp(go))
     after = Block()
     inner = at.nested(InsertPoint.at_end(after))
-    (got,) = inner.call("irgl_lock_try", [locks, index], [i1])
+    (got,) = inner.call(lock_try, [locks, index])
     after.add_op(scf.IfOp(got, [], Region(body)))
     after.add_op(scf.YieldOp(got))
     Rewriter.insert_op(scf.WhileOp([false], [], Region(before), Region(after)), at.at)
@@ -149,7 +158,9 @@ def lower_exclusive(
         def check(
             inner: Inserter, element: SSAValue, carried: list[SSAValue]
         ) -> list[SSAValue]:
-            (value,) = inner.call("irgl_claim_read", [claims, element], [i32])
+            (value,) = inner.call(
+                runtime_function("irgl_claim_read"), [claims, element]
+            )
             mine = inner.op(arith.CmpiOp(value, prio, "eq"))
             return [inner.op(arith.AndIOp(carried[0], mine))]
 
@@ -158,18 +169,18 @@ def lower_exclusive(
     def write_claim(
         b: Inserter, element: SSAValue, _: list[SSAValue]
     ) -> list[SSAValue]:
-        b.call("irgl_claim_write", [claims, element, prio])
+        b.call(runtime_function("irgl_claim_write"), [claims, element, prio])
         return []
 
     def raise_claim(
         b: Inserter, element: SSAValue, _: list[SSAValue]
     ) -> list[SSAValue]:
-        b.call("irgl_claim_raise", [claims, element, prio])
+        b.call(runtime_function("irgl_claim_raise"), [claims, element, prio])
         return []
 
     # phase 1: race
     guarded(lambda b: _for_each_element(b, op, write_claim))
-    at.call("irgl_grid_sync", [])
+    at.call(runtime_function("irgl_grid_sync"), [])
 
     # phase 2: priority check
     def raise_lost(b: Inserter) -> None:
@@ -181,7 +192,7 @@ def lower_exclusive(
         Rewriter.insert_op(scf.IfOp(lost, [], Region(block)), b.at)
 
     guarded(raise_lost)
-    at.call("irgl_grid_sync", [])
+    at.call(runtime_function("irgl_grid_sync"), [])
 
     # phase 3: check, then the body or the else statements
     then_block = Block()
@@ -190,7 +201,7 @@ def lower_exclusive(
     then_block.add_op(scf.IfOp(won, [], Region(take_body(op.body)), _else_region(op)))
     then_block.add_op(scf.YieldOp())
     Rewriter.insert_op(scf.IfOp(active, [], Region(then_block)), at.at)
-    at.call("irgl_grid_sync", [])
+    at.call(runtime_function("irgl_grid_sync"), [])
     Rewriter.erase_op(op)
 
 
@@ -222,11 +233,17 @@ class ConvertIrglSync(ModulePass):
             _lower_atomic(atomic, self.ticket_locks)
         for inner in list(op.walk()):
             if isinstance(inner, SyncRunningThreadsOp):
-                call("irgl_grid_sync", [], [], InsertPoint.before(inner))
+                call_at(
+                    runtime_function("irgl_grid_sync"), [], InsertPoint.before(inner)
+                )
                 Rewriter.erase_op(inner)
             elif isinstance(inner, LocalBarrierOp):
                 Rewriter.replace_op(inner, gpu.BarrierOp())
             elif isinstance(inner, ReduceAndReturnOp):
                 at = InsertPoint.before(inner)
-                call("irgl_cell_reduce", [kernel_cell(inner), inner.value], [], at)
+                call_at(
+                    runtime_function("irgl_cell_reduce"),
+                    [kernel_cell(inner), inner.value],
+                    at,
+                )
                 Rewriter.erase_op(inner)

@@ -14,6 +14,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
+from lowering.block_size import check_block_size_option
 from lowering.convert_irgl_c import ConvertIrglC
 from lowering.convert_irgl_graph import ConvertIrglGraph
 from lowering.convert_irgl_kernels import ConvertIrglKernels
@@ -26,7 +27,15 @@ from lowering.nested_parallelism import IrglNestedParallelism
 @dataclass(frozen=True)
 class LowerIrgl(ModulePass):
     """Run convert-irgl-{kernels, orchestration}, irgl-nested-parallelism
-    (unless disabled), convert-irgl-{loops, sync, graph, c}."""
+    (unless disabled), convert-irgl-{loops, sync, graph, c}.
+
+    Options (`-p 'lower-irgl{ticket_locks=true block_size=128}'`):
+
+    - `ticket_locks` (bool, false): blocking Atomics use ticket locks;
+    - `block_size` (int, 256): block size of unconstrained kernels, a power
+      of two from 32 to 1024;
+    - `nested_parallelism` (bool, true): run irgl-nested-parallelism.
+    """
 
     name = "lower-irgl"
 
@@ -39,6 +48,9 @@ class LowerIrgl(ModulePass):
     nested_parallelism: bool = True
     """Share the edge loops of high-degree nodes across a block or a warp
     (irgl-nested-parallelism)."""
+
+    def __post_init__(self) -> None:
+        check_block_size_option(self.block_size, "lower-irgl")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         passes: list[ModulePass] = [

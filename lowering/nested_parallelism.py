@@ -5,7 +5,7 @@ A thread of the outermost ForAll that meets a high-degree node would walk its
 edges alone while its neighbours idle; on power-law graphs the whole kernel
 then waits for that one thread. This pass marks every inner
 `irgl.forall %e in edges(%g, %n)` that lies directly in the body of a plain
-kernel's outermost ForAll with `irgl.schedule = "nested"`. convert-irgl-loops
+kernel's outermost ForAll with `#irgl_rt.nested_edges`. convert-irgl-loops
 then lowers that outermost ForAll so that every thread runs the same number
 of rounds (idle threads included, so they can help) and lowers each marked
 loop, with `lower_scheduled_edges`, into three phases:
@@ -33,12 +33,8 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, gpu, scf
 from xdsl.dialects.builtin import (
-    Float32Type,
-    Float64Type,
     IndexType,
-    IntegerType,
     ModuleOp,
-    StringAttr,
     i1,
     i32,
 )
@@ -56,29 +52,21 @@ from irgl_dialect.placement import (
     kernel_kind_of,
     kernel_uses_grid_sync,
 )
+from irgl_dialect.runtime import LaunchAttr, NestedEdgesAttr
+from irgl_dialect.runtime_library import BROADCAST_TYPES, overload, runtime_function
 from lowering.builders import Inserter, take_body
-from lowering.runtime_calls import BLOCK_SIZE, GRID_SYNC, int_attr
 
-#: Attribute marking an edge loop for nested scheduling.
-SCHEDULE = "irgl.schedule"
 WARP_THRESHOLD = 32
 
 
-def _broadcast_suffix(t: Attribute) -> str | None:
-    if isinstance(t, IndexType):
-        return "index"
-    if isinstance(t, IntegerType) and t.width.data in (1, 32, 64):
-        return f"i{t.width.data}"
-    if isinstance(t, Float32Type):
-        return "f32"
-    if isinstance(t, Float64Type):
-        return "f64"
-    return None
+def _can_broadcast(t: Attribute) -> bool:
+    """Does the runtime have block and warp broadcasts of values of type `t`?"""
+    return t in BROADCAST_TYPES
 
 
 def is_scheduled(op: Operation) -> bool:
     """Is `op` an edge loop marked for nested scheduling?"""
-    return isinstance(op, ForAllOp) and SCHEDULE in op.attributes
+    return isinstance(op, ForAllOp) and NestedEdgesAttr.of(op) is not None
 
 
 def _per_thread_values(
@@ -91,7 +79,7 @@ def _per_thread_values(
         for operand in op.operands:
             if not varies(operand) or isinstance(operand.owner, arith.ConstantOp):
                 continue
-            if _broadcast_suffix(operand.type) is None:
+            if not _can_broadcast(operand.type):
                 return None
             found[operand] = None
     return list(found)
@@ -120,7 +108,8 @@ def _synchronizes_grid(op: Operation) -> bool:
     kernel = _kernel_of(op)
     if isinstance(kernel, KernelOp):
         return kernel_uses_grid_sync(kernel)
-    return kernel is not None and GRID_SYNC in kernel.attributes
+    launch = LaunchAttr.of(kernel)
+    return launch is not None and launch.cooperative
 
 
 def _eligible(loop: ForAllOp) -> bool:
@@ -218,11 +207,12 @@ def lower_scheduled_edges(
 
     def bcast(prefix: str) -> Callable[[Inserter, SSAValue, SSAValue], SSAValue]:
         def broadcast(a: Inserter, value: SSAValue, owner: SSAValue) -> SSAValue:
-            name = f"{prefix}_{_broadcast_suffix(value.type)}"
+            fn = overload(prefix, value.type)
+            assert fn is not None, f"no {prefix} for {value.type}"
             args = (
                 [value, owner] if prefix == "irgl_block_bcast" else [mask, value, owner]
             )
-            return a.call_value(name, args, value.type)
+            return a.call_value(fn, args)
 
         return broadcast
 
@@ -234,7 +224,9 @@ def lower_scheduled_edges(
         lo,
         hi,
         huge,
-        elect=lambda b, want: b.call_value("irgl_block_elect", [want], i32),
+        elect=lambda b, want: b.call_value(
+            runtime_function("irgl_block_elect"), [want]
+        ),
         broadcast=bcast("irgl_block_bcast"),
         rank_and_size=lambda a: (
             a.op(gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum.X))),
@@ -254,7 +246,7 @@ def lower_scheduled_edges(
         ),
     )
     # 2. warp phase
-    mask = at.call_value("irgl_warp_active", [], i32)
+    mask = at.call_value(runtime_function("irgl_warp_active"), [])
     _shared_phase(
         at,
         loop,
@@ -263,16 +255,17 @@ def lower_scheduled_edges(
         hi,
         big,
         elect=lambda b, want: b.call_value(
-            "irgl_warp_first",
-            [b.call_value("irgl_warp_ballot", [mask, want], i32)],
-            i32,
+            runtime_function("irgl_warp_first"),
+            [b.call_value(runtime_function("irgl_warp_ballot"), [mask, want])],
         ),
         broadcast=bcast("irgl_warp_shfl"),
         rank_and_size=lambda a: (
-            a.call_value("irgl_warp_rank", [mask], IndexType()),
-            a.call_value("irgl_warp_size", [mask], IndexType()),
+            a.call_value(runtime_function("irgl_warp_rank"), [mask]),
+            a.call_value(runtime_function("irgl_warp_size"), [mask]),
         ),
-        is_me=lambda a, owner: a.call_value("irgl_warp_is_lane", [owner], i1),
+        is_me=lambda a, owner: a.call_value(
+            runtime_function("irgl_warp_is_lane"), [owner]
+        ),
     )
     # 3. thread phase
     small = at.both(active, at.negate(at_least(WARP_THRESHOLD)))
@@ -286,8 +279,8 @@ def lower_scheduled_edges(
 
 def block_size_of(op: Operation) -> int:
     """The block size chosen for the kernel around `op` (256 if unknown)."""
-    kernel = _kernel_of(op)
-    return (int_attr(kernel, BLOCK_SIZE) if kernel is not None else None) or 256
+    launch = LaunchAttr.of(_kernel_of(op))
+    return 256 if launch is None else launch.block
 
 
 @dataclass(frozen=True)
@@ -300,4 +293,4 @@ class IrglNestedParallelism(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for loop in [o for o in op.walk() if isinstance(o, ForAllOp)]:
             if _eligible(loop):
-                loop.attributes[SCHEDULE] = StringAttr("nested")
+                NestedEdgesAttr().attach(loop)

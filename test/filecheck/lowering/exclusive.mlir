@@ -42,4 +42,4 @@ irgl.kernel @refine(%claims: memref<?xi32>, %items: memref<4xindex>, %out: memre
 // CHECK-NEXT:        memref.store %two
 // CHECK-NEXT:      }
 // CHECK:         func.call @irgl_grid_sync()
-// CHECK:       } {irgl.forall}
+// CHECK:       } {irgl_rt.forall = #irgl_rt.forall<uniform>}

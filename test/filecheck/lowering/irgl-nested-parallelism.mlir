@@ -29,8 +29,8 @@ irgl.kernel @synced(%g: !irgl.graph) {
   }
 }
 
-// MARK:      irgl.forall %e in edges(%g, %n) attributes {irgl.schedule = "nested"}
-// MARK-NOT:  irgl.schedule
+// MARK:      irgl.forall %e in edges(%g, %n) attributes {irgl_rt.nested_edges = #irgl_rt.nested_edges}
+// MARK-NOT:  irgl_rt.nested_edges
 
 // The marked loop: uniform rounds; the pop and load guarded by "active";
 // then the block phase (elect, broadcast the owner's range and %d, all
@@ -60,4 +60,4 @@ irgl.kernel @synced(%g: !irgl.graph) {
 // CHECK:            scf.for
 // CHECK:          scf.if %{{.*}} {
 // CHECK-NEXT:       scf.for %e = %[[LO]] to %[[HI]]
-// CHECK:        } {irgl.forall}
+// CHECK:        } {irgl_rt.forall = #irgl_rt.forall<uniform>}
