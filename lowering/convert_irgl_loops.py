@@ -33,6 +33,13 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -57,7 +64,7 @@ from lowering.nested_parallelism import (
     is_scheduled,
     lower_scheduled_edges,
 )
-from lowering.runtime_calls import call_at, kernel_worklists, symbol_table_of
+from lowering.runtime_calls import call, call_at, kernel_worklists, symbol_table_of
 
 
 class _Builder:
@@ -246,23 +253,30 @@ def _lower_loop(loop: LoopBase) -> None:
         _lower_grid_stride(loop)
 
 
-def _lower_worklist_op(op: Operation) -> None:
-    at = InsertPoint.before(op)
-    worklist_in, worklist_out, worklist_retry = kernel_worklists(op)
-    if isinstance(op, PopOp):
-        item = call_at(runtime_function("irgl_wl_item"), [worklist_in, op.slot], at)
-        Rewriter.replace_op(op, [], [item.results[0]])
-        return
-    if isinstance(op, PushOp):
-        target, item = worklist_out, op.item
-    elif isinstance(op, RetryOp):
-        target = worklist_out if op.merge is not None else worklist_retry
-        item = op.item
-    else:
-        assert isinstance(op, RespawnOp)
-        target, item = worklist_retry, op.item
-    call_at(runtime_function("irgl_wl_push"), [target, item], at)
-    Rewriter.erase_op(op)
+class LowerPop(RewritePattern):
+    """`irgl.wl.pop %slot` → `irgl_wl_item(in, slot)`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: PopOp, rewriter: PatternRewriter) -> None:
+        worklist_in, _, _ = kernel_worklists(op)
+        item = call(runtime_function("irgl_wl_item"), [worklist_in, op.slot], rewriter)
+        rewriter.replace(op, [], [item.res[0]])
+
+
+class LowerPush(RewritePattern):
+    """Push appends to `out`; Retry and Respawn to `retry` (a merging Retry
+    to `out`): `irgl_wl_push(worklist, item)`."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if not isinstance(op, PushOp | RetryOp | RespawnOp):
+            return
+        _, worklist_out, worklist_retry = kernel_worklists(op)
+        if isinstance(op, PushOp) or (isinstance(op, RetryOp) and op.merge is not None):
+            target = worklist_out
+        else:
+            target = worklist_retry
+        call(runtime_function("irgl_wl_push"), [target, op.item], rewriter)
+        rewriter.erase(op)
 
 
 @dataclass(frozen=True)
@@ -273,11 +287,9 @@ class ConvertIrglLoops(ModulePass):
     name = "convert-irgl-loops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        worklist_ops = [
-            o for o in op.walk() if isinstance(o, PopOp | PushOp | RetryOp | RespawnOp)
-        ]
-        for worklist_op in worklist_ops:
-            _lower_worklist_op(worklist_op)
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([LowerPop(), LowerPush()])
+        ).rewrite_module(op)
         # innermost loops first, so each loop still sees the ones around it
         # (edge loops marked for nested scheduling go with their ForAll)
         loops = [

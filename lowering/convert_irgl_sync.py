@@ -39,6 +39,13 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from irgl_dialect.attributes import ExclusiveForm
@@ -50,66 +57,105 @@ from irgl_dialect.sync import (
     ReduceAndReturnOp,
     SyncRunningThreadsOp,
 )
-from lowering.builders import Inserter, take_body
-from lowering.runtime_calls import call_at, fail, kernel_cell, symbol_table_of
+from lowering.builders import LoweringBuilder, take_body
+from lowering.runtime_calls import call, fail, kernel_cell, symbol_table_of
 
 
-def _lower_atomic(op: AtomicOp, ticket_locks: bool) -> None:
-    at = Inserter(InsertPoint.before(op), symbol_table_of(op))
-    locks, index = op.locks, op.index
-    body = take_body(op.body)
-    if op.blocking and ticket_locks:
+class LowerAtomic(RewritePattern):
+    """A blocking Atomic → the divergence-safe acquire loop (or a ticket
+    lock); an Atomic with Else → one try (see the module docstring)."""
+
+    def __init__(self, ticket_locks: bool):
+        self.ticket_locks = ticket_locks
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AtomicOp, rewriter: PatternRewriter) -> None:
+        at = LoweringBuilder(
+            InsertPoint.before(op), table=symbol_table_of(op), rewriter=rewriter
+        )
+        locks, index = op.locks, op.index
         locks_type = locks.type
         assert isinstance(locks_type, MemRefType)
-        if locks_type.element_type != IntegerType(64):
+        if op.blocking and self.ticket_locks:
+            if locks_type.element_type != IntegerType(64):
+                fail(
+                    op,
+                    "'irgl.atomic' with ticket-locks needs 64-bit lock words "
+                    f"(memref<?xi64>), got {locks_type}",
+                )
+            body = take_body(op.body, rewriter)
+            assert body.last_op is not None
+            rewriter.erase(body.last_op)
+            at.call(runtime_function("irgl_ticket_acquire"), [locks, index])
+            rewriter.inline_block(body, InsertPoint.before(op))
+            at.call(runtime_function("irgl_ticket_release"), [locks, index])
+            rewriter.erase(op)
+            return
+        lock_try = overload("irgl_lock_try", locks_type.element_type)
+        release = overload("irgl_lock_release", locks_type.element_type)
+        if lock_try is None or release is None:
             fail(
                 op,
-                "'irgl.atomic' with ticket-locks needs 64-bit lock words "
-                f"(memref<?xi64>), got {locks_type}",
+                "'irgl.atomic' needs 32- or 64-bit lock words (memref<?xi32> or "
+                f"memref<?xi64>), got {locks_type}",
             )
-        at.call(runtime_function("irgl_ticket_acquire"), [locks, index])
-        for inner in list(body.ops):
-            if not isinstance(inner, scf.YieldOp):
-                inner.detach()
-                Rewriter.insert_op(inner, at.at)
-        at.call(runtime_function("irgl_ticket_release"), [locks, index])
-        Rewriter.erase_op(op)
-        return
-    locks_type = locks.type
-    assert isinstance(locks_type, MemRefType)
-    lock_try = overload("irgl_lock_try", locks_type.element_type)
-    release = overload("irgl_lock_release", locks_type.element_type)
-    if lock_try is None or release is None:
-        fail(
-            op,
-            "'irgl.atomic' needs 32- or 64-bit lock words (memref<?xi32> or "
-            f"memref<?xi64>), got {locks_type}",
-        )
-    assert body.last_op is not None
-    at.nested(InsertPoint.before(body.last_op)).call(release, [locks, index])
-    if not op.blocking:
-        (got,) = at.call(lock_try, [locks, index])
-        else_block = take_body(op.else_body)
-        Rewriter.insert_op(scf.IfOp(got, [], Region(body), Region(else_block)), at.at)
-        Rewriter.erase_op(op)
-        return
-    # while (!done) { got = try; if (got) { body; release } done = got }
-    false = at.const(0, IntegerType(1))
-    before = Block(arg_types=[i1])
-    cond = at.nested(InsertPoint.at_end(before))
-    go = cond.op(arith.XOrIOp(before.args[0], cond.const(1, IntegerType(1))))
-    before.add_op(scf.ConditionOp(go))
-    after = Block()
-    inner = at.nested(InsertPoint.at_end(after))
-    (got,) = inner.call(lock_try, [locks, index])
-    after.add_op(scf.IfOp(got, [], Region(body)))
-    after.add_op(scf.YieldOp(got))
-    Rewriter.insert_op(scf.WhileOp([false], [], Region(before), Region(after)), at.at)
-    Rewriter.erase_op(op)
+        body = take_body(op.body, rewriter)
+        assert body.last_op is not None
+        at.nested(InsertPoint.before(body.last_op)).call(release, [locks, index])
+        if not op.blocking:
+            (got,) = at.call(lock_try, [locks, index])
+            else_block = take_body(op.else_body, rewriter)
+            at.stmt(scf.IfOp(got, [], Region(body), Region(else_block)))
+            rewriter.erase(op)
+            return
+        # while (!done) { got = try; if (got) { body; release } done = got }
+        false = at.const(0, IntegerType(1))
+        before = Block(arg_types=[i1])
+        cond = at.nested(InsertPoint.at_end(before))
+        go = cond.op(arith.XOrIOp(before.args[0], cond.const(1, IntegerType(1))))
+        cond.stmt(scf.ConditionOp(go))
+        after = Block()
+        inner = at.nested(InsertPoint.at_end(after))
+        (got,) = inner.call(lock_try, [locks, index])
+        inner.stmt(scf.IfOp(got, [], Region(body)))
+        inner.stmt(scf.YieldOp(got))
+        at.stmt(scf.WhileOp([false], [], Region(before), Region(after)))
+        rewriter.erase(op)
+
+
+class LowerSyncRunningThreads(RewritePattern):
+    """SyncRunningThreads → `irgl_grid_sync()`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: SyncRunningThreadsOp, rewriter: PatternRewriter
+    ) -> None:
+        call(runtime_function("irgl_grid_sync"), [], rewriter)
+        rewriter.erase(op)
+
+
+class LowerLocalBarrier(RewritePattern):
+    """LocalBarrier → `gpu.barrier` (`__syncthreads()`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: LocalBarrierOp, rewriter: PatternRewriter) -> None:
+        rewriter.replace(op, gpu.BarrierOp())
+
+
+class LowerReduceAndReturn(RewritePattern):
+    """ReduceAndReturn → `irgl_cell_reduce(cell, value)`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: ReduceAndReturnOp, rewriter: PatternRewriter
+    ) -> None:
+        cell = kernel_cell(op)
+        call(runtime_function("irgl_cell_reduce"), [cell, op.value], rewriter)
+        rewriter.erase(op)
 
 
 def _for_each_element(
-    at: Inserter, op: ExclusiveOp, make_body, init: list[SSAValue] | None = None
+    at: LoweringBuilder, op: ExclusiveOp, make_body, init: list[SSAValue] | None = None
 ) -> list[SSAValue]:
     """Emit a loop over the elements named by an Exclusive; `make_body(b,
     element, carried)` returns the next carried values."""
@@ -143,7 +189,7 @@ def lower_exclusive(
     """Lower one Exclusive; `active` tells whether this thread contends this
     round, `priority` (index, unique among contenders, > 0) orders them;
     runtime functions are declared in `table`."""
-    at = Inserter(InsertPoint.before(op), table)
+    at = LoweringBuilder(InsertPoint.before(op), table=table)
     claims = op.object
     prio = at.op(arith.IndexCastOp(priority, i32))
     true = at.const(1, IntegerType(1))
@@ -154,9 +200,9 @@ def lower_exclusive(
         block.add_op(scf.YieldOp())
         Rewriter.insert_op(scf.IfOp(active, [], Region(block)), at.at)
 
-    def all_mine(b: Inserter) -> SSAValue:
+    def all_mine(b: LoweringBuilder) -> SSAValue:
         def check(
-            inner: Inserter, element: SSAValue, carried: list[SSAValue]
+            inner: LoweringBuilder, element: SSAValue, carried: list[SSAValue]
         ) -> list[SSAValue]:
             (value,) = inner.call(
                 runtime_function("irgl_claim_read"), [claims, element]
@@ -167,13 +213,13 @@ def lower_exclusive(
         return _for_each_element(b, op, check, [true])[0]
 
     def write_claim(
-        b: Inserter, element: SSAValue, _: list[SSAValue]
+        b: LoweringBuilder, element: SSAValue, _: list[SSAValue]
     ) -> list[SSAValue]:
         b.call(runtime_function("irgl_claim_write"), [claims, element, prio])
         return []
 
     def raise_claim(
-        b: Inserter, element: SSAValue, _: list[SSAValue]
+        b: LoweringBuilder, element: SSAValue, _: list[SSAValue]
     ) -> list[SSAValue]:
         b.call(runtime_function("irgl_claim_raise"), [claims, element, prio])
         return []
@@ -183,7 +229,7 @@ def lower_exclusive(
     at.call(runtime_function("irgl_grid_sync"), [])
 
     # phase 2: priority check
-    def raise_lost(b: Inserter) -> None:
+    def raise_lost(b: LoweringBuilder) -> None:
         lost = b.op(arith.XOrIOp(all_mine(b), b.const(1, IntegerType(1))))
         block = Block()
         inner = b.nested(InsertPoint.at_end(block))
@@ -229,21 +275,13 @@ class ConvertIrglSync(ModulePass):
                     "'irgl.exclusive' is lowered by convert-irgl-loops (with the "
                     "outermost ForAll): run it first",
                 )
-        for atomic in [o for o in op.walk() if isinstance(o, AtomicOp)]:
-            _lower_atomic(atomic, self.ticket_locks)
-        for inner in list(op.walk()):
-            if isinstance(inner, SyncRunningThreadsOp):
-                call_at(
-                    runtime_function("irgl_grid_sync"), [], InsertPoint.before(inner)
-                )
-                Rewriter.erase_op(inner)
-            elif isinstance(inner, LocalBarrierOp):
-                Rewriter.replace_op(inner, gpu.BarrierOp())
-            elif isinstance(inner, ReduceAndReturnOp):
-                at = InsertPoint.before(inner)
-                call_at(
-                    runtime_function("irgl_cell_reduce"),
-                    [kernel_cell(inner), inner.value],
-                    at,
-                )
-                Rewriter.erase_op(inner)
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier(
+                [
+                    LowerAtomic(self.ticket_locks),
+                    LowerSyncRunningThreads(),
+                    LowerLocalBarrier(),
+                    LowerReduceAndReturn(),
+                ]
+            )
+        ).rewrite_module(op)

@@ -54,7 +54,7 @@ from irgl_dialect.placement import (
 )
 from irgl_dialect.runtime import LaunchAttr, NestedEdgesAttr
 from irgl_dialect.runtime_library import BROADCAST_TYPES, overload, runtime_function
-from lowering.builders import Inserter, take_body
+from lowering.builders import LoweringBuilder, take_body
 
 WARP_THRESHOLD = 32
 
@@ -133,16 +133,16 @@ def _clone_body(loop: ForAllOp, into: Block, mapping: dict[SSAValue, SSAValue]) 
 
 
 def _shared_phase(
-    at: Inserter,
+    at: LoweringBuilder,
     loop: ForAllOp,
     live: list[SSAValue],
     lo: SSAValue,
     hi: SSAValue,
     want: SSAValue,
-    elect: Callable[[Inserter, SSAValue], SSAValue],
-    broadcast: Callable[[Inserter, SSAValue, SSAValue], SSAValue],
-    rank_and_size: Callable[[Inserter], tuple[SSAValue, SSAValue]],
-    is_me: Callable[[Inserter, SSAValue], SSAValue],
+    elect: Callable[[LoweringBuilder, SSAValue], SSAValue],
+    broadcast: Callable[[LoweringBuilder, SSAValue, SSAValue], SSAValue],
+    rank_and_size: Callable[[LoweringBuilder], tuple[SSAValue, SSAValue]],
+    is_me: Callable[[LoweringBuilder, SSAValue], SSAValue],
 ) -> None:
     """while ((owner = elect(want && !done)) >= 0) { share owner's edges }"""
     before = Block(arg_types=[i1])
@@ -174,7 +174,7 @@ def lower_scheduled_edges(
 ) -> None:
     """Lower one marked edge loop in a uniform round body (see the module
     docstring); `active` says whether this thread has an iteration."""
-    at = Inserter(InsertPoint.before(loop), table)
+    at = LoweringBuilder(InsertPoint.before(loop), table=table)
     graph, node = loop.bounds
 
     def varies(value: SSAValue) -> bool:
@@ -205,8 +205,8 @@ def lower_scheduled_edges(
     huge = at_least(block_size)
     big = at.both(at_least(WARP_THRESHOLD), at.negate(huge))
 
-    def bcast(prefix: str) -> Callable[[Inserter, SSAValue, SSAValue], SSAValue]:
-        def broadcast(a: Inserter, value: SSAValue, owner: SSAValue) -> SSAValue:
+    def bcast(prefix: str) -> Callable[[LoweringBuilder, SSAValue, SSAValue], SSAValue]:
+        def broadcast(a: LoweringBuilder, value: SSAValue, owner: SSAValue) -> SSAValue:
             fn = overload(prefix, value.type)
             assert fn is not None, f"no {prefix} for {value.type}"
             args = (
