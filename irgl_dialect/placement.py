@@ -136,8 +136,13 @@ def is_kernel_like(op: Operation | None) -> bool:
 
 
 def is_directly_under_outermost_forall(op: Operation) -> bool:
-    """True when `op`'s parent is a ForAll that has no ForAll around it."""
+    """True when `op`'s parent is a ForAll that has no ForAll around it (an
+    `irgl_rt.collective` between them, made by the lowering, is transparent)."""
+    from irgl_dialect.runtime import CollectiveOp
+
     parent = op.parent_op()
+    if isinstance(parent, CollectiveOp):
+        parent = parent.parent_op()
     return is_forall_like(parent) and not enclosing_foralls(parent)  # type: ignore[arg-type]
 
 

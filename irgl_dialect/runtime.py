@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     IndexType,
     IntAttr,
+    IntegerType,
     NoneAttr,
     StringAttr,
     SymbolRefAttr,
@@ -39,6 +40,7 @@ from xdsl.ir import (
     Dialect,
     Operation,
     ParametrizedAttribute,
+    Region,
     SSAValue,
     TypeAttribute,
 )
@@ -49,11 +51,14 @@ from xdsl.irdl import (
     operand_def,
     opt_prop_def,
     prop_def,
+    region_def,
     result_def,
+    traits_def,
     var_operand_def,
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
+from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
 
@@ -362,6 +367,49 @@ class GridSizeOp(IRDLOperation):
         )
 
 
+@irdl_op_definition
+class CollectiveOp(IRDLOperation):
+    """One operation that every thread of the grid reaches together, inside
+    a round of a uniform ForAll (`#irgl_rt.forall<uniform>`).
+
+        irgl_rt.collective active(%active) rank(%tid) {
+          irgl.exclusive ...   // or an edge loop marked #irgl_rt.nested_edges
+        }
+
+    `active` says whether this thread has an iteration in this round; `rank`
+    is the thread's global rank (unique in the grid). convert-irgl-loops
+    makes it; convert-irgl-exclusive and convert-irgl-nested-edges lower the
+    operation inside and remove it.
+    """
+
+    name = "irgl_rt.collective"
+
+    active = operand_def(IntegerType(1))
+    rank = operand_def(IndexType)
+    body = region_def("single_block")
+
+    traits = traits_def(NoTerminator())
+
+    assembly_format = "`active` `(` $active `)` `rank` `(` $rank `)` $body attr-dict"
+
+    def __init__(self, active: SSAValue, rank: SSAValue, body: Region):
+        super().__init__(operands=[active, rank], regions=[body])
+
+    @property
+    def inner(self) -> Operation:
+        """The one operation inside."""
+        op = self.body.block.first_op
+        assert op is not None
+        return op
+
+    def verify_(self) -> None:
+        ops = list(self.body.block.ops)
+        if len(ops) != 1:
+            raise VerifyException(
+                f"'{self.name}' must hold exactly one operation, got {len(ops)}"
+            )
+
+
 def check_placeholders(text: str, count: int, op_name: str) -> None:
     """`$0` .. `$<count-1>` each appear in `text`, and no other `$N` does."""
     used = {int(n) for n in re.findall(r"\$(\d+)", text)}
@@ -473,7 +521,7 @@ class CGlobalOp(IRDLOperation):
 
 IrglRuntime = Dialect(
     "irgl_rt",
-    [GridSizeOp, CBlockOp, CExprOp, CDeclOp, CGlobalOp],
+    [GridSizeOp, CollectiveOp, CBlockOp, CExprOp, CDeclOp, CGlobalOp],
     [
         GraphHandleType,
         WorklistType,

@@ -3,11 +3,14 @@ Retry and Respawn become worklist runtime calls.
 
 - The outermost ForAll of a kernel is a grid-stride loop: iteration
   `lb + (tid + k * nthreads) * step` runs on thread `tid`, so consecutive
-  iterations go to consecutive threads. When its body synchronizes the grid
-  (SyncRunningThreads, Exclusive) or holds edge loops marked by
-  irgl-nested-parallelism, every thread runs the same number of rounds and
-  the statements between those collective points are guarded by "this round
-  has an iteration for me", so every thread reaches them.
+  iterations go to consecutive threads (`#irgl_rt.forall<grid_stride>`).
+  When its body holds a barrier (SyncRunningThreads, LocalBarrier), an
+  Exclusive or edge loops marked `#irgl_rt.nested_edges`, every thread runs
+  the same number of rounds (`#irgl_rt.forall<uniform>`) and the statements
+  between those collective points are guarded by "this round has an
+  iteration for me", so every thread reaches them. An Exclusive or a marked
+  edge loop is wrapped in `irgl_rt.collective active(%a) rank(%tid)` for
+  convert-irgl-exclusive / convert-irgl-nested-edges.
 - Inner ForAlls, Fors and host-kernel ForAlls are sequential `scf.for`s.
 - `nodes(g)` iterates `0 .. num_nodes(g)`, `edges(g, n)` iterates
   `first_edge(g, n) .. last_edge(g, n)`, `worklist` the slots `0 .. size(in)`.
@@ -47,7 +50,7 @@ from irgl_dialect.attributes import IteratorKind
 from irgl_dialect.graph import FirstEdgeOp, LastEdgeOp, NumNodesOp
 from irgl_dialect.loops import ForAllOp, ForOp, LoopBase
 from irgl_dialect.placement import enclosing_foralls, kernel_kind_of
-from irgl_dialect.runtime import ForAllAttr
+from irgl_dialect.runtime import CollectiveOp, ForAllAttr, NestedEdgesAttr
 from irgl_dialect.runtime_library import runtime_function
 from irgl_dialect.sync import (
     ExclusiveOp,
@@ -58,13 +61,7 @@ from irgl_dialect.sync import (
 )
 from irgl_dialect.worklist import PopOp, PushOp
 from lowering.builders import take_body
-from lowering.convert_irgl_sync import lower_exclusive
-from lowering.nested_parallelism import (
-    block_size_of,
-    is_scheduled,
-    lower_scheduled_edges,
-)
-from lowering.runtime_calls import call, call_at, kernel_worklists, symbol_table_of
+from lowering.runtime_calls import call, call_at, kernel_worklists
 
 
 class _Builder:
@@ -124,7 +121,18 @@ def _lower_grid_stride(loop: LoopBase) -> None:
 
 
 def _is_barrier(op: Operation) -> bool:
-    return isinstance(op, SyncRunningThreadsOp | LocalBarrierOp | ExclusiveOp)
+    """Operations every thread must reach (in uniform control flow)."""
+    return isinstance(op, SyncRunningThreadsOp | LocalBarrierOp) or _is_collective(op)
+
+
+def _is_collective(op: Operation) -> bool:
+    """An Exclusive or an edge loop shared across threads: wrapped in
+    `irgl_rt.collective` for convert-irgl-exclusive / -nested-edges."""
+    return isinstance(op, ExclusiveOp) or _is_nested_edges(op)
+
+
+def _is_nested_edges(op: Operation) -> bool:
+    return isinstance(op, ForAllOp) and NestedEdgesAttr.of(op) is not None
 
 
 def _lower_uniform(loop: LoopBase) -> None:
@@ -135,7 +143,6 @@ def _lower_uniform(loop: LoopBase) -> None:
     span = b.op(arith.SubiOp(ub, lb))
     count = b.op(arith.CeilDivSIOp(span, step))
     rounds = b.op(arith.CeilDivSIOp(count, nthreads))
-    table = symbol_table_of(loop)
     old = take_body(loop.body)
     body = Block(arg_types=[IndexType()])
     inner = _Builder(InsertPoint.at_end(body))
@@ -156,20 +163,10 @@ def _lower_uniform(loop: LoopBase) -> None:
         if isinstance(op, memref.AllocaOp) and not op.operands:
             op.detach()
             body.add_op(op)  # a per-thread buffer: allocate it unguarded
-        elif is_scheduled(op):
+        elif _is_collective(op):
             flush()
             op.detach()
-            body.add_op(op)
-            assert isinstance(op, ForAllOp)
-            lower_scheduled_edges(op, active, body, table, block_size_of(loop))
-        elif isinstance(op, ExclusiveOp):
-            flush()
-            op.detach()
-            body.add_op(op)
-            priority = _Builder(InsertPoint.before(op)).op(
-                arith.AddiOp(tid, b.index(1))
-            )
-            lower_exclusive(op, active, priority, table)
+            body.add_op(CollectiveOp(active, tid, Region(Block([op]))))
         elif _is_barrier(op):
             flush()
             op.detach()
@@ -247,7 +244,7 @@ def _lower_loop(loop: LoopBase) -> None:
     )
     if not outermost:
         _lower_sequential(loop)
-    elif any(_is_barrier(op) or is_scheduled(op) for op in loop.body.block.ops):
+    elif any(_is_barrier(op) for op in loop.body.block.ops):
         _lower_uniform(loop)
     else:
         _lower_grid_stride(loop)
@@ -295,7 +292,7 @@ class ConvertIrglLoops(ModulePass):
         loops = [
             o
             for o in op.walk()
-            if isinstance(o, ForAllOp | ForOp) and not is_scheduled(o)
+            if isinstance(o, ForAllOp | ForOp) and not _is_nested_edges(o)
         ]
         for loop in reversed(loops):
             _lower_loop(loop)

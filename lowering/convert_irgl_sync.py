@@ -1,4 +1,4 @@
-"""convert-irgl-sync: Atomic, Exclusive, SyncRunningThreads, LocalBarrier and
+"""convert-irgl-sync: Atomic, SyncRunningThreads, LocalBarrier and
 ReduceAndReturn become runtime calls and structured control flow.
 
 - Blocking Atomic: a divergence-safe acquire loop: every thread of a warp
@@ -8,15 +8,6 @@ ReduceAndReturn become runtime calls and structured control flow.
   ticket lock (`irgl_ticket_acquire`/`release`, 64-bit lock words) is used.
 - Atomic with Else: one `irgl_lock_try`; the body (then release) on
   success, the else statements on failure.
-- Exclusive (lowered by convert-irgl-loops, which knows whether the thread
-  has an iteration this round, through `lower_exclusive`): race (each
-  contender writes its priority into the claim cell of every element), grid
-  barrier, priority check (a contender that lost a claim raises every claim
-  to its priority with atomicMax), grid barrier, check (a contender whose
-  priority stands on every element wins and runs the body; others run the
-  else statements), grid barrier. The contender with the highest priority
-  always wins, so some thread always makes progress, and no two winners
-  share an element.
 - SyncRunningThreads → `irgl_grid_sync()` (cooperative-groups grid
   barrier); LocalBarrier → `gpu.barrier`.
 - ReduceAndReturn → `irgl_cell_reduce(cell, value)`; the verifier made it
@@ -28,16 +19,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, gpu, memref, scf
+from xdsl.dialects import arith, gpu, scf
 from xdsl.dialects.builtin import (
-    IndexType,
     IntegerType,
     MemRefType,
     ModuleOp,
     i1,
-    i32,
 )
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -46,9 +35,8 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import InsertPoint
 
-from irgl_dialect.attributes import ExclusiveForm
 from irgl_dialect.runtime_library import overload, runtime_function
 from irgl_dialect.sync import (
     AtomicOp,
@@ -154,109 +142,6 @@ class LowerReduceAndReturn(RewritePattern):
         rewriter.erase(op)
 
 
-def _for_each_element(
-    at: LoweringBuilder, op: ExclusiveOp, make_body, init: list[SSAValue] | None = None
-) -> list[SSAValue]:
-    """Emit a loop over the elements named by an Exclusive; `make_body(b,
-    element, carried)` returns the next carried values."""
-    if op.form.data == ExclusiveForm.ARRAY:
-        start, end, step = (
-            at.const(0, IndexType()),
-            op.range[0],
-            at.const(1, IndexType()),
-        )
-    else:
-        start, end, step = op.range
-    carried = init or []
-    block = Block(arg_types=[IndexType(), *[v.type for v in carried]])
-    b = at.nested(InsertPoint.at_end(block))
-    raw = b.op(memref.LoadOp.get(op.items, [block.args[0]]))
-    element = (
-        raw
-        if isinstance(raw.type, IndexType)
-        else b.op(arith.IndexCastOp(raw, IndexType()))
-    )
-    nexts = make_body(b, element, list(block.args[1:]))
-    block.add_op(scf.YieldOp(*nexts))
-    loop = scf.ForOp(start, end, step, carried, Region(block))
-    Rewriter.insert_op(loop, at.at)
-    return list(loop.results)
-
-
-def lower_exclusive(
-    op: ExclusiveOp, active: SSAValue, priority: SSAValue, table: Operation
-) -> None:
-    """Lower one Exclusive; `active` tells whether this thread contends this
-    round, `priority` (index, unique among contenders, > 0) orders them;
-    runtime functions are declared in `table`."""
-    at = LoweringBuilder(InsertPoint.before(op), table=table)
-    claims = op.object
-    prio = at.op(arith.IndexCastOp(priority, i32))
-    true = at.const(1, IntegerType(1))
-
-    def guarded(fill) -> None:
-        block = Block()
-        fill(at.nested(InsertPoint.at_end(block)))
-        block.add_op(scf.YieldOp())
-        Rewriter.insert_op(scf.IfOp(active, [], Region(block)), at.at)
-
-    def all_mine(b: LoweringBuilder) -> SSAValue:
-        def check(
-            inner: LoweringBuilder, element: SSAValue, carried: list[SSAValue]
-        ) -> list[SSAValue]:
-            (value,) = inner.call(
-                runtime_function("irgl_claim_read"), [claims, element]
-            )
-            mine = inner.op(arith.CmpiOp(value, prio, "eq"))
-            return [inner.op(arith.AndIOp(carried[0], mine))]
-
-        return _for_each_element(b, op, check, [true])[0]
-
-    def write_claim(
-        b: LoweringBuilder, element: SSAValue, _: list[SSAValue]
-    ) -> list[SSAValue]:
-        b.call(runtime_function("irgl_claim_write"), [claims, element, prio])
-        return []
-
-    def raise_claim(
-        b: LoweringBuilder, element: SSAValue, _: list[SSAValue]
-    ) -> list[SSAValue]:
-        b.call(runtime_function("irgl_claim_raise"), [claims, element, prio])
-        return []
-
-    # phase 1: race
-    guarded(lambda b: _for_each_element(b, op, write_claim))
-    at.call(runtime_function("irgl_grid_sync"), [])
-
-    # phase 2: priority check
-    def raise_lost(b: LoweringBuilder) -> None:
-        lost = b.op(arith.XOrIOp(all_mine(b), b.const(1, IntegerType(1))))
-        block = Block()
-        inner = b.nested(InsertPoint.at_end(block))
-        _for_each_element(inner, op, raise_claim)
-        block.add_op(scf.YieldOp())
-        Rewriter.insert_op(scf.IfOp(lost, [], Region(block)), b.at)
-
-    guarded(raise_lost)
-    at.call(runtime_function("irgl_grid_sync"), [])
-
-    # phase 3: check, then the body or the else statements
-    then_block = Block()
-    then_at = at.nested(InsertPoint.at_end(then_block))
-    won = all_mine(then_at)
-    then_block.add_op(scf.IfOp(won, [], Region(take_body(op.body)), _else_region(op)))
-    then_block.add_op(scf.YieldOp())
-    Rewriter.insert_op(scf.IfOp(active, [], Region(then_block)), at.at)
-    at.call(runtime_function("irgl_grid_sync"), [])
-    Rewriter.erase_op(op)
-
-
-def _else_region(op: ExclusiveOp) -> Region | None:
-    if not op.else_body.blocks:
-        return None
-    return Region(take_body(op.else_body))
-
-
 @dataclass(frozen=True)
 class ConvertIrglSync(ModulePass):
     """Lower Atomic, SyncRunningThreads, LocalBarrier and ReduceAndReturn
@@ -272,8 +157,8 @@ class ConvertIrglSync(ModulePass):
             if isinstance(inner, ExclusiveOp):
                 fail(
                     inner,
-                    "'irgl.exclusive' is lowered by convert-irgl-loops (with the "
-                    "outermost ForAll): run it first",
+                    "'irgl.exclusive' is lowered by convert-irgl-loops and "
+                    "convert-irgl-exclusive: run them first",
                 )
         PatternRewriteWalker(
             GreedyRewritePatternApplier(

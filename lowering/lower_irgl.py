@@ -14,11 +14,14 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
+from irgl_dialect.runtime import CollectiveOp
 from lowering.block_size import check_block_size_option
 from lowering.convert_irgl_c import ConvertIrglC
+from lowering.convert_irgl_exclusive import ConvertIrglExclusive
 from lowering.convert_irgl_graph import ConvertIrglGraph
 from lowering.convert_irgl_kernels import ConvertIrglKernels
 from lowering.convert_irgl_loops import ConvertIrglLoops
+from lowering.convert_irgl_nested_edges import ConvertIrglNestedEdges
 from lowering.convert_irgl_orchestration import ConvertIrglOrchestration
 from lowering.convert_irgl_sync import ConvertIrglSync
 from lowering.nested_parallelism import IrglNestedParallelism
@@ -27,7 +30,8 @@ from lowering.nested_parallelism import IrglNestedParallelism
 @dataclass(frozen=True)
 class LowerIrgl(ModulePass):
     """Run convert-irgl-{kernels, orchestration}, irgl-nested-parallelism
-    (unless disabled), convert-irgl-{loops, sync, graph, c}.
+    (unless disabled), convert-irgl-{loops, exclusive, nested-edges, sync,
+    graph, c}.
 
     Options (`-p 'lower-irgl{ticket_locks=true block_size=128}'`):
 
@@ -58,13 +62,19 @@ class LowerIrgl(ModulePass):
             ConvertIrglOrchestration(),
             *([IrglNestedParallelism()] if self.nested_parallelism else []),
             ConvertIrglLoops(),
+            ConvertIrglExclusive(),
+            ConvertIrglNestedEdges(),
             ConvertIrglSync(ticket_locks=self.ticket_locks),
             ConvertIrglGraph(),
             ConvertIrglC(),
         ]
         for lowering in passes:
             lowering.apply(ctx, op)
-        left = [inner.name for inner in op.walk() if inner.name.startswith("irgl.")]
+        left = [
+            inner.name
+            for inner in op.walk()
+            if inner.name.startswith("irgl.") or isinstance(inner, CollectiveOp)
+        ]
         if left:
             raise DiagnosticException(
                 "lower-irgl left irgl operations behind: "

@@ -27,24 +27,16 @@ synchronize the grid, are left alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, gpu, scf
 from xdsl.dialects.builtin import (
-    IndexType,
     ModuleOp,
-    i1,
-    i32,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
 
 from irgl_dialect.attributes import IteratorKind
-from irgl_dialect.graph import FirstEdgeOp, LastEdgeOp
-from irgl_dialect.kernels import YieldOp
 from irgl_dialect.loops import ForAllOp
 from irgl_dialect.placement import (
     enclosing_foralls,
@@ -53,36 +45,12 @@ from irgl_dialect.placement import (
     kernel_uses_grid_sync,
 )
 from irgl_dialect.runtime import LaunchAttr, NestedEdgesAttr
-from irgl_dialect.runtime_library import BROADCAST_TYPES, overload, runtime_function
-from lowering.builders import LoweringBuilder, take_body
-
-WARP_THRESHOLD = 32
-
-
-def _can_broadcast(t: Attribute) -> bool:
-    """Does the runtime have block and warp broadcasts of values of type `t`?"""
-    return t in BROADCAST_TYPES
+from lowering.edge_sharing import per_thread_values
 
 
 def is_scheduled(op: Operation) -> bool:
     """Is `op` an edge loop marked for nested scheduling?"""
     return isinstance(op, ForAllOp) and NestedEdgesAttr.of(op) is not None
-
-
-def _per_thread_values(
-    loop: ForAllOp, varies: Callable[[SSAValue], bool]
-) -> list[SSAValue] | None:
-    """Values the loop body uses that differ between threads (`varies`);
-    None if one of them cannot be broadcast."""
-    found: dict[SSAValue, None] = {}
-    for op in loop.body.walk():
-        for operand in op.operands:
-            if not varies(operand) or isinstance(operand.owner, arith.ConstantOp):
-                continue
-            if not _can_broadcast(operand.type):
-                return None
-            found[operand] = None
-    return list(found)
 
 
 def _in_region_of(value: SSAValue, op: Operation) -> bool:
@@ -122,165 +90,7 @@ def _eligible(loop: ForAllOp) -> bool:
     if _synchronizes_grid(outer):
         return False
     varies = lambda v: _in_region_of(v, outer) and not _in_region_of(v, loop)  # noqa: E731
-    return _per_thread_values(loop, varies) is not None
-
-
-def _clone_body(loop: ForAllOp, into: Block, mapping: dict[SSAValue, SSAValue]) -> None:
-    for op in loop.body.block.ops:
-        into.add_op(
-            scf.YieldOp() if isinstance(op, YieldOp) else op.clone(value_mapper=mapping)
-        )
-
-
-def _shared_phase(
-    at: LoweringBuilder,
-    loop: ForAllOp,
-    live: list[SSAValue],
-    lo: SSAValue,
-    hi: SSAValue,
-    want: SSAValue,
-    elect: Callable[[LoweringBuilder, SSAValue], SSAValue],
-    broadcast: Callable[[LoweringBuilder, SSAValue, SSAValue], SSAValue],
-    rank_and_size: Callable[[LoweringBuilder], tuple[SSAValue, SSAValue]],
-    is_me: Callable[[LoweringBuilder, SSAValue], SSAValue],
-) -> None:
-    """while ((owner = elect(want && !done)) >= 0) { share owner's edges }"""
-    before = Block(arg_types=[i1])
-    b = at.nested(InsertPoint.at_end(before))
-    owner = elect(b, b.both(want, b.negate(before.args[0])))
-    found = b.op(arith.CmpiOp(owner, b.const(0, i32), "sge"))
-    before.add_op(scf.ConditionOp(found, owner, before.args[0]))
-
-    after = Block(arg_types=[i32, i1])
-    a = at.nested(InsertPoint.at_end(after))
-    owner = after.args[0]
-    mapping = {value: broadcast(a, value, owner) for value in live}
-    rank, size = rank_and_size(a)
-    start = a.op(arith.AddiOp(broadcast(a, lo, owner), rank))
-    body = Block(arg_types=[IndexType()])
-    mapping[loop.index] = body.args[0]
-    _clone_body(loop, body, mapping)
-    a.stmt(scf.ForOp(start, broadcast(a, hi, owner), size, [], Region(body)))
-    after.add_op(scf.YieldOp(a.op(arith.OrIOp(after.args[1], is_me(a, owner)))))
-    at.stmt(scf.WhileOp([at.const(0, i1)], [i32, i1], Region(before), Region(after)))
-
-
-def lower_scheduled_edges(
-    loop: ForAllOp,
-    active: SSAValue,
-    round_body: Block,
-    table: Operation,
-    block_size: int,
-) -> None:
-    """Lower one marked edge loop in a uniform round body (see the module
-    docstring); `active` says whether this thread has an iteration."""
-    at = LoweringBuilder(InsertPoint.before(loop), table=table)
-    graph, node = loop.bounds
-
-    def varies(value: SSAValue) -> bool:
-        owner = value.owner
-        block = owner.parent_block() if isinstance(owner, Operation) else owner
-        return block is round_body
-
-    live = _per_thread_values(loop, varies)
-    assert live is not None, "irgl-nested-parallelism marked a loop it cannot share"
-
-    # the edge range of an active thread's node; empty for idle threads
-    then, other = Block(), Block()
-    t = at.nested(InsertPoint.at_end(then))
-    then.add_op(
-        scf.YieldOp(t.op(FirstEdgeOp(graph, node)), t.op(LastEdgeOp(graph, node)))
-    )
-    o = at.nested(InsertPoint.at_end(other))
-    zero = o.const(0, IndexType())
-    other.add_op(scf.YieldOp(zero, zero))
-    bounds = scf.IfOp(active, [IndexType(), IndexType()], Region(then), Region(other))
-    at.stmt(bounds)
-    lo, hi = bounds.results
-    degree = at.op(arith.SubiOp(hi, lo))
-
-    def at_least(n: int) -> SSAValue:
-        return at.op(arith.CmpiOp(degree, at.const(n, IndexType()), "sge"))
-
-    huge = at_least(block_size)
-    big = at.both(at_least(WARP_THRESHOLD), at.negate(huge))
-
-    def bcast(prefix: str) -> Callable[[LoweringBuilder, SSAValue, SSAValue], SSAValue]:
-        def broadcast(a: LoweringBuilder, value: SSAValue, owner: SSAValue) -> SSAValue:
-            fn = overload(prefix, value.type)
-            assert fn is not None, f"no {prefix} for {value.type}"
-            args = (
-                [value, owner] if prefix == "irgl_block_bcast" else [mask, value, owner]
-            )
-            return a.call_value(fn, args)
-
-        return broadcast
-
-    # 1. block phase
-    _shared_phase(
-        at,
-        loop,
-        live,
-        lo,
-        hi,
-        huge,
-        elect=lambda b, want: b.call_value(
-            runtime_function("irgl_block_elect"), [want]
-        ),
-        broadcast=bcast("irgl_block_bcast"),
-        rank_and_size=lambda a: (
-            a.op(gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum.X))),
-            a.op(gpu.BlockDimOp(gpu.DimensionAttr(gpu.DimensionEnum.X))),
-        ),
-        is_me=lambda a, owner: a.op(
-            arith.CmpiOp(
-                a.op(
-                    arith.IndexCastOp(
-                        a.op(gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum.X))),
-                        i32,
-                    )
-                ),
-                owner,
-                "eq",
-            )
-        ),
-    )
-    # 2. warp phase
-    mask = at.call_value(runtime_function("irgl_warp_active"), [])
-    _shared_phase(
-        at,
-        loop,
-        live,
-        lo,
-        hi,
-        big,
-        elect=lambda b, want: b.call_value(
-            runtime_function("irgl_warp_first"),
-            [b.call_value(runtime_function("irgl_warp_ballot"), [mask, want])],
-        ),
-        broadcast=bcast("irgl_warp_shfl"),
-        rank_and_size=lambda a: (
-            a.call_value(runtime_function("irgl_warp_rank"), [mask]),
-            a.call_value(runtime_function("irgl_warp_size"), [mask]),
-        ),
-        is_me=lambda a, owner: a.call_value(
-            runtime_function("irgl_warp_is_lane"), [owner]
-        ),
-    )
-    # 3. thread phase
-    small = at.both(active, at.negate(at_least(WARP_THRESHOLD)))
-    own = take_body(loop.body)
-    walk = Block()
-    walk.add_op(scf.ForOp(lo, hi, at.const(1, IndexType()), [], Region(own)))
-    walk.add_op(scf.YieldOp())
-    at.stmt(scf.IfOp(small, [], Region(walk)))
-    Rewriter.erase_op(loop)
-
-
-def block_size_of(op: Operation) -> int:
-    """The block size chosen for the kernel around `op` (256 if unknown)."""
-    launch = LaunchAttr.of(_kernel_of(op))
-    return 256 if launch is None else launch.block
+    return per_thread_values(loop, varies) is not None
 
 
 @dataclass(frozen=True)
