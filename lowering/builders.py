@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from xdsl.builder import Builder, InsertOpInvT
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerAttr, i1
+from xdsl.dialects.builtin import IndexType, IntegerAttr, i1
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -54,6 +54,10 @@ class LoweringBuilder(Builder):
 
     def const(self, value: int, type: Attribute) -> SSAValue:
         return self.op(arith.ConstantOp(IntegerAttr(value, type)))  # type: ignore[arg-type]
+
+    def index(self, value: int) -> SSAValue:
+        """An `index` constant."""
+        return self.const(value, IndexType())
 
     def call(self, fn: RuntimeFunction, args: Sequence[SSAValue]) -> list[SSAValue]:
         """`func.call @fn(args)`, declaring `@fn` once."""

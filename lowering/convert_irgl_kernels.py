@@ -95,7 +95,12 @@ def _lower_function(kernel: KernelOp, container: gpu.ModuleOp | None) -> None:
 @dataclass(frozen=True)
 class ConvertIrglKernels(ModulePass):
     """Lower irgl.kernel ops to gpu.func kernels, device functions and host
-    functions (see the module docstring)."""
+    functions (see the module docstring).
+
+    Option: `block_size` (int, 256): block size of kernels without launch
+    bounds, a power of two from 32 to 1024
+    (`-p 'convert-irgl-kernels{block_size=128}'`).
+    """
 
     name = "convert-irgl-kernels"
 

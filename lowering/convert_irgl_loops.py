@@ -60,26 +60,16 @@ from irgl_dialect.sync import (
     SyncRunningThreadsOp,
 )
 from irgl_dialect.worklist import PopOp, PushOp
-from lowering.builders import take_body
+from lowering.builders import LoweringBuilder, take_body
 from lowering.runtime_calls import call, call_at, kernel_worklists
 
 
-class _Builder:
-    def __init__(self, at: InsertPoint):
-        self.at = at
-
-    def op(self, op: Operation) -> SSAValue:
-        Rewriter.insert_op(op, self.at)
-        return op.results[0]
-
-    def index(self, value: int) -> SSAValue:
-        return self.op(arith.ConstantOp.from_int_and_width(value, IndexType()))
-
-    def gpu_id(self, cls: type[Operation]) -> SSAValue:
-        return self.op(cls(gpu.DimensionAttr(gpu.DimensionEnum.X)))  # type: ignore[call-arg]
+def _gpu_id(b: LoweringBuilder, cls: type[Operation]) -> SSAValue:
+    """`gpu.thread_id x` (or block_id, block_dim, grid_dim)."""
+    return b.op(cls(gpu.DimensionAttr(gpu.DimensionEnum.X)))  # type: ignore[call-arg]
 
 
-def _bounds(loop: LoopBase, b: _Builder) -> tuple[SSAValue, SSAValue, SSAValue]:
+def _bounds(loop: LoopBase, b: LoweringBuilder) -> tuple[SSAValue, SSAValue, SSAValue]:
     kind = loop.iterator.data
     operands = list(loop.bounds)
     if kind == IteratorKind.RANGE:
@@ -96,21 +86,21 @@ def _bounds(loop: LoopBase, b: _Builder) -> tuple[SSAValue, SSAValue, SSAValue]:
 
 
 def _lower_sequential(loop: LoopBase) -> None:
-    b = _Builder(InsertPoint.before(loop))
+    b = LoweringBuilder(InsertPoint.before(loop))
     lb, ub, step = _bounds(loop, b)
     Rewriter.replace_op(loop, scf.ForOp(lb, ub, step, [], Region(take_body(loop.body))))
 
 
-def _thread_geometry(b: _Builder) -> tuple[SSAValue, SSAValue]:
-    block_dim = b.gpu_id(gpu.BlockDimOp)
-    first = b.op(arith.MuliOp(b.gpu_id(gpu.BlockIdOp), block_dim))
-    tid = b.op(arith.AddiOp(first, b.gpu_id(gpu.ThreadIdOp)))
-    nthreads = b.op(arith.MuliOp(b.gpu_id(gpu.GridDimOp), block_dim))
+def _thread_geometry(b: LoweringBuilder) -> tuple[SSAValue, SSAValue]:
+    block_dim = _gpu_id(b, gpu.BlockDimOp)
+    first = b.op(arith.MuliOp(_gpu_id(b, gpu.BlockIdOp), block_dim))
+    tid = b.op(arith.AddiOp(first, _gpu_id(b, gpu.ThreadIdOp)))
+    nthreads = b.op(arith.MuliOp(_gpu_id(b, gpu.GridDimOp), block_dim))
     return tid, nthreads
 
 
 def _lower_grid_stride(loop: LoopBase) -> None:
-    b = _Builder(InsertPoint.before(loop))
+    b = LoweringBuilder(InsertPoint.before(loop))
     lb, ub, step = _bounds(loop, b)
     tid, nthreads = _thread_geometry(b)
     start = b.op(arith.AddiOp(lb, b.op(arith.MuliOp(tid, step))))
@@ -137,7 +127,7 @@ def _is_nested_edges(op: Operation) -> bool:
 
 def _lower_uniform(loop: LoopBase) -> None:
     """Same number of rounds on every thread; guard the work between barriers."""
-    b = _Builder(InsertPoint.before(loop))
+    b = LoweringBuilder(InsertPoint.before(loop))
     lb, ub, step = _bounds(loop, b)
     tid, nthreads = _thread_geometry(b)
     span = b.op(arith.SubiOp(ub, lb))
@@ -145,7 +135,7 @@ def _lower_uniform(loop: LoopBase) -> None:
     rounds = b.op(arith.CeilDivSIOp(count, nthreads))
     old = take_body(loop.body)
     body = Block(arg_types=[IndexType()])
-    inner = _Builder(InsertPoint.at_end(body))
+    inner = LoweringBuilder(InsertPoint.at_end(body))
     k = inner.op(arith.AddiOp(inner.op(arith.MuliOp(body.args[0], nthreads)), tid))
     active = inner.op(arith.CmpiOp(k, count, "slt"))
     index = inner.op(arith.AddiOp(lb, inner.op(arith.MuliOp(k, step))))

@@ -145,7 +145,11 @@ class LowerReduceAndReturn(RewritePattern):
 @dataclass(frozen=True)
 class ConvertIrglSync(ModulePass):
     """Lower Atomic, SyncRunningThreads, LocalBarrier and ReduceAndReturn
-    (see the module docstring)."""
+    (see the module docstring).
+
+    Option: `ticket_locks` (bool, false): blocking Atomics use ticket locks
+    (`-p 'convert-irgl-sync{ticket_locks=true}'`).
+    """
 
     name = "convert-irgl-sync"
 

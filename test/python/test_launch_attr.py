@@ -70,3 +70,24 @@ def test_forall_marker() -> None:
 def test_launch_verifier_on_construction() -> None:
     with pytest.raises(VerifyException, match="exceeds its launch bounds"):
         LaunchAttr(512, launch_bounds=(256,))
+
+
+def test_collective_holds_exactly_one_op() -> None:
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import IndexType, i1
+    from xdsl.ir import Block, Region
+
+    from irgl_dialect.runtime import CollectiveOp
+
+    active = arith.ConstantOp.from_int_and_width(1, i1)
+    rank = arith.ConstantOp.from_int_and_width(0, IndexType())
+    empty = CollectiveOp(active.result, rank.result, Region(Block()))
+    with pytest.raises(VerifyException, match="exactly one operation, got 0"):
+        empty.verify()
+    one = CollectiveOp(
+        active.result,
+        rank.result,
+        Region(Block([arith.ConstantOp.from_int_and_width(2, IndexType())])),
+    )
+    one.verify()
+    assert isinstance(one.inner, arith.ConstantOp)
