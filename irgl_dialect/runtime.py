@@ -322,8 +322,17 @@ class ForAllAttr(_OpAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        pos = parser.pos
         with parser.in_angle_brackets():
-            return (StringAttr(parser.parse_identifier(" in #irgl_rt.forall")),)
+            rounds = parser.parse_identifier(" in #irgl_rt.forall")
+        if rounds not in (cls.GRID_STRIDE, cls.UNIFORM):
+            parser.raise_error(
+                f"#irgl_rt.forall must be <{cls.GRID_STRIDE}> or <{cls.UNIFORM}>, "
+                f"got <{rounds}>",
+                pos,
+                parser.pos,
+            )
+        return (StringAttr(rounds),)
 
 
 @irdl_attr_definition

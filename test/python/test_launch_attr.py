@@ -51,9 +51,10 @@ def test_round_trip_and_accessors() -> None:
         ("#irgl_rt.launch<block = 32, color = 1>", "unknown entry 'color'"),
         ("#irgl_rt.launch<worklist = 1>", "needs `block = <size>`"),
         ("#irgl_rt.launch<block = 32, block = 64>", "'block' given twice"),
+        ("#irgl_rt.forall<sideways>", "must be <grid_stride> or <uniform>"),
     ],
 )
-def test_bad_launch_is_a_located_parse_error(text: str, message: str) -> None:
+def test_bad_attribute_is_a_located_parse_error(text: str, message: str) -> None:
     with pytest.raises(ParseError) as info:
         _parse(text)
     assert message in str(info.value)
