@@ -14,10 +14,14 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
+from irgl_dialect.runtime import CollectiveOp
+from lowering.block_size import check_block_size_option
 from lowering.convert_irgl_c import ConvertIrglC
+from lowering.convert_irgl_exclusive import ConvertIrglExclusive
 from lowering.convert_irgl_graph import ConvertIrglGraph
 from lowering.convert_irgl_kernels import ConvertIrglKernels
 from lowering.convert_irgl_loops import ConvertIrglLoops
+from lowering.convert_irgl_nested_edges import ConvertIrglNestedEdges
 from lowering.convert_irgl_orchestration import ConvertIrglOrchestration
 from lowering.convert_irgl_sync import ConvertIrglSync
 from lowering.nested_parallelism import IrglNestedParallelism
@@ -26,7 +30,16 @@ from lowering.nested_parallelism import IrglNestedParallelism
 @dataclass(frozen=True)
 class LowerIrgl(ModulePass):
     """Run convert-irgl-{kernels, orchestration}, irgl-nested-parallelism
-    (unless disabled), convert-irgl-{loops, sync, graph, c}."""
+    (unless disabled), convert-irgl-{loops, exclusive, nested-edges, sync,
+    graph, c}.
+
+    Options (`-p 'lower-irgl{ticket_locks=true block_size=128}'`):
+
+    - `ticket_locks` (bool, false): blocking Atomics use ticket locks;
+    - `block_size` (int, 256): block size of unconstrained kernels, a power
+      of two from 32 to 1024;
+    - `nested_parallelism` (bool, true): run irgl-nested-parallelism.
+    """
 
     name = "lower-irgl"
 
@@ -40,19 +53,28 @@ class LowerIrgl(ModulePass):
     """Share the edge loops of high-degree nodes across a block or a warp
     (irgl-nested-parallelism)."""
 
+    def __post_init__(self) -> None:
+        check_block_size_option(self.block_size, "lower-irgl")
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         passes: list[ModulePass] = [
             ConvertIrglKernels(block_size=self.block_size),
             ConvertIrglOrchestration(),
             *([IrglNestedParallelism()] if self.nested_parallelism else []),
             ConvertIrglLoops(),
+            ConvertIrglExclusive(),
+            ConvertIrglNestedEdges(),
             ConvertIrglSync(ticket_locks=self.ticket_locks),
             ConvertIrglGraph(),
             ConvertIrglC(),
         ]
         for lowering in passes:
             lowering.apply(ctx, op)
-        left = [inner.name for inner in op.walk() if inner.name.startswith("irgl.")]
+        left = [
+            inner.name
+            for inner in op.walk()
+            if inner.name.startswith("irgl.") or isinstance(inner, CollectiveOp)
+        ]
         if left:
             raise DiagnosticException(
                 "lower-irgl left irgl operations behind: "

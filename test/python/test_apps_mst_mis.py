@@ -83,7 +83,7 @@ def test_lowers(tmp_path: Path, variant: str) -> None:
     assert "func.func @main" in lowered
     if variant == "mst":
         # blocking Atomic: the divergence-safe CAS loop on 32-bit lock words
-        assert "@irgl_lock_try(%locks" in lowered
+        assert "@irgl_lock_try_i32(%locks" in lowered
         assert "irgl_ticket_acquire" not in lowered
     if variant == "mst-ticket":
         assert "@irgl_ticket_acquire(%locks" in lowered
