@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -25,7 +26,7 @@ from irgl_interpreter.state import Order
 A32 = "memref<?xi32>"
 
 
-def run(text: str, *args: object, schedule: str = "sequential", **kw: object):
+def run(text: str, *args: object, schedule: str = "sequential", **kw: Any):
     return run_host(parse_program(text), "main", list(args), schedule, **kw)
 
 
