@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import IndexType
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, StringAttr
+from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     IRDLOperation,
     irdl_op_definition,
+    opt_operand_def,
+    opt_prop_def,
+    opt_result_def,
     prop_def,
     region_def,
     traits_def,
@@ -100,8 +104,17 @@ class LoopBase(IRDLOperation):
             printer.print_string("(")
             printer.print_list(self.bounds, printer.print_operand)
             printer.print_string(")")
+        self.print_reduction(printer)
         printer.print_op_attributes(self.attributes, print_keyword=True)
-        print_body(printer, self.body)
+        print_body(printer, self.body, terminator=bool(self.results))
+
+    def print_reduction(self, printer: Printer) -> None:
+        """Print the loop's reduction clause (ForAll only)."""
+
+    @classmethod
+    def parse_reduction(cls, parser: Parser) -> tuple[()] | tuple[str, SSAValue]:
+        """Parse the loop's reduction clause (ForAll only)."""
+        return ()
 
     @classmethod
     def parse(cls, parser: Parser):
@@ -120,11 +133,23 @@ class LoopBase(IRDLOperation):
                 parser.resolve_operand(u, t)
                 for u, t in zip(unresolved, types, strict=True)
             ]
+        reduction = cls.parse_reduction(parser)
         attrs = parser.parse_optional_attr_dict_with_keyword()
-        op = cls(kind, bounds, parse_body(parser, [index]))
+        op = cls(kind, bounds, parse_body(parser, [index]), *reduction)
         if attrs is not None:
             op.attributes |= attrs.data
         return op
+
+
+#: Combining operations of a ForAll reduction.
+REDUCTION_KINDS = ("add", "min", "max")
+
+
+def is_reducible_type(type_: Attribute) -> bool:
+    """Can a ForAll reduce values of `type_` (index, integers, floats)?"""
+    return isinstance(type_, IndexType | IntegerType | AnyFloat) and not (
+        isinstance(type_, IntegerType) and type_.width.data == 1
+    )
 
 
 @irdl_op_definition
@@ -135,11 +160,69 @@ class ForAllOp(LoopBase):
     (consecutive iterations on consecutive threads); inner ones and those of
     host kernels are sequential loops.
 
+    An inner ForAll may reduce the values its iterations yield with `add`,
+    `min` or `max`, starting from `init`: the result combines `init` with
+    every iteration's value, in any order, without atomics (lowered to a
+    loop-carried value, or to warp/block reductions when the edges of a node
+    are shared across threads).
+
         irgl.forall %i in worklist { ... }
         irgl.forall %e in edges(%g, %n) { ... }
+        %s = irgl.forall %e in edges(%g, %n) reduce(add, %zero : f64) {
+          ...
+          irgl.yield %v : f64
+        }
     """
 
     name = "irgl.forall"
+
+    reduce = opt_prop_def(StringAttr)
+    bounds = var_operand_def()  # restated: the reduction's init comes after
+    init = opt_operand_def()
+    result = opt_result_def()
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(
+        self,
+        iterator: IteratorKind,
+        bounds: Sequence[SSAValue],
+        body: Region | None = None,
+        reduce: str | None = None,
+        init: SSAValue | None = None,
+    ):
+        if body is None:
+            body = Region(Block(arg_types=[IndexType()]))
+        reduction = reduce is not None and init is not None
+        IRDLOperation.__init__(
+            self,
+            operands=[bounds, [init] if reduction else []],
+            result_types=[[init.type] if reduction and init else []],
+            properties={"iterator": IteratorKindAttr(iterator)}
+            | ({"reduce": StringAttr(reduce)} if reduce is not None else {}),
+            regions=[body],
+        )
+
+    def print_reduction(self, printer: Printer) -> None:
+        if self.reduce is not None and self.init is not None:
+            printer.print_string(f" reduce({self.reduce.data}, ")
+            printer.print_operand(self.init)
+            printer.print_string(" : ")
+            printer.print_attribute(self.init.type)
+            printer.print_string(")")
+
+    @classmethod
+    def parse_reduction(cls, parser: Parser) -> tuple[()] | tuple[str, SSAValue]:
+        if not parser.parse_optional_keyword("reduce"):
+            return ()
+        parser.parse_punctuation("(")
+        kind = parser.parse_keyword_in(list(REDUCTION_KINDS))
+        parser.parse_punctuation(",")
+        unresolved = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        init = parser.resolve_operand(unresolved, parser.parse_type())
+        parser.parse_punctuation(")")
+        return kind, init
 
     def verify_(self) -> None:
         super().verify_()
@@ -158,6 +241,72 @@ class ForAllOp(LoopBase):
                     "over the worklist must be the outermost ForAll of a plain kernel",
                     RULE_WORKLIST_ITERATION,
                 )
+        self._verify_reduction()
+
+    def _verify_reduction(self) -> None:
+        from irgl_dialect.kernels import YieldOp
+
+        last = self.body.block.last_op
+        yielded = list(last.operands) if isinstance(last, YieldOp) else []
+        if self.reduce is None:
+            if self.init is not None or self.results:
+                raise VerifyException(
+                    f"'{self.name}' has an initial value or a result but no reduce kind"
+                )
+            if yielded:
+                raise VerifyException(
+                    f"'{self.name}' without reduce(...) yields no values"
+                )
+            return
+        if self.reduce.data not in REDUCTION_KINDS:
+            raise VerifyException(
+                f"'{self.name}' reduce kind must be one of "
+                f"{', '.join(REDUCTION_KINDS)}, got '{self.reduce.data}'"
+            )
+        if self.init is None or self.result is None:
+            raise VerifyException(
+                f"'{self.name}' reduce({self.reduce.data}) needs an initial value "
+                "and one result"
+            )
+        t = self.init.type
+        if not is_reducible_type(t):
+            raise VerifyException(
+                f"'{self.name}' reduces index, integer or float values, got {t}"
+            )
+        if self.result.type != t:
+            raise VerifyException(
+                f"'{self.name}' result type {self.result.type} differs from the "
+                f"initial value's type {t}"
+            )
+        if [v.type for v in yielded] != [t]:
+            got = ", ".join(str(v.type) for v in yielded) or "nothing"
+            raise VerifyException(
+                f"'{self.name}' reduce({self.reduce.data}) body must yield one {t} "
+                f"value, got {got}"
+            )
+        if not _inside_parallel_loop(self):
+            raise VerifyException(
+                f"'{self.name}' with reduce(...) must be an inner ForAll: the "
+                "outermost ForAll of a kernel cannot reduce"
+            )
+
+
+def _inside_parallel_loop(op: ForAllOp) -> bool:
+    """Is `op` inside another ForAll (or the loop lowered from one)?"""
+    from irgl_dialect.runtime import ForAllAttr
+
+    return bool(enclosing_foralls(op)) or any(
+        ForAllAttr.of(parent) is not None for parent in _ancestors(op)
+    )
+
+
+def _ancestors(op: ForAllOp) -> list[IRDLOperation]:
+    result = []
+    parent = op.parent_op()
+    while parent is not None:
+        result.append(parent)
+        parent = parent.parent_op()
+    return result
 
 
 @irdl_op_definition

@@ -116,6 +116,10 @@ _graph, _wl, _pipe, _cell = GraphHandleType(), WorklistType(), PipeType(), CellT
 
 #: Element types of the per-thread broadcasts of nested parallelism.
 BROADCAST_TYPES: tuple[Attribute, ...] = (_index, i1, i32, i64, _f32, _f64)
+#: Element types of edge-loop reductions (irgl.forall ... reduce).
+REDUCE_TYPES: tuple[Attribute, ...] = (_index, i32, i64, _f32, _f64)
+#: Kinds of edge-loop reductions (irgl_dialect.loops.REDUCTION_KINDS).
+REDUCE_KINDS: tuple[str, ...] = ("add", "min", "max")
 #: Element types of lock words (`irgl.atomic` locks arrays).
 LOCK_TYPES: tuple[Attribute, ...] = (i32, i64)
 #: Element types of arrays that can fill a pipe's initial worklist.
@@ -185,6 +189,16 @@ def _functions() -> list[RuntimeFunction]:
         *(
             _fn(f"irgl_block_bcast_{_suffix(t)}", (t, i32), (t,))
             for t in BROADCAST_TYPES
+        ),
+        # reductions of shared edge loops (nested parallelism)
+        *(
+            f
+            for k in REDUCE_KINDS
+            for t in REDUCE_TYPES
+            for f in (
+                _fn(f"irgl_warp_reduce_{k}_{_suffix(t)}", (i32, t), (t,)),
+                _fn(f"irgl_block_reduce_{k}_{_suffix(t)}", (t,), (t,)),
+            )
         ),
         # pipe contexts (host side)
         _fn("irgl_pipe_create", (_index,), (_pipe,), h),

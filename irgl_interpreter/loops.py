@@ -12,9 +12,11 @@ ForAlls of host kernels and For run sequentially.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Generator, Sequence
 from typing import Any
 
+from xdsl.dialects.builtin import IntegerType
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
@@ -90,11 +92,14 @@ class LoopFunctions(InterpreterFunctions):
     ) -> PythonValues:
         state = irgl_state(interpreter)
         frame = state.frame
-        space = _space(op, args, frame)
+        space = _space(op, args[: len(op.bounds)], frame)
         if frame is None:  # a host ForAll is a For
-            _sequential(interpreter, op, space, None)
-            return ()
+            yielded = _sequential(interpreter, op, space, None)
+            return _reduce(op, args, yielded)
         indices = [space[p] for p in state.order(len(space))]
+        if op.reduce is not None:  # never the outermost ForAll (verifier)
+            yielded = _sequential(interpreter, op, indices, frame)
+            return _reduce(op, args, yielded)
         if frame.forall_depth == 0 and _has_barrier(state, op):
             _run_tasks(interpreter, state, op, indices, frame)
         else:
@@ -141,28 +146,57 @@ def push(op: Operation, pipe: PipeContext, which: str, item: int) -> None:
     items.append(item)
 
 
+def _reduce(
+    op: ForAllOp, args: PythonValues, yielded: list[PythonValues]
+) -> PythonValues:
+    """The result of a reducing ForAll: its initial value combined with each
+    iteration's yielded value, in iteration order (none without reduce)."""
+    if op.reduce is None or op.init is None:
+        return ()
+    kind = op.reduce.data
+    total = args[len(op.bounds)]
+    for (value,) in yielded:
+        if kind == "add":
+            total = total + value
+        elif kind == "min":
+            total = value if _less(value, total) else total
+        else:
+            total = value if _less(total, value) else total
+    type_ = op.init.type
+    if isinstance(type_, IntegerType):  # two's complement wrap-around
+        width = type_.width.data
+        total = (total + (1 << (width - 1))) % (1 << width) - (1 << (width - 1))
+    return (total,)
+
+
+def _less(a: Any, b: Any) -> bool:
+    """`a < b`, where a NaN never wins (fmin/fmax keep the other operand)."""
+    return not (isinstance(a, float) and math.isnan(a)) and (
+        (isinstance(b, float) and math.isnan(b)) or a < b
+    )
+
+
 def _sequential(
     interpreter: Interpreter,
     op: LoopBase,
     indices: Sequence[int],
     frame: KernelFrame | None,
-) -> None:
+) -> list[PythonValues]:
+    """Run the body for each index in order; what each iteration yielded."""
     body = op.body
-    if frame is None:
-        for index in indices:
-            interpreter.run_ssacfg_region(body, (index,), op.name)
-        return
-    if not isinstance(op, ForAllOp):  # a For runs in the current iteration
-        for index in indices:
-            interpreter.run_ssacfg_region(body, (index,), op.name)
-        return
+    if frame is None or not isinstance(op, ForAllOp):
+        # a host loop, or a For (which runs in the current iteration)
+        return [
+            interpreter.run_ssacfg_region(body, (index,), op.name) for index in indices
+        ]
+    yielded: list[PythonValues] = []
     outermost = frame.forall_depth == 0
     frame.forall_depth += 1
     try:
         for index in indices:
             if outermost:
                 frame.iteration = index
-            interpreter.run_ssacfg_region(body, (index,), op.name)
+            yielded.append(interpreter.run_ssacfg_region(body, (index,), op.name))
     except IrglRuntimeError as error:
         if error.iteration is None:
             error.iteration = frame.iteration
@@ -171,6 +205,7 @@ def _sequential(
         frame.forall_depth -= 1
         if outermost:
             frame.iteration = None
+    return yielded
 
 
 def _task(

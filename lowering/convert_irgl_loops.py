@@ -61,6 +61,7 @@ from irgl_dialect.sync import (
 )
 from irgl_dialect.worklist import PopOp, PushOp
 from lowering.builders import LoweringBuilder, take_body
+from lowering.reductions import accumulating_block, reduction_of
 from lowering.runtime_calls import call, call_at, kernel_worklists
 
 
@@ -88,6 +89,14 @@ def _bounds(loop: LoopBase, b: LoweringBuilder) -> tuple[SSAValue, SSAValue, SSA
 def _lower_sequential(loop: LoopBase) -> None:
     b = LoweringBuilder(InsertPoint.before(loop))
     lb, ub, step = _bounds(loop, b)
+    reduction = reduction_of(loop) if isinstance(loop, ForAllOp) else None
+    if reduction is not None:  # the partial is the scf.for's iter_arg
+        kind, init, _ = reduction
+        block = loop.body.block
+        loop.body.detach_block(block)
+        body = accumulating_block(block, kind)
+        Rewriter.replace_op(loop, scf.ForOp(lb, ub, step, [init], Region(body)))
+        return
     Rewriter.replace_op(loop, scf.ForOp(lb, ub, step, [], Region(take_body(loop.body))))
 
 

@@ -18,6 +18,14 @@ they can help). This pass lowers each one into three phases:
 The elected node's edge range and the per-thread values that the loop body
 uses are broadcast (`irgl_block_bcast_*`, `irgl_warp_shfl_*`); the body is
 cloned into each phase.
+
+A reducing edge loop (`%s = irgl.forall ... reduce(kind, %init : T)`) carries
+the thread's result `mine` (from `%init`) through the phases: in a shared
+phase every lane sums its share of the elected node's edges from the
+identity, `irgl_block_reduce_<kind>_<T>` (block-uniform) or
+`irgl_warp_reduce_<kind>_<T>` (over the warp's mask) totals the partials, and
+the owner combines the total into its `mine`; the thread phase continues
+from `mine` over the thread's own edges. No atomics.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, gpu, scf
 from xdsl.dialects.builtin import IndexType, ModuleOp, i1, i32
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -44,6 +52,14 @@ from irgl_dialect.runtime import CollectiveOp, LaunchAttr, NestedEdgesAttr
 from irgl_dialect.runtime_library import overload, runtime_function
 from lowering.builders import LoweringBuilder, take_body
 from lowering.edge_sharing import WARP_THRESHOLD, per_thread_values
+from lowering.reductions import (
+    accumulating_block,
+    block_reduce,
+    combine,
+    identity,
+    reduction_of,
+    warp_reduce,
+)
 from lowering.runtime_calls import enclosing_gpu_func, fail, symbol_table_of
 
 
@@ -52,6 +68,15 @@ def _clone_body(loop: ForAllOp, into: Block, mapping: dict[SSAValue, SSAValue]) 
         into.add_op(
             scf.YieldOp() if isinstance(op, YieldOp) else op.clone(value_mapper=mapping)
         )
+
+
+@dataclass(frozen=True)
+class _Reduction:
+    """A reducing edge loop's kind and how a phase totals the lanes' partials."""
+
+    kind: str
+    type: Attribute
+    total: Callable[[LoweringBuilder, SSAValue], SSAValue]
 
 
 def _shared_phase(
@@ -65,15 +90,23 @@ def _shared_phase(
     broadcast: Callable[[LoweringBuilder, SSAValue, SSAValue], SSAValue],
     rank_and_size: Callable[[LoweringBuilder], tuple[SSAValue, SSAValue]],
     is_me: Callable[[LoweringBuilder, SSAValue], SSAValue],
-) -> None:
-    """while ((owner = elect(want && !done)) >= 0) { share owner's edges }"""
-    before = Block(arg_types=[i1])
+    reduction: _Reduction | None = None,
+    mine: SSAValue | None = None,
+) -> SSAValue | None:
+    """while ((owner = elect(want && !done)) >= 0) { share owner's edges }
+
+    A reducing loop also carries `mine`, this thread's result so far: every
+    lane sums its share of the owner's edges from the identity, `reduction`
+    totals the partials, and the owner combines the total into its `mine`.
+    Returns the final `mine` (None without a reduction)."""
+    carried = [] if reduction is None else [reduction.type]
+    before = Block(arg_types=[i1, *carried])
     b = at.nested(InsertPoint.at_end(before))
     owner = elect(b, b.both(want, b.negate(before.args[0])))
     found = b.op(arith.CmpiOp(owner, b.const(0, i32), "sge"))
-    before.add_op(scf.ConditionOp(found, owner, before.args[0]))
+    before.add_op(scf.ConditionOp(found, owner, *before.args))
 
-    after = Block(arg_types=[i32, i1])
+    after = Block(arg_types=[i32, i1, *carried])
     a = at.nested(InsertPoint.at_end(after))
     owner = after.args[0]
     mapping = {value: broadcast(a, value, owner) for value in live}
@@ -81,10 +114,35 @@ def _shared_phase(
     start = a.op(arith.AddiOp(broadcast(a, lo, owner), rank))
     body = Block(arg_types=[IndexType()])
     mapping[loop.index] = body.args[0]
-    _clone_body(loop, body, mapping)
-    a.stmt(scf.ForOp(start, broadcast(a, hi, owner), size, [], Region(body)))
-    after.add_op(scf.YieldOp(a.op(arith.OrIOp(after.args[1], is_me(a, owner)))))
-    at.stmt(scf.WhileOp([at.const(0, i1)], [i32, i1], Region(before), Region(after)))
+    end = broadcast(a, hi, owner)
+    owner_is_me = is_me(a, owner)
+    if reduction is None:
+        _clone_body(loop, body, mapping)
+        a.stmt(scf.ForOp(start, end, size, [], Region(body)))
+        after.add_op(scf.YieldOp(a.op(arith.OrIOp(after.args[1], owner_is_me))))
+        at.stmt(
+            scf.WhileOp([at.const(0, i1)], [i32, i1], Region(before), Region(after))
+        )
+        return None
+    for op in loop.body.block.ops:
+        body.add_op(op.clone(value_mapper=mapping))
+    accumulating_block(body, reduction.kind)
+    zero = a.op(identity(reduction.kind, reduction.type))
+    (partial,) = a.insert(scf.ForOp(start, end, size, [zero], Region(body))).results
+    total = reduction.total(a, partial)
+    mine_after = after.args[2]
+    combined = a.op(combine(reduction.kind, mine_after, total))
+    kept = a.op(arith.SelectOp(owner_is_me, combined, mine_after))
+    after.add_op(scf.YieldOp(a.op(arith.OrIOp(after.args[1], owner_is_me)), kept))
+    assert mine is not None
+    loop_op = scf.WhileOp(
+        [at.const(0, i1), mine],
+        [i32, i1, reduction.type],
+        Region(before),
+        Region(after),
+    )
+    at.stmt(loop_op)
+    return loop_op.results[2]
 
 
 def _lower_shared_edges(
@@ -104,6 +162,7 @@ def _lower_shared_edges(
         return block is round_body
 
     live = per_thread_values(loop, varies)
+    partial_kind = "" if loop.reduce is None else loop.reduce.data
     if live is None:
         fail(loop, "this edge loop uses a per-thread value that cannot be broadcast")
 
@@ -138,8 +197,18 @@ def _lower_shared_edges(
 
         return broadcast
 
+    reduction = reduction_of(loop)
+    mine = None if reduction is None else reduction[1]
+
+    def reducing(
+        total: Callable[[LoweringBuilder, SSAValue], SSAValue],
+    ) -> _Reduction | None:
+        if reduction is None:
+            return None
+        return _Reduction(reduction[0], reduction[1].type, total)
+
     # 1. block phase
-    _shared_phase(
+    mine = _shared_phase(
         at,
         loop,
         live,
@@ -166,10 +235,16 @@ def _lower_shared_edges(
                 "eq",
             )
         ),
+        reduction=reducing(
+            lambda a, partial: a.call_value(
+                block_reduce(partial_kind, partial.type), [partial]
+            )
+        ),
+        mine=mine,
     )
     # 2. warp phase
     mask = at.call_value(runtime_function("irgl_warp_active"), [])
-    _shared_phase(
+    mine = _shared_phase(
         at,
         loop,
         live,
@@ -188,14 +263,36 @@ def _lower_shared_edges(
         is_me=lambda a, owner: a.call_value(
             runtime_function("irgl_warp_is_lane"), [owner]
         ),
+        reduction=reducing(
+            lambda a, partial: a.call_value(
+                warp_reduce(partial_kind, partial.type), [mask, partial]
+            )
+        ),
+        mine=mine,
     )
     # 3. thread phase
     small = at.both(active, at.negate(at_least(WARP_THRESHOLD)))
-    own = take_body(loop.body)
+    one = at.const(1, IndexType())
+    if reduction is None:
+        own = take_body(loop.body)
+        walk = Block()
+        walk.add_op(scf.ForOp(lo, hi, one, [], Region(own)))
+        walk.add_op(scf.YieldOp())
+        at.stmt(scf.IfOp(small, [], Region(walk)))
+        return
+    # the thread's own edges continue from what the shared phases gave it
+    assert mine is not None
+    own = loop.body.block
+    loop.body.detach_block(own)
+    accumulating_block(own, reduction[0])
     walk = Block()
-    walk.add_op(scf.ForOp(lo, hi, at.const(1, IndexType()), [], Region(own)))
-    walk.add_op(scf.YieldOp())
-    at.stmt(scf.IfOp(small, [], Region(walk)))
+    walked = scf.ForOp(lo, hi, one, [mine], Region(own))
+    walk.add_op(walked)
+    walk.add_op(scf.YieldOp(walked.results[0]))
+    keep = Block([scf.YieldOp(mine)])
+    final = scf.IfOp(small, [mine.type], Region(walk), Region(keep))
+    at.stmt(final)
+    reduction[2].replace_all_uses_with(final.results[0])
 
 
 class LowerNestedEdges(RewritePattern):

@@ -20,7 +20,11 @@ loop, with `lower_scheduled_edges`, into three phases:
 
 The elected node's edge range and the per-thread values that the loop body
 uses are broadcast (`irgl_block_bcast_*`, `irgl_warp_shfl_*`); the body is
-cloned into each phase. Loops whose body needs a per-thread value that cannot
+cloned into each phase. A reducing edge loop (`reduce(kind, %init : T)`)
+gives each lane a partial, totalled by `irgl_block_reduce_<kind>_<T>` or
+`irgl_warp_reduce_<kind>_<T>` for the node's owner, which combines it with
+its thread-phase result (T without such functions, e.g. i16: not marked).
+Loops whose body needs a per-thread value that cannot
 be broadcast (e.g. a memref made inside the ForAll), and kernels that
 synchronize the grid, are left alone.
 """
@@ -45,6 +49,7 @@ from irgl_dialect.placement import (
     kernel_uses_grid_sync,
 )
 from irgl_dialect.runtime import LaunchAttr, NestedEdgesAttr
+from irgl_dialect.runtime_library import REDUCE_TYPES
 from lowering.edge_sharing import per_thread_values
 
 
@@ -89,6 +94,8 @@ def _eligible(loop: ForAllOp) -> bool:
     outer = foralls[0]
     if _synchronizes_grid(outer):
         return False
+    if loop.init is not None and loop.init.type not in REDUCE_TYPES:
+        return False  # no warp/block reduction of this type: stays sequential
     varies = lambda v: _in_region_of(v, outer) and not _in_region_of(v, loop)  # noqa: E731
     return per_thread_values(loop, varies) is not None
 

@@ -991,3 +991,115 @@ IRGL_EXPORT const char* irgl_device_name() {
     return nullptr;
   return name.c_str();
 }
+
+// ---------------------------------------------------------------------------
+// Reductions of an edge loop (irgl.forall ... reduce(kind, init : T)) across
+// the threads that share a node's edges (nested parallelism): each lane
+// accumulates a partial; these combine the partials without atomics.
+// ---------------------------------------------------------------------------
+
+namespace irgl {
+namespace detail {
+
+struct ReduceAdd {
+  template <class T>
+  __device__ __forceinline__ static T apply(T a, T b) { return a + b; }
+};
+struct ReduceMin {
+  template <class T>
+  __device__ __forceinline__ static T apply(T a, T b) { return b < a ? b : a; }
+  __device__ __forceinline__ static float apply(float a, float b) { return fminf(a, b); }
+  __device__ __forceinline__ static double apply(double a, double b) { return fmin(a, b); }
+};
+struct ReduceMax {
+  template <class T>
+  __device__ __forceinline__ static T apply(T a, T b) { return a < b ? b : a; }
+  __device__ __forceinline__ static float apply(float a, float b) { return fmaxf(a, b); }
+  __device__ __forceinline__ static double apply(double a, double b) { return fmax(a, b); }
+};
+
+/// The total of `v` over the lanes of `mask`, on every lane of `mask`: a
+/// butterfly of shuffles for a full warp (every lane gets the bitwise same
+/// result), else one shuffle per lane of the mask, in lane order.
+template <class Op, class T>
+__device__ __forceinline__ T warp_reduce(unsigned mask, T v) {
+  if (mask == 0xffffffffu) {
+    for (int offset = 16; offset > 0; offset >>= 1)
+      v = Op::apply(v, __shfl_xor_sync(mask, v, offset));
+    return v;
+  }
+  unsigned rest = mask;
+  T total = __shfl_sync(mask, v, __ffs(rest) - 1);
+  rest &= rest - 1u;
+  while (rest != 0u) {
+    total = Op::apply(total, __shfl_sync(mask, v, __ffs(rest) - 1));
+    rest &= rest - 1u;
+  }
+  return total;
+}
+
+/// The total of `v` over the block, on every thread (block-uniform call):
+/// warp totals go through shared memory, each thread combines them in warp
+/// order.
+template <class Op, class T>
+__device__ __forceinline__ T block_reduce(T v) {
+  __shared__ T parts[32];
+  const unsigned warp = threadIdx.x / 32u;
+  const unsigned first = warp * 32u;
+  const unsigned lanes = blockDim.x - first < 32u ? blockDim.x - first : 32u;
+  const unsigned mask = lanes == 32u ? 0xffffffffu : (1u << lanes) - 1u;
+  v = warp_reduce<Op>(mask, v);
+  if (lane_id() == 0u) parts[warp] = v;
+  __syncthreads();
+  T total = parts[0];
+  const unsigned warps = (blockDim.x + 31u) / 32u;
+  for (unsigned w = 1; w < warps; ++w) total = Op::apply(total, parts[w]);
+  __syncthreads();
+  return total;
+}
+
+}  // namespace detail
+}  // namespace irgl
+
+/// irgl_warp_reduce_<kind>_<T>(mask, v): the total over the lanes of mask;
+/// irgl_block_reduce_<kind>_<T>(v): the total over the block (every thread of
+/// the block calls it at the same point). One function per kind and type.
+#define IRGL_REDUCE_ADD(SUFFIX, T)                                                    \
+  __device__ __forceinline__ T irgl_warp_reduce_add_##SUFFIX(int32_t mask, T v) {        \
+    return irgl::detail::warp_reduce<irgl::detail::ReduceAdd>(static_cast<unsigned>(mask), v); \
+  }                                                                                     \
+  __device__ __forceinline__ T irgl_block_reduce_add_##SUFFIX(T v) {                    \
+    return irgl::detail::block_reduce<irgl::detail::ReduceAdd>(v);                           \
+  }
+#define IRGL_REDUCE_MIN(SUFFIX, T)                                                    \
+  __device__ __forceinline__ T irgl_warp_reduce_min_##SUFFIX(int32_t mask, T v) {        \
+    return irgl::detail::warp_reduce<irgl::detail::ReduceMin>(static_cast<unsigned>(mask), v); \
+  }                                                                                     \
+  __device__ __forceinline__ T irgl_block_reduce_min_##SUFFIX(T v) {                    \
+    return irgl::detail::block_reduce<irgl::detail::ReduceMin>(v);                           \
+  }
+#define IRGL_REDUCE_MAX(SUFFIX, T)                                                    \
+  __device__ __forceinline__ T irgl_warp_reduce_max_##SUFFIX(int32_t mask, T v) {        \
+    return irgl::detail::warp_reduce<irgl::detail::ReduceMax>(static_cast<unsigned>(mask), v); \
+  }                                                                                     \
+  __device__ __forceinline__ T irgl_block_reduce_max_##SUFFIX(T v) {                    \
+    return irgl::detail::block_reduce<irgl::detail::ReduceMax>(v);                           \
+  }
+IRGL_REDUCE_ADD(index, irgl_index)
+IRGL_REDUCE_ADD(i32, int32_t)
+IRGL_REDUCE_ADD(i64, int64_t)
+IRGL_REDUCE_ADD(f32, float)
+IRGL_REDUCE_ADD(f64, double)
+#undef IRGL_REDUCE_ADD
+IRGL_REDUCE_MIN(index, irgl_index)
+IRGL_REDUCE_MIN(i32, int32_t)
+IRGL_REDUCE_MIN(i64, int64_t)
+IRGL_REDUCE_MIN(f32, float)
+IRGL_REDUCE_MIN(f64, double)
+#undef IRGL_REDUCE_MIN
+IRGL_REDUCE_MAX(index, irgl_index)
+IRGL_REDUCE_MAX(i32, int32_t)
+IRGL_REDUCE_MAX(i64, int64_t)
+IRGL_REDUCE_MAX(f32, float)
+IRGL_REDUCE_MAX(f64, double)
+#undef IRGL_REDUCE_MAX

@@ -522,7 +522,7 @@ irgl.kernel @k(%n: index) {
 // Range bounds are index values.
 
 irgl.kernel @k(%n: i32) {
-  "irgl.forall"(%n, %n) <{iterator = #irgl<iterator range>}> ({
+  "irgl.forall"(%n, %n) <{iterator = #irgl<iterator range>, operandSegmentSizes = array<i32: 2, 0>}> ({
   ^bb0(%i: index):
     irgl.yield
   }) : (i32, i32) -> ()
@@ -536,7 +536,7 @@ irgl.kernel @k(%n: i32) {
 // nodes() iterates a graph.
 
 irgl.kernel @k(%n: index) {
-  "irgl.forall"(%n) <{iterator = #irgl<iterator nodes>}> ({
+  "irgl.forall"(%n) <{iterator = #irgl<iterator nodes>, operandSegmentSizes = array<i32: 1, 0>}> ({
   ^bb0(%i: index):
     irgl.yield
   }) : (index) -> ()
@@ -550,7 +550,7 @@ irgl.kernel @k(%n: index) {
 // edges(%g, %n) needs an index node.
 
 irgl.kernel @k(%g: !irgl.graph, %n: i32) {
-  "irgl.forall"(%g, %n) <{iterator = #irgl<iterator edges>}> ({
+  "irgl.forall"(%g, %n) <{iterator = #irgl<iterator edges>, operandSegmentSizes = array<i32: 2, 0>}> ({
   ^bb0(%i: index):
     irgl.yield
   }) : (!irgl.graph, i32) -> ()

@@ -162,30 +162,30 @@ irgl.kernel host @host_loops(%g: !irgl.graph, %lo: index, %hi: index) {
 
 // GENERIC: "irgl.kernel"() <{sym_name = "loops", kind = #irgl<kernel_kind plain>, function_type = (!irgl.graph, index, index, index) -> ()}> ({
 // GENERIC: ^bb0(%g: !irgl.graph, %lo: index, %hi: index, %st: index):
-// GENERIC: "irgl.forall"(%lo, %hi) <{iterator = #irgl<iterator range>}> ({
+// GENERIC: "irgl.forall"(%lo, %hi) <{iterator = #irgl<iterator range>, operandSegmentSizes = array<i32: 2, 0>}> ({
 // GENERIC: ^bb0(%i: index):
 // GENERIC: "irgl.for"(%lo, %hi, %st) <{iterator = #irgl<iterator range>}> ({
 // GENERIC: ^bb0(%j: index):
-// GENERIC: "irgl.forall"(%lo, %hi, %st) <{iterator = #irgl<iterator range>}> ({
+// GENERIC: "irgl.forall"(%lo, %hi, %st) <{iterator = #irgl<iterator range>, operandSegmentSizes = array<i32: 3, 0>}> ({
 // GENERIC: ^bb0(%k: index):
 // GENERIC: "irgl.for"(%lo, %hi) <{iterator = #irgl<iterator range>}> ({
 // GENERIC: ^bb0(%m: index):
-// GENERIC: "irgl.forall"(%g) <{iterator = #irgl<iterator nodes>}> ({
+// GENERIC: "irgl.forall"(%g) <{iterator = #irgl<iterator nodes>, operandSegmentSizes = array<i32: 1, 0>}> ({
 // GENERIC: ^bb0(%n: index):
-// GENERIC: "irgl.forall"(%g, %n) <{iterator = #irgl<iterator edges>}> ({
+// GENERIC: "irgl.forall"(%g, %n) <{iterator = #irgl<iterator edges>, operandSegmentSizes = array<i32: 2, 0>}> ({
 // GENERIC: ^bb0(%e: index):
 // GENERIC: "irgl.for"(%g, %n) <{iterator = #irgl<iterator edges>}> ({
 // GENERIC: ^bb0(%e2: index):
 // GENERIC: "irgl.for"(%g) <{iterator = #irgl<iterator nodes>}> ({
 // GENERIC: ^bb0(%n2: index):
 // GENERIC: "irgl.kernel"() <{sym_name = "wl_loop", kind = #irgl<kernel_kind plain>, function_type = () -> ()}> ({
-// GENERIC: "irgl.forall"() <{iterator = #irgl<iterator worklist>}> ({
+// GENERIC: "irgl.forall"() <{iterator = #irgl<iterator worklist>, operandSegmentSizes = array<i32: 0, 0>}> ({
 // GENERIC: ^bb0(%slot: index):
 // GENERIC: "irgl.kernel"() <{sym_name = "host_loops", kind = #irgl<kernel_kind host>, function_type = (!irgl.graph, index, index) -> ()}> ({
 // GENERIC: ^bb0(%g: !irgl.graph, %lo: index, %hi: index):
-// GENERIC: "irgl.forall"(%lo, %hi) <{iterator = #irgl<iterator range>}> ({
+// GENERIC: "irgl.forall"(%lo, %hi) <{iterator = #irgl<iterator range>, operandSegmentSizes = array<i32: 2, 0>}> ({
 // GENERIC: ^bb0(%i: index):
-// GENERIC: "irgl.forall"(%g) <{iterator = #irgl<iterator nodes>}> ({
+// GENERIC: "irgl.forall"(%g) <{iterator = #irgl<iterator nodes>, operandSegmentSizes = array<i32: 1, 0>}> ({
 // GENERIC: ^bb0(%n: index):
 
 // -----
@@ -218,10 +218,10 @@ irgl.kernel @wl(%g: !irgl.graph) {
 
 // GENERIC: "irgl.kernel"() <{sym_name = "wl", kind = #irgl<kernel_kind plain>, function_type = (!irgl.graph) -> ()}> ({
 // GENERIC: ^bb0(%g: !irgl.graph):
-// GENERIC: "irgl.forall"() <{iterator = #irgl<iterator worklist>}> ({
+// GENERIC: "irgl.forall"() <{iterator = #irgl<iterator worklist>, operandSegmentSizes = array<i32: 0, 0>}> ({
 // GENERIC: ^bb0(%slot: index):
 // GENERIC: %n = "irgl.wl.pop"(%slot) : (index) -> index
-// GENERIC: "irgl.forall"(%g, %n) <{iterator = #irgl<iterator edges>}> ({
+// GENERIC: "irgl.forall"(%g, %n) <{iterator = #irgl<iterator edges>, operandSegmentSizes = array<i32: 2, 0>}> ({
 // GENERIC: ^bb0(%e: index):
 // GENERIC: %dst = "irgl.graph.edge_dst"(%g, %e) : (!irgl.graph, index) -> index
 // GENERIC: "irgl.wl.push"(%dst) : (index) -> ()
@@ -265,7 +265,7 @@ irgl.kernel @atomics(%locks: memref<?xi32>, %tlocks: memref<?xi64>, %val: memref
 
 // GENERIC: "irgl.kernel"() <{sym_name = "atomics", kind = #irgl<kernel_kind plain>, function_type = (memref<?xi32>, memref<?xi64>, memref<?xi32>, index) -> ()}> ({
 // GENERIC: ^bb0(%locks: memref<?xi32>, %tlocks: memref<?xi64>, %val: memref<?xi32>, %n: index):
-// GENERIC: "irgl.forall"(%n, %n) <{iterator = #irgl<iterator range>}> ({
+// GENERIC: "irgl.forall"(%n, %n) <{iterator = #irgl<iterator range>, operandSegmentSizes = array<i32: 2, 0>}> ({
 // GENERIC: ^bb0(%i: index):
 // GENERIC: "irgl.atomic"(%locks, %i) ({
 // GENERIC: "irgl.atomic"(%locks, %i) ({
@@ -322,7 +322,7 @@ irgl.kernel @exclusives(%claims: memref<?xi32>, %cavity: memref<16xindex>, %cell
 
 // GENERIC: "irgl.kernel"() <{sym_name = "exclusives", kind = #irgl<kernel_kind plain>, function_type = (memref<?xi32>, memref<16xindex>, memref<?xi32>, index, index, index, index) -> ()}> ({
 // GENERIC: ^bb0(%claims: memref<?xi32>, %cavity: memref<16xindex>, %cells: memref<?xi32>, %size: index, %lo: index, %hi: index, %st: index):
-// GENERIC: "irgl.forall"(%lo, %hi) <{iterator = #irgl<iterator range>}> ({
+// GENERIC: "irgl.forall"(%lo, %hi) <{iterator = #irgl<iterator range>, operandSegmentSizes = array<i32: 2, 0>}> ({
 // GENERIC: ^bb0(%i: index):
 // GENERIC: "irgl.exclusive"(%claims, %cavity, %size) <{form = #irgl<exclusive_form array>}> ({
 // GENERIC: "irgl.nop"() : () -> ()
@@ -367,7 +367,7 @@ irgl.kernel @retries(%locks: memref<?xi32>) {
 
 // GENERIC: "irgl.kernel"() <{sym_name = "retries", kind = #irgl<kernel_kind plain>, function_type = (memref<?xi32>) -> ()}> ({
 // GENERIC: ^bb0(%locks: memref<?xi32>):
-// GENERIC: "irgl.forall"() <{iterator = #irgl<iterator worklist>}> ({
+// GENERIC: "irgl.forall"() <{iterator = #irgl<iterator worklist>, operandSegmentSizes = array<i32: 0, 0>}> ({
 // GENERIC: ^bb0(%slot: index):
 // GENERIC: %n = "irgl.wl.pop"(%slot) : (index) -> index
 // GENERIC: "irgl.atomic"(%locks, %n) ({
@@ -408,7 +408,7 @@ irgl.kernel @reduce_kernel(%done: i1) {
 
 // GENERIC: "irgl.kernel"() <{sym_name = "reduce_in_forall", kind = #irgl<kernel_kind plain>, function_type = (memref<?xi1>, index) -> ()}> ({
 // GENERIC: ^bb0(%flags: memref<?xi1>, %n: index):
-// GENERIC: "irgl.forall"(%n, %n) <{iterator = #irgl<iterator range>}> ({
+// GENERIC: "irgl.forall"(%n, %n) <{iterator = #irgl<iterator range>, operandSegmentSizes = array<i32: 2, 0>}> ({
 // GENERIC: ^bb0(%i: index):
 // GENERIC: "irgl.reduce_and_return"(%f) : (i1) -> ()
 // GENERIC: "irgl.kernel"() <{sym_name = "reduce_kernel", kind = #irgl<kernel_kind plain>, function_type = (i1) -> ()}> ({
@@ -444,7 +444,7 @@ irgl.kernel @barriers(%n: index) {
 // GENERIC: ^bb0(%n: index):
 // GENERIC: "irgl.sync_running_threads"() : () -> ()
 // GENERIC: "irgl.local_barrier"() : () -> ()
-// GENERIC: "irgl.forall"(%n, %n) <{iterator = #irgl<iterator range>}> ({
+// GENERIC: "irgl.forall"(%n, %n) <{iterator = #irgl<iterator range>, operandSegmentSizes = array<i32: 2, 0>}> ({
 // GENERIC: ^bb0(%i: index):
 // GENERIC: "irgl.local_barrier"() : () -> ()
 // GENERIC: "irgl.sync_running_threads"() : () -> ()
@@ -578,7 +578,7 @@ irgl.kernel host @iterates(%d: memref<?xi32>, %src: index, %src2: index, %roots:
 // GENERIC: "irgl.reduce_and_return"(%t) : (i1) -> ()
 // GENERIC: "irgl.kernel"() <{sym_name = "frontier", kind = #irgl<kernel_kind plain>, function_type = (memref<?xi32>, i32) -> ()}> ({
 // GENERIC: ^bb0(%d: memref<?xi32>, %level: i32):
-// GENERIC: "irgl.forall"() <{iterator = #irgl<iterator worklist>}> ({
+// GENERIC: "irgl.forall"() <{iterator = #irgl<iterator worklist>, operandSegmentSizes = array<i32: 0, 0>}> ({
 // GENERIC: ^bb0(%slot: index):
 // GENERIC: %n = "irgl.wl.pop"(%slot) : (index) -> index
 // GENERIC: "irgl.wl.push"(%n) : (index) -> ()
@@ -671,12 +671,12 @@ irgl.kernel host @pipes(%src: index, %bad: memref<?xi32>, %nbad: index, %cap: in
 // CHECK-NEXT: }
 
 // GENERIC: "irgl.kernel"() <{sym_name = "a", kind = #irgl<kernel_kind plain>, function_type = () -> ()}> ({
-// GENERIC: "irgl.forall"() <{iterator = #irgl<iterator worklist>}> ({
+// GENERIC: "irgl.forall"() <{iterator = #irgl<iterator worklist>, operandSegmentSizes = array<i32: 0, 0>}> ({
 // GENERIC: ^bb0(%slot: index):
 // GENERIC: %n = "irgl.wl.pop"(%slot) : (index) -> index
 // GENERIC: "irgl.wl.push"(%n) : (index) -> ()
 // GENERIC: "irgl.kernel"() <{sym_name = "b", kind = #irgl<kernel_kind plain>, function_type = () -> ()}> ({
-// GENERIC: "irgl.forall"() <{iterator = #irgl<iterator worklist>}> ({
+// GENERIC: "irgl.forall"() <{iterator = #irgl<iterator worklist>, operandSegmentSizes = array<i32: 0, 0>}> ({
 // GENERIC: ^bb0(%slot: index):
 // GENERIC: "irgl.kernel"() <{sym_name = "pipes", kind = #irgl<kernel_kind host>, function_type = (index, memref<?xi32>, index, index, i1) -> ()}> ({
 // GENERIC: ^bb0(%src: index, %bad: memref<?xi32>, %nbad: index, %cap: index, %cond: i1):
