@@ -87,12 +87,11 @@ irgl.kernel @residuals(%g: !irgl.graph, %c: memref<?xf64>, %residual: memref<?xf
 
 irgl.kernel host @main(%g: !irgl.graph, %rank: memref<?xf64>, %residual: memref<?xf64>,
                        %scratch: memref<?xf64>, %tol: f64) {
-  irgl.pipe once {
-    irgl.invoke @init(%g, %rank, %residual) : (!irgl.graph, memref<?xf64>, memref<?xf64>)
-    %last, %other = irgl.iterate while any @pull(%g, %rank, %c_in = %residual, %c_out = %scratch, %tol)
-        : (!irgl.graph, memref<?xf64>, memref<?xf64>, memref<?xf64>, f64) {
-      irgl.yield %c_out, %c_in : memref<?xf64>, memref<?xf64>
-    }
-    irgl.invoke @residuals(%g, %last, %residual) : (!irgl.graph, memref<?xf64>, memref<?xf64>)
+  irgl.invoke @init(%g, %rank, %residual) : (!irgl.graph, memref<?xf64>, memref<?xf64>)
+  // no worklist: every round is one launch over all nodes
+  %last, %other = irgl.iterate while any @pull(%g, %rank, %c_in = %residual, %c_out = %scratch, %tol)
+      : (!irgl.graph, memref<?xf64>, memref<?xf64>, memref<?xf64>, f64) {
+    irgl.yield %c_out, %c_in : memref<?xf64>, memref<?xf64>
   }
+  irgl.invoke @residuals(%g, %last, %residual) : (!irgl.graph, memref<?xf64>, memref<?xf64>)
 }

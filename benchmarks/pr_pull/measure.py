@@ -1,0 +1,137 @@
+"""Measure both PageRank variants (benchmarks/pr, benchmarks/pr_pull) on a GPU.
+
+    python3 benchmarks/pr_pull/measure.py --graph rmat:18 --graph rmat:20 \
+        --tolerance 1e-6 [--reps 5] [--out results.jsonl]
+
+For each variant, graph and tolerance it prints one JSON line: the median
+time of the host function (as ``irgl-bench run`` times it), the rounds of
+the pull recurrence (the same as the reference's, whose recurrence the pull
+version runs), whether the app's check passed, and for the pull variant the
+bytes a round must move at least (edge targets ``8 E``, row offsets and the
+per-node arrays ``48 N``; the gathered contributions counted once, as they
+stay in L2 on these graphs) and the GB/s that makes.  ``--copy-gbs`` also
+times a device-to-device copy (through ctypes on libcudart) for comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import ctypes.util
+import dataclasses
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from irgl_runner.api import Program, build
+from irgl_runner.apps import execute, load_app
+from irgl_runner.graph_args import resolve_graph
+from irgl_runner.graphs import CSRGraph
+
+VARIANTS = ("pr", "pr_pull")
+
+
+def pull_rounds(graph: CSRGraph, tol: float, damping: float = 0.85) -> int:
+    """Rounds of ``r <- d A^T D^-1 r`` from ``1 - d`` until ``max r < tol``."""
+    n = graph.num_nodes
+    deg = graph.degrees().astype(np.float64)
+    inv = np.divide(1.0, deg, out=np.zeros(n), where=deg > 0)
+    pull = sp.csr_matrix(
+        (np.ones(graph.num_edges), (graph.edge_dst, graph.edge_src())), shape=(n, n)
+    )
+    r = np.full(n, 1.0 - damping)
+    rounds = 0
+    while n and r.max() >= tol:
+        r = damping * (pull @ (r * inv))
+        rounds += 1
+    return max(rounds, 1)  # the program runs at least one round
+
+
+def copy_gbs(nbytes: int = 1 << 30, reps: int = 10) -> float | None:
+    """Device-to-device cudaMemcpy bandwidth (read + write bytes per second)."""
+    name = ctypes.util.find_library("cudart") or "libcudart.so"
+    try:
+        rt = ctypes.CDLL(name)
+    except OSError:
+        return None
+    a, b = ctypes.c_void_p(), ctypes.c_void_p()
+    if rt.cudaMalloc(ctypes.byref(a), ctypes.c_size_t(nbytes)) or rt.cudaMalloc(
+        ctypes.byref(b), ctypes.c_size_t(nbytes)
+    ):
+        return None
+    d2d = 3
+    times = []
+    for _ in range(reps + 1):
+        rt.cudaDeviceSynchronize()
+        start = time.perf_counter()
+        rt.cudaMemcpy(b, a, ctypes.c_size_t(nbytes), d2d)
+        rt.cudaDeviceSynchronize()
+        times.append(time.perf_counter() - start)
+    rt.cudaFree(a)
+    rt.cudaFree(b)
+    return 2 * nbytes / statistics.median(times[1:]) / 1e9
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--graph", action="append", required=True)
+    p.add_argument("--tolerance", action="append", type=float, default=None)
+    p.add_argument("--variant", action="append", choices=VARIANTS, default=None)
+    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--no-check", action="store_true")
+    p.add_argument("--copy-gbs", action="store_true")
+    args = p.parse_args(argv)
+    tolerances = args.tolerance or [1e-6]
+    out = args.out.open("a") if args.out else None
+
+    def emit(row: dict[str, object]) -> None:
+        line = json.dumps(row)
+        print(line, flush=True)
+        if out is not None:
+            out.write(line + "\n")
+            out.flush()
+
+    if args.copy_gbs:
+        emit({"copy_gbs": copy_gbs()})
+    programs = {v: Program(build(load_app(v).mlir)) for v in args.variant or VARIANTS}
+    for spec in args.graph:
+        graph, _ = resolve_graph(spec, True, False, Path("/tmp/irgl-graph-cache"))
+        for tol in tolerances:
+            rounds = pull_rounds(graph, tol)
+            for name, program in programs.items():
+                base = load_app(name)
+                app = dataclasses.replace(
+                    base, params={**base.params, "tolerance": tol}
+                )
+                ctx = execute(app, program, graph, 0, reps=args.reps, warmup=1)
+                ms = statistics.median(ctx.times_ms)
+                row: dict[str, object] = {
+                    "app": name,
+                    "graph": spec,
+                    "nodes": graph.num_nodes,
+                    "edges": graph.num_edges,
+                    "tolerance": tol,
+                    "median_ms": round(ms, 3),
+                    "times_ms": [round(t, 3) for t in ctx.times_ms],
+                }
+                if name == "pr_pull":
+                    moved = rounds * (8 * graph.num_edges + 48 * graph.num_nodes)
+                    row |= {
+                        "rounds": rounds,
+                        "us_per_round": round(1000 * ms / rounds, 2),
+                        "gb_per_s": round(moved / (ms / 1000) / 1e9, 1),
+                    }
+                if not args.no_check and app.check is not None:
+                    row["check"] = app.check(ctx) or "passed"
+                emit(row)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
