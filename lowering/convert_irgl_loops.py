@@ -11,7 +11,9 @@ Retry and Respawn become worklist runtime calls.
   iteration for me", so every thread reaches them. An Exclusive or a marked
   edge loop is wrapped in `irgl_rt.collective active(%a) rank(%tid)` for
   convert-irgl-exclusive / convert-irgl-nested-edges.
-- Inner ForAlls, Fors and host-kernel ForAlls are sequential `scf.for`s.
+- Inner ForAlls, Fors and host-kernel ForAlls are sequential `scf.for`s; a
+  reducing inner ForAll (`reduce(kind, %init : T)`) carries its partial as
+  the `scf.for`'s iter_arg, from `%init`, combining each yielded value.
 - `nodes(g)` iterates `0 .. num_nodes(g)`, `edges(g, n)` iterates
   `first_edge(g, n) .. last_edge(g, n)`, `worklist` the slots `0 .. size(in)`.
 - `irgl.wl.pop` reads slot i of `in` (`irgl_wl_item`); `irgl.wl.push`
