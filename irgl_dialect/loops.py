@@ -193,13 +193,15 @@ class ForAllOp(LoopBase):
     ):
         if body is None:
             body = Region(Block(arg_types=[IndexType()]))
-        reduction = reduce is not None and init is not None
+        inits: list[SSAValue] = [] if init is None else [init]
+        properties: dict[str, Attribute] = {"iterator": IteratorKindAttr(iterator)}
+        if reduce is not None:
+            properties["reduce"] = StringAttr(reduce)
         IRDLOperation.__init__(
             self,
-            operands=[bounds, [init] if reduction else []],
-            result_types=[[init.type] if reduction and init else []],
-            properties={"iterator": IteratorKindAttr(iterator)}
-            | ({"reduce": StringAttr(reduce)} if reduce is not None else {}),
+            operands=[list(bounds), inits],
+            result_types=[[v.type for v in inits]],
+            properties=properties,
             regions=[body],
         )
 

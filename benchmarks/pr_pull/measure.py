@@ -44,10 +44,10 @@ def pull_rounds(graph: CSRGraph, tol: float, damping: float = 0.85) -> int:
     pull = sp.csr_matrix(
         (np.ones(graph.num_edges), (graph.edge_dst, graph.edge_src())), shape=(n, n)
     )
-    r = np.full(n, 1.0 - damping)
+    r: np.ndarray = np.full(n, 1.0 - damping)
     rounds = 0
     while n and r.max() >= tol:
-        r = damping * (pull @ (r * inv))
+        r = np.asarray(damping * (pull @ (r * inv)))
         rounds += 1
     return max(rounds, 1)  # the program runs at least one round
 
@@ -78,7 +78,7 @@ def copy_gbs(nbytes: int = 1 << 30, reps: int = 10) -> float | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description="Measure both PageRank variants.")
     p.add_argument("--graph", action="append", required=True)
     p.add_argument("--tolerance", action="append", type=float, default=None)
     p.add_argument("--variant", action="append", choices=VARIANTS, default=None)
