@@ -35,7 +35,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
-from xdsl.traits import RecursiveMemoryEffect, SymbolTable
+from xdsl.traits import RecursiveMemoryEffect, SymbolTable, SymbolUserOpInterface
 from xdsl.utils.exceptions import VerifyException
 
 from irgl_dialect.attributes import (
@@ -47,7 +47,7 @@ from irgl_dialect.attributes import (
     TermCond,
     TermCondAttr,
 )
-from irgl_dialect.kernels import KernelOp, YieldOp, yield_only_body
+from irgl_dialect.kernels import IMPLICIT_YIELD, KernelOp, YieldOp, yield_only_body
 from irgl_dialect.placement import (
     RULE_AGGREGATION,
     RULE_ARGUMENTS,
@@ -55,9 +55,12 @@ from irgl_dialect.placement import (
     RULE_INITIALIZER,
     RULE_TERMINATION,
     RULE_WORKLIST_CONTEXT,
+    KernelInterface,
+    PipeContext,
+    in_irgl_kernel,
     kernel_reduces,
     kernel_uses_worklist,
-    require_host_kernel,
+    orchestration_construct,
     rule_error,
 )
 from irgl_dialect.syntax import parse_body, print_body
@@ -66,22 +69,16 @@ from irgl_dialect.syntax import parse_body, print_body
 def enclosing_pipe_context(op: Operation) -> Operation | None:
     """The innermost Pipe or Iterate around `op` (its pipe context), if any."""
     parent = op.parent_op()
-    while parent is not None and not isinstance(parent, KernelOp):
-        if isinstance(parent, PipeOp | IterateOp):
+    while parent is not None and not parent.has_trait(KernelInterface):
+        if parent.has_trait(PipeContext):
             return parent
         parent = parent.parent_op()
     return None
 
 
-def lookup_kernel(op: Operation, callee: SymbolRefAttr) -> KernelOp | None:
-    """Resolve an invoked kernel symbol, checking that it is a plain kernel.
-
-    Returns None when the kernel has already been lowered to a `gpu.func` (in
-    partially lowered IR), whose signature carries runtime arguments too.
-    """
+def lookup_kernel(op: Operation, callee: SymbolRefAttr) -> KernelOp:
+    """Resolve an invoked kernel symbol, checking that it is a plain kernel."""
     target = SymbolTable.lookup_symbol(op, callee)
-    if target is None and _is_lowered_kernel(op, callee):
-        return None
     if target is None:
         raise rule_error(
             op, f"invokes @{callee.string_value()}, which does not exist", RULE_CALLEE
@@ -100,15 +97,6 @@ def lookup_kernel(op: Operation, callee: SymbolRefAttr) -> KernelOp | None:
             RULE_CALLEE,
         )
     return target
-
-
-def _is_lowered_kernel(op: Operation, callee: SymbolRefAttr) -> bool:
-    from xdsl.dialects import gpu
-
-    lowered = SymbolTable.lookup_symbol(
-        op, SymbolRefAttr("irgl_kernels", [callee.string_value()])
-    )
-    return isinstance(lowered, gpu.FuncOp) and lowered.kernel is not None
 
 
 def verify_arguments(op: Operation, kernel: KernelOp, args: Sequence[SSAValue]) -> None:
@@ -131,14 +119,62 @@ def verify_arguments(op: Operation, kernel: KernelOp, args: Sequence[SSAValue]) 
             )
 
 
-def _verify_aggregation(op: Operation, kernel: KernelOp, aggr: object) -> None:
-    if aggr is not None and not kernel_reduces(kernel):
-        raise rule_error(
-            op,
-            f"aggregates the return value of @{kernel.sym_name.data}, which has no "
-            "irgl.reduce_and_return",
-            RULE_AGGREGATION,
-        )
+class KernelCallSymbolUser(SymbolUserOpInterface):
+    """Invoke and Iterate name a plain kernel: it must exist, take the passed
+    arguments, reduce when aggregated, and get worklists when it uses them.
+
+    Checked only in host kernels: in partially lowered IR the callee may
+    already be a `gpu.func`, with runtime arguments of its own.
+    """
+
+    def verify(self, op: Operation) -> None:
+        # The op's own structure first: the callee checks rely on it.
+        assert isinstance(op, InvokeOp | IterateOp)
+        op.verify_structure()
+        if not in_irgl_kernel(op):
+            return
+        callee = op.properties.get("callee")
+        if not isinstance(callee, SymbolRefAttr):
+            return
+        kernel = lookup_kernel(op, callee)
+        verify_arguments(op, kernel, op.operands[: _argument_count(op)])
+        aggregation = op.properties.get("aggregation")
+        if aggregation is not None and not kernel_reduces(kernel):
+            raise rule_error(
+                op,
+                f"aggregates the return value of @{kernel.sym_name.data}, which "
+                "has no irgl.reduce_and_return",
+                RULE_AGGREGATION,
+            )
+        uses_worklist = kernel_uses_worklist(kernel)
+        if op.name == "irgl.invoke":
+            if uses_worklist and enclosing_pipe_context(op) is None:
+                raise rule_error(
+                    op,
+                    f"invokes @{kernel.sym_name.data}, which uses the worklist, "
+                    "outside any Pipe or Iterate (no worklist is established)",
+                    RULE_WORKLIST_CONTEXT,
+                )
+        elif (
+            not uses_worklist
+            and op.properties.get("term_cond") is None
+            and op.properties.get("extra") is None
+        ):
+            raise rule_error(
+                op,
+                f"iterates @{kernel.sym_name.data}, which does not use the "
+                "worklist, without a termination condition: add `while any|all` "
+                "or `until any|all` (or an extra condition)",
+                RULE_TERMINATION,
+            )
+
+
+def _argument_count(op: Operation) -> int:
+    """How many leading operands of Invoke or Iterate are kernel arguments."""
+    sizes = op.properties.get("operandSegmentSizes")
+    if isinstance(sizes, DenseArrayBase):
+        return int(sizes.get_values()[0])
+    return len(op.operands)
 
 
 # --------------------------------------------------------------------------
@@ -281,6 +317,8 @@ class InvokeOp(IRDLOperation):
     args = var_operand_def()
     result = opt_result_def(i1)
 
+    traits = traits_def(orchestration_construct("Invoke"), KernelCallSymbolUser())
+
     def __init__(
         self,
         callee: str | SymbolRefAttr,
@@ -300,23 +338,11 @@ class InvokeOp(IRDLOperation):
             result_types=[[i1] if aggregation is not None else []],
         )
 
-    def verify_(self) -> None:
-        require_host_kernel(self, "Invoke")
+    def verify_structure(self) -> None:
+        """Checks that do not look at the callee (run before those that do)."""
         if (self.aggregation is None) != (self.result is None):
             raise VerifyException(
                 "'irgl.invoke' has an i1 result exactly when it aggregates (any/all)"
-            )
-        kernel = lookup_kernel(self, self.callee)
-        if kernel is None:
-            return
-        verify_arguments(self, kernel, self.args)
-        _verify_aggregation(self, kernel, self.aggregation)
-        if kernel_uses_worklist(kernel) and enclosing_pipe_context(self) is None:
-            raise rule_error(
-                self,
-                f"invokes @{kernel.sym_name.data}, which uses the worklist, outside "
-                "any Pipe or Iterate (no worklist is established)",
-                RULE_WORKLIST_CONTEXT,
             )
 
     def print(self, printer: Printer) -> None:
@@ -393,7 +419,13 @@ class IterateOp(IRDLOperation):
     body = region_def("single_block")
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    traits = traits_def(RecursiveMemoryEffect())
+    traits = traits_def(
+        RecursiveMemoryEffect(),
+        IMPLICIT_YIELD,
+        PipeContext(),
+        orchestration_construct("Iterate"),
+        KernelCallSymbolUser(),
+    )
 
     def __init__(
         self,
@@ -440,8 +472,8 @@ class IterateOp(IRDLOperation):
     def carried_positions(self) -> tuple[int, ...]:
         return tuple(int(v) for v in self.carried.get_values())
 
-    def verify_(self) -> None:
-        require_host_kernel(self, "Iterate")
+    def verify_structure(self) -> None:
+        """Checks that do not look at the callee (run before those that do)."""
         positions = self.carried_positions
         if len(set(positions)) != len(positions) or any(
             not 0 <= p < len(self.args) for p in positions
@@ -465,23 +497,6 @@ class IterateOp(IRDLOperation):
             )
         self._verify_yield(carried_types)
         _verify_initializer(self, self.initial, self.initial_array, self.initial_count)
-        kernel = lookup_kernel(self, self.callee)
-        if kernel is None:
-            return
-        verify_arguments(self, kernel, self.args)
-        _verify_aggregation(self, kernel, self.aggregation)
-        if (
-            not kernel_uses_worklist(kernel)
-            and self.term_cond is None
-            and self.extra is None
-        ):
-            raise rule_error(
-                self,
-                f"iterates @{kernel.sym_name.data}, which does not use the worklist, "
-                "without a termination condition: add `while any|all` or `until "
-                "any|all` (or an extra condition)",
-                RULE_TERMINATION,
-            )
 
     def _verify_yield(self, carried_types: list[Attribute]) -> None:
         terminator = self.body.block.last_op
@@ -600,7 +615,12 @@ class PipeOp(IRDLOperation):
     body = region_def("single_block")
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    traits = traits_def(RecursiveMemoryEffect())
+    traits = traits_def(
+        RecursiveMemoryEffect(),
+        IMPLICIT_YIELD,
+        PipeContext(),
+        orchestration_construct("Pipe"),
+    )
 
     def __init__(
         self,
@@ -624,7 +644,6 @@ class PipeOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        require_host_kernel(self, "Pipe")
         _verify_initializer(self, self.initial, self.initial_array, self.initial_count)
         if self.capacity is not None and enclosing_pipe_context(self) is not None:
             raise rule_error(

@@ -40,11 +40,11 @@ from xdsl.utils.exceptions import DiagnosticException
 from irgl_dialect.attributes import IteratorKind
 from irgl_dialect.graph import FirstEdgeOp, LastEdgeOp, NumNodesOp
 from irgl_dialect.loops import ForAllOp, ForOp, LoopBase
-from irgl_dialect.placement import LOWERED_FORALL, enclosing_foralls, kernel_kind_of
 from irgl_dialect.sync import ExclusiveOp, RespawnOp, RetryOp, SyncRunningThreadsOp
 from irgl_dialect.worklist import PopOp, PushOp
 from lowering.builders import take_body
 from lowering.convert_irgl_sync import lower_exclusive
+from lowering.kernel_context import LOWERED_FORALL, enclosing_foralls, kernel_kind_of
 from lowering.nested_parallelism import (
     block_size_of,
     is_scheduled,

@@ -50,13 +50,9 @@ from irgl_dialect.attributes import IteratorKind
 from irgl_dialect.graph import FirstEdgeOp, LastEdgeOp
 from irgl_dialect.kernels import YieldOp
 from irgl_dialect.loops import ForAllOp
-from irgl_dialect.placement import (
-    enclosing_foralls,
-    is_kernel_like,
-    kernel_kind_of,
-    kernel_uses_grid_sync,
-)
+from irgl_dialect.placement import kernel_uses_grid_sync
 from lowering.builders import Inserter, take_body
+from lowering.kernel_context import enclosing_foralls, is_kernel_like, kernel_kind_of
 from lowering.runtime_calls import BLOCK_SIZE, GRID_SYNC, int_attr
 
 #: Attribute marking an edge loop for nested scheduling.
