@@ -38,12 +38,11 @@ from xdsl.utils.exceptions import VerifyException
 
 from irgl_dialect.attributes import KernelKind, KernelKindAttr
 from irgl_dialect.placement import (
-    RULE_DOMINANCE,
     RULE_KERNEL_SIGNATURE,
     RULE_RESERVED_NAME,
     KernelInterface,
-    dominance_violations,
     rule_error,
+    verify_dominance,
 )
 
 MAX_BLOCK_SIZE = 1024
@@ -59,10 +58,6 @@ class KernelOpInterface(KernelInterface):
     def kernel_kind(self, op: Operation) -> KernelKind:
         assert isinstance(op, KernelOp)
         return op.kind.data
-
-
-def _value_name(value: SSAValue) -> str:
-    return f"%{value.name_hint}" if value.name_hint else "a value"
 
 
 @irdl_op_definition
@@ -130,13 +125,7 @@ class KernelOp(IRDLOperation):
                 "kernel module, host and entry functions, runtime functions)",
                 RULE_RESERVED_NAME,
             )
-        for user, value in dominance_violations(self):
-            raise rule_error(
-                self,
-                f"@{self.sym_name.data}: {_value_name(value)} is used by "
-                f"'{user.name}' before (or outside) its definition",
-                RULE_DOMINANCE,
-            )
+        verify_dominance(self)
         inputs = self.function_type.inputs.data
         if tuple(self.body.block.arg_types) != tuple(inputs):
             raise rule_error(

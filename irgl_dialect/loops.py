@@ -150,7 +150,8 @@ class LoopBase(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser):
-        index = parser.parse_argument(expect_type=False).resolve(IndexType())
+        argument = parser.parse_argument(expect_type=False)
+        index = argument.resolve(IndexType())
         parser.parse_keyword("in")
         kind = IteratorKind(parser.parse_keyword_in([k.value for k in IteratorKind]))
         bounds: list[SSAValue] = []
@@ -158,6 +159,13 @@ class LoopBase(IRDLOperation):
             unresolved = parser.parse_comma_separated_list(
                 Parser.Delimiter.PAREN, parser.parse_unresolved_operand
             )
+            for operand in unresolved:
+                if operand.span.text == argument.name.text:
+                    parser.raise_error(
+                        f"the loop's index {argument.name.text} cannot be one of "
+                        "its own bounds (it is defined by the loop)",
+                        operand.span,
+                    )
             types: list = [IndexType()] * len(unresolved)
             if kind in (IteratorKind.NODES, IteratorKind.EDGES) and unresolved:
                 types[0] = GraphType()

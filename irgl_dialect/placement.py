@@ -28,7 +28,8 @@ from xdsl.traits import (
     OpTrait,
     SymbolTable,
 )
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.diagnostic import Diagnostic
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from irgl_dialect.attributes import KernelKind
 
@@ -328,7 +329,7 @@ def is_uniform(value: SSAValue) -> bool:
             trip is not None
             and value.index == 0
             and all(is_uniform(v) for v in trip)
-            and is_executed_uniformly(owner)
+            and is_executed_uniformly(owner, in_forall=False)
         )
     if isinstance(value, OpResult):
         op = value.op
@@ -352,22 +353,28 @@ def uniform_loop_trip_operands(op: Operation) -> tuple[SSAValue, ...] | None:
     return None
 
 
-def is_executed_uniformly(op: Operation) -> bool:
+def is_executed_uniformly(op: Operation, *, in_forall: bool = True) -> bool:
     """Do all threads of the plain kernel execute `op` (equally often)?
 
-    Directly in the kernel body, directly in the outermost ForAll (which is
-    lowered in uniform rounds), or in a sequential loop with a uniform trip
-    count that is itself executed uniformly.
+    Directly in the kernel body; directly in the outermost ForAll (which is
+    lowered in uniform rounds) when `in_forall`; or in a sequential loop with
+    a uniform trip count that is itself, through such loops only, in the
+    kernel body. (Loops inside the outermost ForAll do not count: its
+    grid-stride lowering runs them only on threads that have an iteration.)
     """
     parent = op.parent_op()
     if parent is None:
         return False
-    if parent.has_trait(KernelInterface) or is_directly_under_outermost_forall(op):
+    if parent.has_trait(KernelInterface):
+        return True
+    if in_forall and is_directly_under_outermost_forall(op):
         return True
     trip = uniform_loop_trip_operands(parent)
     if trip is None:
         return False
-    return all(is_uniform(v) for v in trip) and is_executed_uniformly(parent)
+    return all(is_uniform(v) for v in trip) and is_executed_uniformly(
+        parent, in_forall=False
+    )
 
 
 # --------------------------------------------------------------------------
@@ -409,3 +416,33 @@ def dominance_violations(root: Operation) -> Iterator[tuple[Operation, SSAValue]
                     yield user, value
                 elif not value.op.is_before_in_block(anchor):
                     yield user, value
+
+
+def located_error(
+    op: Operation, message: str, error: DiagnosticException
+) -> DiagnosticException:
+    """`error` with the module printed as a note, `op` underlined."""
+    diagnostic = Diagnostic()
+    diagnostic.add_message(op, f"Operation does not verify: {message}")
+    try:
+        diagnostic.raise_exception(op, error)
+    except DiagnosticException as raised:
+        return raised
+    return error  # not reached: raise_exception always raises
+
+
+def verify_dominance(root: Operation) -> None:
+    """Raise a diagnostic at the first op below `root` that uses a value
+    before (or outside) its definition.
+
+    It is a DiagnosticException rather than a VerifyException so that it
+    leaves the enclosing verifier with the user op underlined (xDSL would
+    otherwise report it at `root`).
+    """
+    for user, value in dominance_violations(root):
+        name = f"%{value.name_hint}" if value.name_hint else "a value"
+        message = (
+            f"'{user.name}' uses {name} before (or outside) its definition "
+            f"(rule: {RULE_DOMINANCE})"
+        )
+        raise located_error(user, message, DiagnosticException(message))

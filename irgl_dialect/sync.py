@@ -400,9 +400,9 @@ def _require_uniform(op: Operation) -> None:
     raise rule_error(
         op,
         "must be executed by all threads: place it directly in the kernel body, "
-        "directly in the outermost ForAll, or in an scf.for or irgl.for whose "
-        "trip count is uniform (kernel arguments, constants and arithmetic of "
-        "them) and that is itself executed by all threads",
+        "directly in the outermost ForAll, or in scf.for or irgl.for loops "
+        "outside any ForAll whose trip counts are uniform (kernel arguments, "
+        "constants and arithmetic of them)",
         RULE_SYNC,
     )
 

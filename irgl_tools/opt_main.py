@@ -16,16 +16,16 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from importlib.metadata import PackageNotFoundError, version
-from typing import IO
+from typing import IO, NoReturn
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.passes import ModulePass
-from xdsl.utils.diagnostic import Diagnostic
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from irgl_dialect.placement import located_error, verify_dominance
 from irgl_tools.universe import IRGL_UNIVERSE
 from irgl_tools.xdsl_fixes import apply_xdsl_fixes
 
@@ -39,42 +39,47 @@ def _irgl_version() -> str:
         return "(source checkout)"
 
 
-def malformed_op_error(op: Operation, error: Exception) -> VerifyException:
-    """A verifier diagnostic at `op` for a bare Python exception that one of
-    its verifiers raised (a bug in that verifier, reported at the op)."""
-    message = (
-        f"'{op.name}' is malformed (its verifier failed with "
-        f"{type(error).__name__}: {error})"
-    )
-    located = VerifyException(message)
-    diagnostic = Diagnostic()
-    diagnostic.add_message(op, f"Operation does not verify: {message}")
-    try:
-        diagnostic.raise_exception(op, located)
-    except VerifyException as raised:
-        return raised
-    return located  # not reached: raise_exception always raises
+def malformed_op_error(op: Operation, error: Exception) -> DiagnosticException:
+    """A verifier diagnostic at `op` for an error that one of its verifiers
+    raised without a location (a bare Python exception, or a diagnostic that
+    xDSL raises before it knows the op)."""
+    if isinstance(error, DiagnosticException):
+        message = str(error)
+    else:
+        message = (
+            f"'{op.name}' is malformed (its verifier failed with "
+            f"{type(error).__name__}: {error})"
+        )
+    return located_error(op, message, VerifyException(message))
 
 
 def verify_located(module: ModuleOp) -> None:
-    """`module.verify()`, with bare exceptions turned into located diagnostics.
+    """`module.verify()` plus a dominance check, every error located.
 
-    On a bare exception each op is verified on its own (without its nested
-    ops), outermost first, to find the one whose verifier fails.
+    On an error without a location each op is verified on its own (without
+    its nested ops), outermost first, to find the one that fails.
     """
     try:
         module.verify()
-    except DiagnosticException:
-        raise
+    except DiagnosticException as error:
+        if getattr(error, "__notes__", None):
+            raise
+        _locate(module, error)
     except Exception as error:
-        for op in module.walk():
-            try:
-                op.verify(verify_nested_ops=False)
-            except DiagnosticException:
-                continue
-            except Exception as inner:
+        _locate(module, error)
+    verify_dominance(module)
+
+
+def _locate(module: ModuleOp, error: Exception) -> NoReturn:
+    for op in module.walk():
+        try:
+            op.verify(verify_nested_ops=False)
+        except DiagnosticException as inner:
+            if not getattr(inner, "__notes__", None):
                 raise malformed_op_error(op, inner) from error
-        raise malformed_op_error(module, error) from error
+        except Exception as inner:
+            raise malformed_op_error(op, inner) from error
+    raise malformed_op_error(module, error) from error
 
 
 def parse_located(parser: Parser, implicit_module: bool = True) -> ModuleOp:
