@@ -5,7 +5,8 @@ WorklistInitializerFromArray)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -182,91 +183,103 @@ def _argument_count(op: Operation) -> int:
 # --------------------------------------------------------------------------
 
 
-@dataclass
-class _InitSyntax:
-    """Unresolved worklist-initializer operands while parsing."""
+@dataclass(frozen=True)
+class WorklistInitializer:
+    """The `initial ... capacity ...` clause shared by Pipe and Iterate: one
+    custom directive (parse, print, verify) over the ops' `initial`,
+    `initial_array`, `initial_count` and `capacity` operand groups.
 
-    scalars: list[SSAValue] = field(default_factory=list[SSAValue])
-    array: list[SSAValue] = field(default_factory=list[SSAValue])
-    count: list[SSAValue] = field(default_factory=list[SSAValue])
-    capacity: list[SSAValue] = field(default_factory=list[SSAValue])
+        initial [%a, %b]                  (scalars)
+        initial %arr[%n] : memref<?xi32>  (an array and its element count)
+        capacity %cap
+    """
 
+    scalars: tuple[SSAValue, ...] = ()
+    array: SSAValue | None = None
+    count: SSAValue | None = None
+    capacity: SSAValue | None = None
 
-def _parse_initializer(parser: Parser) -> _InitSyntax:
-    init = _InitSyntax()
-    if parser.parse_optional_keyword("initial"):
-        if parser.parse_optional_punctuation("["):
-            if not parser.parse_optional_punctuation("]"):
-                init.scalars = [parser.parse_operand(IndexType())]
-                while parser.parse_optional_punctuation(","):
-                    init.scalars.append(parser.parse_operand(IndexType()))
+    @classmethod
+    def of(cls, op: PipeOp | IterateOp) -> WorklistInitializer:
+        """The clause of an existing op."""
+        return cls(tuple(op.initial), op.initial_array, op.initial_count, op.capacity)
+
+    def operands(self) -> dict[str, Any]:
+        """The clause as keyword arguments of the Pipe and Iterate builders."""
+        return {
+            "initial": self.scalars,
+            "initial_array": self.array,
+            "initial_count": self.count,
+            "capacity": self.capacity,
+        }
+
+    @classmethod
+    def parse(cls, parser: Parser) -> WorklistInitializer:
+        scalars: list[SSAValue] = []
+        array: SSAValue | None = None
+        count: SSAValue | None = None
+        if parser.parse_optional_keyword("initial"):
+            if parser.parse_optional_punctuation("["):
+                if not parser.parse_optional_punctuation("]"):
+                    scalars = [parser.parse_operand(IndexType())]
+                    while parser.parse_optional_punctuation(","):
+                        scalars.append(parser.parse_operand(IndexType()))
+                    parser.parse_punctuation("]")
+            else:
+                unresolved: UnresolvedOperand = parser.parse_unresolved_operand()
+                parser.parse_punctuation("[")
+                count = parser.parse_operand(IndexType())
                 parser.parse_punctuation("]")
-        else:
-            array: UnresolvedOperand = parser.parse_unresolved_operand()
-            parser.parse_punctuation("[")
-            init.count = [parser.parse_operand(IndexType())]
-            parser.parse_punctuation("]")
-            parser.parse_punctuation(":")
-            init.array = [parser.resolve_operand(array, parser.parse_type())]
-    if parser.parse_optional_keyword("capacity"):
-        init.capacity = [parser.parse_operand(IndexType())]
-    return init
+                parser.parse_punctuation(":")
+                array = parser.resolve_operand(unresolved, parser.parse_type())
+        capacity = None
+        if parser.parse_optional_keyword("capacity"):
+            capacity = parser.parse_operand(IndexType())
+        return cls(tuple(scalars), array, count, capacity)
 
+    def print(self, printer: Printer) -> None:
+        if self.array is not None and self.count is not None:
+            printer.print_string(" initial ")
+            printer.print_operand(self.array)
+            printer.print_string("[")
+            printer.print_operand(self.count)
+            printer.print_string("] : ")
+            printer.print_attribute(self.array.type)
+        elif self.scalars:
+            printer.print_string(" initial [")
+            printer.print_list(self.scalars, printer.print_operand)
+            printer.print_string("]")
+        if self.capacity is not None:
+            printer.print_string(" capacity ")
+            printer.print_operand(self.capacity)
 
-def _print_initializer(
-    printer: Printer,
-    scalars: Sequence[SSAValue],
-    array: SSAValue | None,
-    count: SSAValue | None,
-    capacity: SSAValue | None,
-) -> None:
-    if array is not None and count is not None:
-        printer.print_string(" initial ")
-        printer.print_operand(array)
-        printer.print_string("[")
-        printer.print_operand(count)
-        printer.print_string("] : ")
-        printer.print_attribute(array.type)
-    elif scalars:
-        printer.print_string(" initial [")
-        printer.print_list(scalars, printer.print_operand)
-        printer.print_string("]")
-    if capacity is not None:
-        printer.print_string(" capacity ")
-        printer.print_operand(capacity)
-
-
-def _verify_initializer(
-    op: Operation,
-    scalars: Sequence[SSAValue],
-    array: SSAValue | None,
-    count: SSAValue | None,
-) -> None:
-    if scalars and array is not None:
-        raise VerifyException(
-            f"'{op.name}' takes either initial scalars or an initial array, not both"
-        )
-    if (array is None) != (count is None):
-        raise VerifyException(f"'{op.name}' initial array needs its element count")
-    if array is not None:
-        t = array.type
-        if not (
-            isinstance(t, MemRefType)
-            and len(t.get_shape()) == 1
-            and isinstance(t.element_type, IntegerType | IndexType)
-        ):
+    def verify(self, op: Operation) -> None:
+        if self.scalars and self.array is not None:
             raise VerifyException(
-                f"'{op.name}' initial array must be a rank-1 memref of integers, "
-                f"got {t}"
+                f"'{op.name}' takes either initial scalars or an initial array, "
+                "not both"
             )
-    has_init = bool(scalars) or array is not None
-    if has_init and enclosing_pipe_context(op) is not None:
-        raise rule_error(
-            op,
-            "is nested in a Pipe or Iterate and inherits its worklists, so it "
-            "cannot have a worklist initializer",
-            RULE_INITIALIZER,
-        )
+        if (self.array is None) != (self.count is None):
+            raise VerifyException(f"'{op.name}' initial array needs its element count")
+        if self.array is not None:
+            t = self.array.type
+            if not (
+                isinstance(t, MemRefType)
+                and len(t.get_shape()) == 1
+                and isinstance(t.element_type, IntegerType | IndexType)
+            ):
+                raise VerifyException(
+                    f"'{op.name}' initial array must be a rank-1 memref of "
+                    f"integers, got {t}"
+                )
+        has_init = bool(self.scalars) or self.array is not None
+        if has_init and enclosing_pipe_context(op) is not None:
+            raise rule_error(
+                op,
+                "is nested in a Pipe or Iterate and inherits its worklists, so it "
+                "cannot have a worklist initializer",
+                RULE_INITIALIZER,
+            )
 
 
 # --------------------------------------------------------------------------
@@ -496,7 +509,7 @@ class IterateOp(IRDLOperation):
                 "'irgl.iterate' while/until goes with any/all (e.g. `while any`)"
             )
         self._verify_yield(carried_types)
-        _verify_initializer(self, self.initial, self.initial_array, self.initial_count)
+        WorklistInitializer.of(self).verify(self)
 
     def _verify_yield(self, carried_types: list[Attribute]) -> None:
         terminator = self.body.block.last_op
@@ -536,9 +549,7 @@ class IterateOp(IRDLOperation):
         printer.print_string(") : (")
         printer.print_list([a.type for a in self.args], printer.print_attribute)
         printer.print_string(")")
-        _print_initializer(
-            printer, self.initial, self.initial_array, self.initial_count, self.capacity
-        )
+        WorklistInitializer.of(self).print(printer)
         if self.extra is not None:
             printer.print_string(f" extra {self.extra.data.value}")
         printer.print_op_attributes(self.attributes, print_keyword=True)
@@ -564,7 +575,7 @@ class IterateOp(IRDLOperation):
         block_args = [
             c.resolve(types[i]) for i, (_, c) in enumerate(args) if c is not None
         ]
-        init = _parse_initializer(parser)
+        init = WorklistInitializer.parse(parser)
         extra: ExtraCond | None = None
         if parser.parse_optional_keyword("extra"):
             extra = ExtraCond(parser.parse_keyword_in(("and", "or")))
@@ -577,10 +588,7 @@ class IterateOp(IRDLOperation):
             term_cond=term_cond,
             aggregation=aggregation,
             extra=extra,
-            initial=init.scalars,
-            initial_array=init.array[0] if init.array else None,
-            initial_count=init.count[0] if init.count else None,
-            capacity=init.capacity[0] if init.capacity else None,
+            **init.operands(),
             body=body,
         )
         if attrs is not None:
@@ -644,7 +652,7 @@ class PipeOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        _verify_initializer(self, self.initial, self.initial_array, self.initial_count)
+        WorklistInitializer.of(self).verify(self)
         if self.capacity is not None and enclosing_pipe_context(self) is not None:
             raise rule_error(
                 self,
@@ -656,23 +664,18 @@ class PipeOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         if self.once is not None:
             printer.print_string(" once")
-        _print_initializer(
-            printer, self.initial, self.initial_array, self.initial_count, self.capacity
-        )
+        WorklistInitializer.of(self).print(printer)
         printer.print_op_attributes(self.attributes, print_keyword=True)
         print_body(printer, self.body)
 
     @classmethod
     def parse(cls, parser: Parser) -> PipeOp:
         once = parser.parse_optional_keyword("once") is not None
-        init = _parse_initializer(parser)
+        init = WorklistInitializer.parse(parser)
         attrs = parser.parse_optional_attr_dict_with_keyword()
         op = cls(
             once=once,
-            initial=init.scalars,
-            initial_array=init.array[0] if init.array else None,
-            initial_count=init.count[0] if init.count else None,
-            capacity=init.capacity[0] if init.capacity else None,
+            **init.operands(),
             body=parse_body(parser),
         )
         if attrs is not None:

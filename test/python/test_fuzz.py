@@ -143,8 +143,27 @@ def mutate_ir(module: ModuleOp, rng: random.Random) -> None:
     if not ops:
         return
     op = rng.choice(ops)
-    choice = rng.randrange(4)
-    if choice == 0 and op.operands:
+    choice = rng.randrange(6)
+    if choice == 4 and op.properties:
+        # A required property missing (generic form), or one of another op.
+        name = rng.choice(sorted(op.properties))
+        donors = [o for o in ops if o.properties]
+        donor = rng.choice(donors)
+        if rng.random() < 0.5:
+            del op.properties[name]
+        else:
+            op.properties[name] = rng.choice(list(donor.properties.values()))
+    elif choice == 5 and op.regions:
+        # Blocks lose or gain arguments; a region loses its terminator.
+        block = rng.choice([b for r in op.regions for b in r.blocks] or [None])
+        if block is not None and block.args and not block.args[-1].uses:
+            block.erase_arg(block.args[-1])
+        elif block is not None and block.last_op is not None:
+            last = block.last_op
+            if not any(r.uses for r in last.results):
+                last.detach()
+                last.erase(safe_erase=False)
+    elif choice == 0 and op.operands:
         values = [v for other in ops for v in other.results]
         values += [
             a for other in ops for r in other.regions for b in r.blocks for a in b.args
