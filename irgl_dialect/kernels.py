@@ -43,6 +43,7 @@ from irgl_dialect.placement import (
     KernelInterface,
     rule_error,
     verify_dominance,
+    verify_if_yields,
 )
 
 MAX_BLOCK_SIZE = 1024
@@ -126,6 +127,7 @@ class KernelOp(IRDLOperation):
                 RULE_RESERVED_NAME,
             )
         verify_dominance(self)
+        verify_if_yields(self)
         inputs = self.function_type.inputs.data
         if tuple(self.body.block.arg_types) != tuple(inputs):
             raise rule_error(

@@ -166,3 +166,21 @@ irgl.kernel @k(%c: i1) {
 // CHECK-NEXT: Operation arith.constant terminates block in single-block region but is not a terminator
 // CHECK:      %z = "arith.constant"()
 // CHECK-NEXT: ^^^^^^^^^^^^^^^^^^^^^
+
+// -----
+
+// RULE_YIELDS (found by the fuzzer): an scf.if with a result and an empty
+// else branch (an implicit empty yield) crashed the CUDA emitter.
+
+irgl.kernel @k(%c: i1) {
+  %r = scf.if %c -> (i64) {
+    %z = arith.constant 0 : i64
+    scf.yield %z : i64
+  } else {
+  }
+}
+
+// CHECK:      // {{-+}}
+// CHECK-NEXT: 'scf.if' has results (i64), so each branch must end with scf.yield of values of those types (rule: scf.if yields its results from both branches)
+// CHECK:      %r = "scf.if"(%c)
+// CHECK-NEXT: ^^^^^^^^^^^^^{{$|-}}
