@@ -485,9 +485,7 @@ def test_kernel_kind_in_partially_lowered_ir() -> None:
         "device",
         "host",
     ]
-    assert all(
-        placement.kernel_kind_of(op) is placement.Context.LOWERED for op in nops
-    )
+    assert all(placement.kernel_kind_of(op) is placement.Context.LOWERED for op in nops)
 
 
 # --------------------------------------------------------------------------

@@ -213,3 +213,18 @@ def test_bare_exceptions_become_located_diagnostics(
         assert ("^^^" in proc.stderr) or re.match(r"<?stdin>?:\d+:\d+", proc.stderr)
         if where:
             assert where in proc.stderr
+
+
+def test_callee_checks_and_implicit_yield_are_xdsl_traits() -> None:
+    from xdsl.traits import SingleBlockImplicitTerminator, SymbolUserOpInterface
+
+    from irgl_dialect.kernels import YieldOp
+    from irgl_dialect.loops import ForAllOp, ForOp
+    from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
+    from irgl_dialect.sync import AtomicOp, ExclusiveOp
+
+    assert InvokeOp.has_trait(SymbolUserOpInterface)
+    assert IterateOp.has_trait(SymbolUserOpInterface)
+    for op in (ForAllOp, ForOp, AtomicOp, ExclusiveOp, PipeOp, IterateOp):
+        trait = op.get_trait(SingleBlockImplicitTerminator)
+        assert trait is not None and trait.op_type is YieldOp, op.name
