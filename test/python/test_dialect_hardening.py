@@ -228,3 +228,26 @@ def test_callee_checks_and_implicit_yield_are_xdsl_traits() -> None:
     for op in (ForAllOp, ForOp, AtomicOp, ExclusiveOp, PipeOp, IterateOp):
         trait = op.get_trait(SingleBlockImplicitTerminator)
         assert trait is not None and trait.op_type is YieldOp, op.name
+
+
+@pytest.mark.parametrize(
+    ("program", "where", "message"),
+    [
+        (
+            "irgl.kernel @k(%n: index) {\n"
+            "  irgl.forall %i in range(%i, %n) {\n  }\n}\n",
+            "stdin:2:27",
+            "the loop's index %i cannot be one of its own bounds",
+        ),
+        (
+            "irgl.kernel @k(%g: !irgl.graph<i32>) {\n}\n",
+            "stdin:1:32",
+            "!irgl.graph takes no parameters",
+        ),
+    ],
+)
+def test_parse_errors_are_located(program: str, where: str, message: str) -> None:
+    proc = run_opt(stdin=program)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(where + "\n")
+    assert message in proc.stderr
