@@ -43,8 +43,8 @@ from irgl_dialect.placement import (
     KernelInterface,
     rule_error,
     verify_dominance,
-    verify_if_yields,
 )
+from irgl_dialect.upstream_checks import verify_if_yields, verify_predicates
 
 MAX_BLOCK_SIZE = 1024
 
@@ -128,6 +128,7 @@ class KernelOp(IRDLOperation):
             )
         verify_dominance(self)
         verify_if_yields(self)
+        verify_predicates(self)
         inputs = self.function_type.inputs.data
         if tuple(self.body.block.arg_types) != tuple(inputs):
             raise rule_error(

@@ -52,7 +52,6 @@ RULE_AGGREGATION = "Any and All aggregate ReduceAndReturn values"
 RULE_KERNEL_SIGNATURE = "kernel signatures"
 RULE_RESERVED_NAME = "kernel names do not collide with generated names"
 RULE_DOMINANCE = "values are defined before their uses"
-RULE_YIELDS = "scf.if yields its results from both branches"
 
 
 def rule_error(op: Operation, message: str, rule: str) -> VerifyException:
@@ -447,27 +446,3 @@ def verify_dominance(root: Operation) -> None:
             f"(rule: {RULE_DOMINANCE})"
         )
         raise located_error(user, message, DiagnosticException(message))
-
-
-def verify_if_yields(root: Operation) -> None:
-    """Every `scf.if` below `root` with results has both branches, each
-    ending in an `scf.yield` of values of the result types.
-
-    xDSL's scf.if verifier does not check this (an `else {}` gets an empty
-    implicit yield), and the CUDA emitter relies on it. Raised like
-    `verify_dominance`, at the scf.if.
-    """
-    for op in root.walk():
-        if op.name != "scf.if" or not op.results:
-            continue
-        expected = [r.type for r in op.results]
-        for region in op.regions:
-            last = region.blocks.first.last_op if region.blocks.first else None
-            found = None if last is None else [v.type for v in last.operands]
-            if last is None or last.name != "scf.yield" or found != expected:
-                types = ", ".join(map(str, expected))
-                message = (
-                    f"'scf.if' has results ({types}), so each branch must end "
-                    f"with scf.yield of values of those types (rule: {RULE_YIELDS})"
-                )
-                raise located_error(op, message, DiagnosticException(message))

@@ -25,7 +25,8 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from irgl_dialect.placement import located_error, verify_dominance, verify_if_yields
+from irgl_dialect.placement import located_error, verify_dominance
+from irgl_dialect.upstream_checks import verify_if_yields, verify_predicates
 from irgl_tools.universe import IRGL_UNIVERSE
 from irgl_tools.xdsl_fixes import apply_xdsl_fixes
 
@@ -69,6 +70,7 @@ def verify_located(module: ModuleOp) -> None:
         _locate(module, error)
     verify_dominance(module)
     verify_if_yields(module)
+    verify_predicates(module)
 
 
 def _locate(module: ModuleOp, error: Exception) -> NoReturn:

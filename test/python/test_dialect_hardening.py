@@ -20,11 +20,13 @@ IRGL_OPT = [sys.executable, str(REPO / "tools" / "irgl-opt")]
 MODULES = sorted(p.stem for p in (REPO / "irgl_dialect").glob("*.py"))
 
 #: The dependency order of irgl_dialect's modules (each imports only modules
-#: before it): attributes < placement < kernels < syntax < loops < worklist,
-#: sync < orchestration; runtime < c_escape; graph; dialect imports them all.
+#: before it): attributes < placement < upstream_checks < kernels < syntax <
+#: loops < worklist, sync < orchestration; runtime < c_escape; graph; and
+#: dialect imports them all.
 LAYERS = [
     "attributes",
     "placement",
+    "upstream_checks",
     "kernels",
     "syntax",
     "loops",

@@ -184,3 +184,15 @@ irgl.kernel @k(%c: i1) {
 // CHECK-NEXT: 'scf.if' has results (i64), so each branch must end with scf.yield of values of those types (rule: scf.if yields its results from both branches)
 // CHECK:      %r = "scf.if"(%c)
 // CHECK-NEXT: ^^^^^^^^^^^^^{{$|-}}
+
+// -----
+
+// RULE_PREDICATE (found by the fuzzer): xDSL accepts any cmpi predicate, and
+// printing or emitting the op then failed.
+
+irgl.kernel @k(%a: i32) {
+  %c = "arith.cmpi"(%a, %a) <{predicate = 1073741823 : i64}> : (i32, i32) -> i1
+}
+
+// CHECK:      // {{-+}}
+// CHECK-NEXT: 'arith.cmpi' predicate must be an integer in [0, 9], got 1073741823 : i64 (rule: comparison predicates are known)
