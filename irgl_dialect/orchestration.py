@@ -514,7 +514,13 @@ class IterateOp(IRDLOperation):
     def _verify_yield(self, carried_types: list[Attribute]) -> None:
         terminator = self.body.block.last_op
         if not isinstance(terminator, YieldOp):
-            raise VerifyException("'irgl.iterate' body must end with irgl.yield")
+            # The words of SingleBlockImplicitTerminator, which may run first
+            # (xDSL keeps an op's traits in a set).
+            found = "nothing" if terminator is None else terminator.name
+            raise VerifyException(
+                f"'irgl.iterate' terminates with operation {found} instead of "
+                "irgl.yield"
+            )
         if [v.type for v in terminator.values] != carried_types:
             raise VerifyException(
                 "'irgl.iterate' body must yield the next value of each carried "
