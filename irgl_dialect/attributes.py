@@ -5,8 +5,14 @@ from __future__ import annotations
 from enum import auto
 
 from xdsl.dialects.utils import EnumAttribute
-from xdsl.ir import ParametrizedAttribute, SpacedOpaqueSyntaxAttribute, TypeAttribute
+from xdsl.ir import (
+    Attribute,
+    ParametrizedAttribute,
+    SpacedOpaqueSyntaxAttribute,
+    TypeAttribute,
+)
 from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
 from xdsl.utils.str_enum import StrEnum
 
 
@@ -19,6 +25,12 @@ class GraphType(ParametrizedAttribute, TypeAttribute):
     """
 
     name = "irgl.graph"
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        if parser.parse_optional_punctuation("<") is not None:
+            parser.raise_error("!irgl.graph takes no parameters")
+        return []
 
 
 class KernelKind(StrEnum):
