@@ -10,7 +10,6 @@ from typing import Any
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
-    FlatSymbolRefAttr,
     FlatSymbolRefAttrConstr,
     IndexType,
     IntegerType,
@@ -339,7 +338,7 @@ class InvokeOp(IRDLOperation):
         aggregation: Aggregation | None = None,
     ):
         if isinstance(callee, str):
-            callee = FlatSymbolRefAttr(callee)
+            callee = SymbolRefAttr(callee)
         super().__init__(
             operands=[args],
             properties={
@@ -456,7 +455,7 @@ class IterateOp(IRDLOperation):
         body: Region | None = None,
     ):
         if isinstance(callee, str):
-            callee = FlatSymbolRefAttr(callee)
+            callee = SymbolRefAttr(callee)
         carried_types = [args[i].type for i in carried]
         if body is None:
             body = yield_only_body(carried_types)

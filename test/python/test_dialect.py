@@ -70,7 +70,7 @@ INDEX_ARRAY = MemRefType(IndexType(), [DYNAMIC_INDEX])
 def kernel(
     name: str,
     inputs: Sequence[Attribute],
-    build: Callable[..., None],
+    build: Callable[..., object],
     *,
     kind: KernelKind = KernelKind.PLAIN,
     launch_bounds: Sequence[int] | None = None,
@@ -87,7 +87,7 @@ def loop(
     cls: type[ForAllOp] | type[ForOp],
     iterator: IteratorKind,
     bounds: Sequence[SSAValue],
-    build: Callable[[SSAValue], None],
+    build: Callable[[SSAValue], object],
 ) -> ForAllOp | ForOp:
     """A ForAll/For whose body `build(index)` fills, ended by irgl.yield."""
     op = cls(iterator, bounds)
@@ -97,7 +97,7 @@ def loop(
     return op
 
 
-def body(build: Callable[[], None] = lambda: None) -> Region:
+def body(build: Callable[[], object] = lambda: None) -> Region:
     """A single-block region filled by `build`, ended by irgl.yield."""
     region = Region(Block())
     with ImplicitBuilder(region):
@@ -157,6 +157,7 @@ def bfs_module() -> ModuleOp:
         one = arith.ConstantOp.from_int_and_width(1, 32)
         iterate = IterateOp("bfs", [g, level, one.result], carried=[2], initial=[src])
         block = iterate.body.block
+        assert block.first_op is not None
         block.erase_op(block.first_op)  # the default empty irgl.yield
         with ImplicitBuilder(iterate.body):
             nxt = arith.AddiOp(block.args[0], one)
@@ -279,6 +280,7 @@ def test_iterate_extra_condition() -> None:
     def host(src: SSAValue) -> None:
         iterate = IterateOp("frontier", [], extra=ExtraCond.OR, initial=[src])
         block = iterate.body.block
+        assert block.first_op is not None
         block.erase_op(block.first_op)
         with ImplicitBuilder(iterate.body):
             stop = arith.ConstantOp.from_int_and_width(0, 1)

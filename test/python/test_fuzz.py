@@ -185,7 +185,7 @@ def mutate_ir(module: ModuleOp, rng: random.Random) -> None:
     else:
         for result in op.results:
             if result.uses and ops[0].results:
-                result.replace_by(ops[0].results[0])
+                result.replace_all_uses_with(ops[0].results[0])
         if not any(r.uses for r in op.results):
             op.detach()
             op.erase(safe_erase=False)
