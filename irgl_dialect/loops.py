@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, StringAttr
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -24,15 +24,52 @@ from xdsl.printer import Printer
 from xdsl.traits import RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
-from irgl_dialect.attributes import GraphType, IteratorKind, IteratorKindAttr
+from irgl_dialect.attributes import (
+    GraphType,
+    IteratorKind,
+    IteratorKindAttr,
+    KernelKind,
+)
+from irgl_dialect.kernels import IMPLICIT_YIELD
 from irgl_dialect.placement import (
     RULE_FORALL_PLACEMENT,
+    RULE_GRAPH_ACCESS,
     RULE_WORKLIST_ITERATION,
+    AllowedIn,
+    IteratesWorklist,
+    ParallelLoopInterface,
+    UniformLoopInterface,
     enclosing_foralls,
     kernel_kind_of,
     rule_error,
 )
 from irgl_dialect.syntax import parse_body, print_body
+
+
+def iterator_of(op: Operation) -> IteratorKind | None:
+    """The iterator of a loop op, None while its property is missing (the
+    op's own verifier reports that)."""
+    attr = op.properties.get("iterator")
+    return attr.data if isinstance(attr, IteratorKindAttr) else None
+
+
+class ForAllInterface(ParallelLoopInterface):
+    """irgl.forall as IrGL's parallel loop."""
+
+    def iterates_worklist(self, op: Operation) -> bool:
+        return iterator_of(op) == IteratorKind.WORKLIST
+
+    def index(self, op: Operation) -> SSAValue | None:
+        blocks = op.regions[0].blocks if op.regions else ()
+        return blocks[0].args[0] if blocks and blocks[0].args else None
+
+
+class ForInterface(UniformLoopInterface):
+    """irgl.for runs its body uniformly when its bounds are uniform."""
+
+    def trip_count_operands(self, op: Operation) -> tuple[SSAValue, ...]:
+        return tuple(op.operands)
+
 
 _ITERATOR_ARITY = {
     IteratorKind.RANGE: (2, 3),
@@ -49,7 +86,7 @@ class LoopBase(IRDLOperation):
     bounds = var_operand_def()
     body = region_def("single_block")
 
-    traits = traits_def(RecursiveMemoryEffect())
+    traits = traits_def(RecursiveMemoryEffect(), IMPLICIT_YIELD)
 
     def __init__(
         self,
@@ -93,6 +130,14 @@ class LoopBase(IRDLOperation):
         block = self.body.block
         if len(block.args) != 1 or block.args[0].type != IndexType():
             raise VerifyException(f"'{self.name}' body takes one index argument")
+        if kind == IteratorKind.EDGES and kernel_kind_of(self) == KernelKind.HOST:
+            raise rule_error(
+                self,
+                "over edges may not appear in a host kernel: the graph's edges "
+                "live in GPU memory, so edge traversals need device code (a "
+                "plain kernel)",
+                RULE_GRAPH_ACCESS,
+            )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -118,7 +163,8 @@ class LoopBase(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser):
-        index = parser.parse_argument(expect_type=False).resolve(IndexType())
+        argument = parser.parse_argument(expect_type=False)
+        index = argument.resolve(IndexType())
         parser.parse_keyword("in")
         kind = IteratorKind(parser.parse_keyword_in([k.value for k in IteratorKind]))
         bounds: list[SSAValue] = []
@@ -126,6 +172,13 @@ class LoopBase(IRDLOperation):
             unresolved = parser.parse_comma_separated_list(
                 Parser.Delimiter.PAREN, parser.parse_unresolved_operand
             )
+            for operand in unresolved:
+                if operand.span.text == argument.name.text:
+                    parser.raise_error(
+                        f"the loop's index {argument.name.text} cannot be one of "
+                        "its own bounds (it is defined by the loop)",
+                        operand.span,
+                    )
             types: list = [IndexType()] * len(unresolved)
             if kind in (IteratorKind.NODES, IteratorKind.EDGES) and unresolved:
                 types[0] = GraphType()
@@ -226,18 +279,24 @@ class ForAllOp(LoopBase):
         parser.parse_punctuation(")")
         return kind, init
 
+    traits = traits_def(
+        RecursiveMemoryEffect(),
+        IMPLICIT_YIELD,
+        ForAllInterface(),
+        IteratesWorklist(),
+        AllowedIn(
+            frozenset({KernelKind.PLAIN, KernelKind.HOST}),
+            "",
+            "plain or host kernels",
+            RULE_FORALL_PLACEMENT,
+        ),
+    )
+
     def verify_(self) -> None:
         super().verify_()
         kind = kernel_kind_of(self)
-        if kind not in ("plain", "host"):
-            where = "outside any kernel" if kind is None else f"in a {kind} kernel"
-            raise rule_error(
-                self,
-                f"may only appear in plain or host kernels, but it is {where}",
-                RULE_FORALL_PLACEMENT,
-            )
-        if self.iterator.data == IteratorKind.WORKLIST:
-            if kind != "plain" or enclosing_foralls(self):
+        if self.iterator.data == IteratorKind.WORKLIST and isinstance(kind, KernelKind):
+            if kind != KernelKind.PLAIN or enclosing_foralls(self):
                 raise rule_error(
                     self,
                     "over the worklist must be the outermost ForAll of a plain kernel",
@@ -294,15 +353,15 @@ class ForAllOp(LoopBase):
 
 
 def _inside_parallel_loop(op: ForAllOp) -> bool:
-    """Is `op` inside another ForAll (or the loop lowered from one)?"""
-    from irgl_dialect.runtime import ForAllAttr
-
+    """Is `op` inside another ForAll, or inside the `scf.for` that
+    convert-irgl-loops made of one (marked `irgl_rt.forall`; named here, as
+    the runtime dialect's module sits above this one)?"""
     return bool(enclosing_foralls(op)) or any(
-        ForAllAttr.of(parent) is not None for parent in _ancestors(op)
+        "irgl_rt.forall" in parent.attributes for parent in _ancestors(op)
     )
 
 
-def _ancestors(op: ForAllOp) -> list[IRDLOperation]:
+def _ancestors(op: ForAllOp) -> list[Operation]:
     result = []
     parent = op.parent_op()
     while parent is not None:
@@ -319,6 +378,8 @@ class ForOp(LoopBase):
     """
 
     name = "irgl.for"
+
+    traits = traits_def(RecursiveMemoryEffect(), IMPLICIT_YIELD, ForInterface())
 
     def verify_(self) -> None:
         super().verify_()

@@ -51,7 +51,6 @@ from xdsl.utils.exceptions import DiagnosticException
 from irgl_dialect.attributes import IteratorKind
 from irgl_dialect.graph import FirstEdgeOp, LastEdgeOp, NumNodesOp
 from irgl_dialect.loops import ForAllOp, ForOp, LoopBase
-from irgl_dialect.placement import enclosing_foralls, kernel_kind_of
 from irgl_dialect.runtime import CollectiveOp, ForAllAttr, NestedEdgesAttr
 from irgl_dialect.runtime_library import runtime_function
 from irgl_dialect.sync import (
@@ -63,6 +62,7 @@ from irgl_dialect.sync import (
 )
 from irgl_dialect.worklist import PopOp, PushOp
 from lowering.builders import LoweringBuilder, take_body
+from lowering.kernel_context import enclosing_foralls, kernel_kind_of
 from lowering.reductions import accumulating_block, reduction_of
 from lowering.runtime_calls import call, call_at, kernel_worklists
 
@@ -166,8 +166,20 @@ def _lower_uniform(loop: LoopBase) -> None:
             body.add_op(op)  # a per-thread buffer: allocate it unguarded
         elif _is_collective(op):
             flush()
+            results = list(op.results)
             op.detach()
-            body.add_op(CollectiveOp(active, tid, Region(Block([op]))))
+            collective = CollectiveOp(
+                active, tid, Region(Block([op])), [r.type for r in results]
+            )
+            body.add_op(collective)
+            # a reducing edge loop's result: used after the collective
+            for inner, outer in zip(results, collective.outs, strict=True):
+                outer.name_hint = inner.name_hint
+                for use in list(inner.uses):
+                    if use.operation is not collective and not collective.is_ancestor(
+                        use.operation
+                    ):
+                        use.operation.operands[use.index] = outer
         elif _is_barrier(op):
             flush()
             op.detach()
