@@ -55,6 +55,7 @@ from xdsl.irdl import (
     result_def,
     traits_def,
     var_operand_def,
+    var_result_def,
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
@@ -388,21 +389,35 @@ class CollectiveOp(IRDLOperation):
     `active` says whether this thread has an iteration in this round; `rank`
     is the thread's global rank (unique in the grid). convert-irgl-loops
     makes it; convert-irgl-exclusive and convert-irgl-nested-edges lower the
-    operation inside and remove it.
+    operation inside and remove it. Its results, if any, are those of the
+    operation inside (a reducing edge loop's result), for uses after it, or
+    none.
     """
 
     name = "irgl_rt.collective"
 
     active = operand_def(IntegerType(1))
     rank = operand_def(IndexType)
+    outs = var_result_def()
     body = region_def("single_block")
 
     traits = traits_def(NoTerminator())
 
-    assembly_format = "`active` `(` $active `)` `rank` `(` $rank `)` $body attr-dict"
+    assembly_format = (
+        "`active` `(` $active `)` `rank` `(` $rank `)` (`->` type($outs)^)? "
+        "$body attr-dict"
+    )
 
-    def __init__(self, active: SSAValue, rank: SSAValue, body: Region):
-        super().__init__(operands=[active, rank], regions=[body])
+    def __init__(
+        self,
+        active: SSAValue,
+        rank: SSAValue,
+        body: Region,
+        result_types: Sequence[Attribute] = (),
+    ):
+        super().__init__(
+            operands=[active, rank], result_types=[list(result_types)], regions=[body]
+        )
 
     @property
     def inner(self) -> Operation:
@@ -416,6 +431,12 @@ class CollectiveOp(IRDLOperation):
         if len(ops) != 1:
             raise VerifyException(
                 f"'{self.name}' must hold exactly one operation, got {len(ops)}"
+            )
+        if self.outs and [r.type for r in self.outs] != [
+            r.type for r in ops[0].results
+        ]:
+            raise VerifyException(
+                f"'{self.name}' results must be those of the operation inside (or none)"
             )
 
 

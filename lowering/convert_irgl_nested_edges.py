@@ -151,9 +151,10 @@ def _lower_shared_edges(
     round_body: Block,
     at: LoweringBuilder,
     block_size: int,
-) -> None:
+) -> SSAValue | None:
     """Lower one marked edge loop in a uniform round body (see the module
-    docstring); `active` says whether this thread has an iteration."""
+    docstring); `active` says whether this thread has an iteration. Returns
+    a reducing loop's result (the thread's total), else None."""
     graph, node = loop.bounds
 
     def varies(value: SSAValue) -> bool:
@@ -279,7 +280,7 @@ def _lower_shared_edges(
         walk.add_op(scf.ForOp(lo, hi, one, [], Region(own)))
         walk.add_op(scf.YieldOp())
         at.stmt(scf.IfOp(small, [], Region(walk)))
-        return
+        return None
     # the thread's own edges continue from what the shared phases gave it
     assert mine is not None
     own = loop.body.block
@@ -292,7 +293,7 @@ def _lower_shared_edges(
     keep = Block([scf.YieldOp(mine)])
     final = scf.IfOp(small, [mine.type], Region(walk), Region(keep))
     at.stmt(final)
-    reduction[2].replace_all_uses_with(final.results[0])
+    return final.results[0]
 
 
 class LowerNestedEdges(RewritePattern):
@@ -310,7 +311,10 @@ class LowerNestedEdges(RewritePattern):
         at = LoweringBuilder(
             InsertPoint.before(op), table=symbol_table_of(op), rewriter=rewriter
         )
-        _lower_shared_edges(loop, op.active, round_body, at, block_size)
+        total = _lower_shared_edges(loop, op.active, round_body, at, block_size)
+        if total is not None:  # a reducing loop: its total replaces the result
+            total.name_hint = op.outs[0].name_hint
+            op.outs[0].replace_all_uses_with(total)
         rewriter.erase(op, safe_erase=False)
 
 

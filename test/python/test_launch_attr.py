@@ -92,3 +92,27 @@ def test_collective_holds_exactly_one_op() -> None:
     )
     one.verify()
     assert isinstance(one.inner, arith.ConstantOp)
+
+
+def test_collective_results_are_those_of_its_op() -> None:
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import IndexType, f64, i1
+    from xdsl.ir import Block, Region
+
+    from irgl_dialect.runtime import CollectiveOp
+
+    active = arith.ConstantOp.from_int_and_width(1, i1)
+    rank = arith.ConstantOp.from_int_and_width(0, IndexType())
+
+    def wrap(result_types: list) -> CollectiveOp:
+        inner = arith.ConstantOp.from_int_and_width(2, IndexType())
+        return CollectiveOp(
+            active.result, rank.result, Region(Block([inner])), result_types
+        )
+
+    wrap([IndexType()]).verify()
+    with pytest.raises(VerifyException, match="results must be those of the op"):
+        wrap([f64]).verify()
+    wrap([]).verify()  # forwarding nothing is fine
+    with pytest.raises(VerifyException, match="results must be those of the op"):
+        wrap([IndexType(), IndexType()]).verify()

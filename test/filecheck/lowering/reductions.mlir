@@ -1,5 +1,6 @@
 // RUN: irgl-opt %s -p convert-irgl-kernels,convert-irgl-loops | filecheck %s --check-prefix=SEQ
 // RUN: irgl-opt %s -p convert-irgl-kernels,irgl-nested-parallelism,convert-irgl-loops,convert-irgl-nested-edges | filecheck %s --check-prefix=NESTED
+// RUN: irgl-opt %s -p convert-irgl-kernels,irgl-nested-parallelism,convert-irgl-loops | filecheck %s --check-prefix=LOOPS
 // RUN: irgl-opt %s --lower-irgl -t cuda | filecheck %s --check-prefix=CUDA
 
 // A reducing edge loop: sequentially an scf.for with an iter_arg; with nested
@@ -67,6 +68,14 @@ irgl.kernel @pull(%g: !irgl.graph, %x: memref<?xf64>, %y: memref<?xi32>) {
 // NESTED:      func.call @irgl_warp_reduce_min_i32
 // NESTED:      func.func private @irgl_block_reduce_add_f64(f64) -> f64
 // NESTED:      func.func private @irgl_warp_reduce_add_f64(i32, f64) -> f64
+
+// between the passes the collective forwards the loop's result
+// LOOPS:      %s = irgl_rt.collective active(%{{.*}}) rank(%{{.*}}) -> f64 {
+// LOOPS-NEXT:   %{{s_[0-9]+}} = irgl.forall %e in edges(%g, %n) reduce(add, %{{.*}} : f64) attributes {irgl_rt.nested_edges = #irgl_rt.nested_edges} {
+// LOOPS:          irgl.yield %v : f64
+// LOOPS-NEXT:   }
+// LOOPS-NEXT: }
+// LOOPS:      memref.store %s, %x[%n] : memref<?xf64>
 
 // CUDA: __global__ void pull(
 // CUDA: double {{.*}} = irgl_block_reduce_add_f64({{.*}});
