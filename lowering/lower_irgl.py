@@ -21,11 +21,13 @@ from lowering.convert_irgl_loops import ConvertIrglLoops
 from lowering.convert_irgl_orchestration import ConvertIrglOrchestration
 from lowering.convert_irgl_sync import ConvertIrglSync
 from lowering.nested_parallelism import IrglNestedParallelism
+from lowering.outline_iterations import OutlineIterations, OutlineKernelBodies
 
 
 @dataclass(frozen=True)
 class LowerIrgl(ModulePass):
-    """Run convert-irgl-{kernels, orchestration}, irgl-nested-parallelism
+    """Run convert-irgl-kernels, irgl-outline-iterations (unless disabled),
+    convert-irgl-orchestration, irgl-nested-parallelism
     (unless disabled), convert-irgl-{loops, sync, graph, c}."""
 
     name = "lower-irgl"
@@ -40,15 +42,29 @@ class LowerIrgl(ModulePass):
     """Share the edge loops of high-degree nodes across a block or a warp
     (irgl-nested-parallelism)."""
 
+    outline: bool = True
+    """Iteration outlining: run each outermost Iterate/Pipe that holds a loop
+    as one cooperative control kernel where legal (irgl-outline-iterations)."""
+
+    remarks: bool = False
+    """Print one line per Iterate/Pipe saying whether it was outlined."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        outline: list[ModulePass] = (
+            [OutlineIterations(block_size=self.block_size, remarks=self.remarks)]
+            if self.outline
+            else []
+        )
         passes: list[ModulePass] = [
             ConvertIrglKernels(block_size=self.block_size),
+            *outline,
             ConvertIrglOrchestration(),
             *([IrglNestedParallelism()] if self.nested_parallelism else []),
             ConvertIrglLoops(),
             ConvertIrglSync(ticket_locks=self.ticket_locks),
             ConvertIrglGraph(),
             ConvertIrglC(),
+            *([OutlineKernelBodies()] if self.outline else []),
         ]
         for lowering in passes:
             lowering.apply(ctx, op)

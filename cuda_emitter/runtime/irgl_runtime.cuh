@@ -991,3 +991,132 @@ IRGL_EXPORT const char* irgl_device_name() {
     return nullptr;
   return name.c_str();
 }
+
+// ---------------------------------------------------------------------------
+// Outlined iterations (irgl-outline-iterations): an Iterate or Pipe runs as
+// one cooperative control kernel. Every thread of the grid executes the same
+// control flow and holds the same handles; the invoked kernels run as device
+// functions separated by irgl_grid_sync(). The control kernel rotates four
+// worklists (in, out, retry and a spare that is emptied by thread 0 during
+// the step before it is used, so one barrier per invocation suffices) and
+// triple-buffers each Any/All cell (a slot is reset two steps before reuse).
+// ---------------------------------------------------------------------------
+
+/// Is the caller global thread 0 (the one that performs single writes)?
+__device__ __forceinline__ bool irgl_is_first_thread() {
+  return blockIdx.x == 0 && threadIdx.x == 0;
+}
+
+/// Empties `wl` (tail and overflow flag) from global thread 0. Nothing may
+/// read or push to `wl` until the next grid barrier.
+__device__ __forceinline__ void irgl_ctl_clear(irgl::Worklist wl) {
+  if (irgl_is_first_thread()) {
+    *reinterpret_cast<volatile irgl_index*>(wl.tail) = 0;
+    *reinterpret_cast<volatile int*>(wl.overflow) = 0;
+  }
+}
+
+/// After a grid barrier: does `wl` hold items and has it not overflowed?
+/// (An overflowed worklist stops every loop; irgl_ctl_check records it.)
+__device__ __forceinline__ bool irgl_ctl_has_work(irgl::Worklist wl) {
+  const irgl_index t = *reinterpret_cast<volatile irgl_index*>(wl.tail);
+  const int flag = *reinterpret_cast<volatile int*>(wl.overflow);
+  return t > 0 && flag == 0;
+}
+
+/// After a grid barrier: records an overflow of `wl` in status[0] (thread 0)
+/// so that the host reports it after the control kernel.
+__device__ __forceinline__ void irgl_ctl_check(irgl::Worklist wl, int32_t* status) {
+  if (irgl_is_first_thread() && *reinterpret_cast<volatile int*>(wl.overflow) != 0)
+    *reinterpret_cast<volatile int32_t*>(status) = 1;
+}
+
+/// Slot `epoch` mod 3 of a triple-buffered cell (irgl_cell_create_slots).
+__device__ __forceinline__ irgl::Cell irgl_ctl_cell_slot(irgl::Cell c, irgl_index epoch) {
+  irgl::Cell slot;
+  slot.flag = c.flag + static_cast<int>(epoch % 3);
+  slot.any = c.any;
+  return slot;
+}
+
+/// Resets the slot of step `epoch + 1` (global thread 0): it was last read
+/// before the previous grid barrier and is next written after the next one.
+__device__ __forceinline__ void irgl_ctl_cell_prepare(irgl::Cell c, irgl_index epoch) {
+  if (irgl_is_first_thread())
+    *reinterpret_cast<volatile int*>(c.flag + static_cast<int>((epoch + 1) % 3)) = c.any ? 0 : 1;
+}
+
+/// The value of a cell slot after the grid barrier that ends its step.
+__device__ __forceinline__ bool irgl_ctl_cell_value(irgl::Cell slot) {
+  return *reinterpret_cast<volatile int*>(slot.flag) != 0;
+}
+
+/// Creates an empty worklist of `capacity` items outside any pipe (the
+/// control kernel's spare). Free with irgl_wl_destroy. Throws irgl::Error.
+inline irgl::Worklist irgl_wl_create(irgl_index capacity) {
+  if (capacity < 0)
+    throw irgl::Error("irgl_wl_create: negative capacity " + std::to_string(static_cast<long long>(capacity)));
+  irgl::Worklist wl;
+  wl.capacity = capacity;
+  wl.items = irgl::device_alloc<int32_t>(capacity > 0 ? capacity : 1);
+  char* meta = nullptr;
+  try {
+    meta = irgl::device_alloc<char>(static_cast<irgl_index>(irgl::Pipe::kMetaBytes));
+  } catch (...) {
+    cudaFree(wl.items);
+    throw;
+  }
+  wl.tail = reinterpret_cast<irgl_index*>(meta);
+  wl.overflow = reinterpret_cast<int*>(meta + 8);
+  return wl;
+}
+
+/// Frees a worklist from irgl_wl_create (never throws).
+inline void irgl_wl_destroy(irgl::Worklist wl) {
+  cudaFree(wl.items);
+  cudaFree(wl.tail);
+  (void)cudaGetLastError();
+}
+
+/// Creates a triple-buffered Any (any=true) or All cell for a control
+/// kernel: three flags, all reset. Free with irgl_cell_destroy.
+inline irgl::Cell irgl_cell_create_slots(bool any) {
+  irgl::Cell c;
+  c.any = any;
+  c.flag = irgl::device_alloc<int>(3);
+  const int init[3] = {any ? 0 : 1, any ? 0 : 1, any ? 0 : 1};
+  cudaError_t err = cudaMemcpy(c.flag, init, sizeof(init), cudaMemcpyHostToDevice);
+  if (err != cudaSuccess) {
+    cudaFree(c.flag);
+    IRGL_CHECK(err);
+  }
+  return c;
+}
+
+/// After a control kernel: synchronizes (surfacing its errors) and throws the
+/// worklist overflow error if the control kernel recorded one in status[0].
+inline void irgl_outline_finish(const int32_t* status) {
+  int32_t flag = 0;
+  IRGL_CHECK(cudaMemcpy(&flag, status, sizeof(flag), cudaMemcpyDeviceToHost));
+  if (flag != 0)
+    throw irgl::Error("worklist overflow in an outlined iteration: a worklist received more pushes than its "
+                      "capacity in one invocation (pushes past the capacity were dropped); increase the "
+                      "worklist size (wlinit size / irgl_pipe_create capacity)");
+}
+
+/// Reads p[0] from device memory (a control kernel's carried result).
+#define IRGL_DEVICE_READ(SUFFIX, T)                               \
+  inline T irgl_device_read_##SUFFIX(const T* p) {                \
+    T v{};                                                        \
+    IRGL_CHECK(cudaMemcpy(&v, p, sizeof(T), cudaMemcpyDeviceToHost)); \
+    return v;                                                     \
+  }
+IRGL_DEVICE_READ(i1, bool)
+IRGL_DEVICE_READ(i8, int8_t)
+IRGL_DEVICE_READ(i16, int16_t)
+IRGL_DEVICE_READ(i32, int32_t)
+IRGL_DEVICE_READ(i64, int64_t)
+IRGL_DEVICE_READ(index, irgl_index)
+IRGL_DEVICE_READ(f32, float)
+IRGL_DEVICE_READ(f64, double)
+#undef IRGL_DEVICE_READ

@@ -1,0 +1,798 @@
+"""irgl-outline-iterations: an Iterate or a Pipe becomes one control kernel.
+
+Runs after convert-irgl-kernels and before convert-irgl-orchestration (spec:
+"Compiling Kernel Invocations", control kernels; "Compiling Pipe"). Every
+outermost `irgl.iterate` or `irgl.pipe` of a host function that holds a loop
+(an Iterate or a looping Pipe) and can run on the device becomes:
+
+- a cooperative `gpu.func` kernel, the *control kernel*, whose threads all
+  run the orchestration: each invocation is a `func.call` of the invoked
+  kernel's body as a device function followed by `irgl_grid_sync()`;
+  worklist sizes, overflow flags and Any/All cells are read on the device;
+  in/out and in/retry are swapped there (the handles are SSA values every
+  thread holds alike, rotated through a fourth, spare worklist that global
+  thread 0 empties one step ahead, so one grid barrier per invocation
+  suffices); the termination condition and the Iterate body (carried values,
+  the extra And/Or condition) are evaluated there;
+- on the host: the pipe context and its initial items as before, one
+  cooperative launch (`irgl_rt.grid_size ... resident`: the co-resident grid
+  from the occupancy API, the same for every kernel in it), one
+  synchronization (`irgl_outline_finish`, which also reports a worklist
+  overflow), and copies of the carried results back.
+
+The control kernel's block size follows the intersection rule
+(`lowering/block_size.py`): the pass's preferred size when every invoked
+kernel admits it, else the largest size they all admit; each invoked kernel
+is pinned to it. An Iterate/Pipe stays a host loop when the intersection is
+empty, when its body holds something that cannot run on the device (C text,
+calls, memory operations), when an invoked kernel is pinned to another size
+by another control kernel, or when it holds no loop. With `remarks` the pass
+prints one line per Iterate/Pipe saying whether it was outlined, or why not.
+
+The device functions are declared here (body-less, with the attribute
+`irgl.device_body_of = "<kernel>"`) and given the kernel's fully lowered body
+by `irgl-outline-kernel-bodies` at the end of `lower-irgl`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, gpu, memref, scf
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FileLineColLoc,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+    UnitAttr,
+    i1,
+    i32,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from irgl_dialect.attributes import Aggregation, ExtraCond, GraphType, TermCond
+from irgl_dialect.kernels import YieldOp
+from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
+from irgl_dialect.runtime import CellType, GridSizeOp, PipeType, WorklistType
+from lowering.block_size import (
+    BlockConstraint,
+    constraint_of,
+    control_block_size,
+)
+from lowering.runtime_calls import (
+    BLOCK_SIZE,
+    CELL_ARG,
+    GRID_SYNC,
+    KERNEL_MODULE,
+    LAUNCH_BOUNDS,
+    USES_RETRY,
+    WORKLIST_ARG,
+    call,
+    fail,
+    int_attr,
+    kernel_module,
+    set_int_attr,
+)
+
+#: func.func attribute (a declaration in the gpu.module): the kernel whose
+#: lowered body the device function receives (irgl-outline-kernel-bodies).
+DEVICE_BODY_OF = "irgl.device_body_of"
+#: gpu.func attribute: the kernel is a control kernel of an outlined loop.
+CONTROL = "irgl.control"
+#: gpu.func attribute: the block size a control kernel pinned the kernel to.
+PINNED_BLOCK = "irgl.control_block_size"
+
+_Orchestration = InvokeOp | IterateOp | PipeOp
+
+
+class _NotOutlinable(Exception):
+    """Why an Iterate/Pipe stays a host loop."""
+
+
+def _kernels(module: ModuleOp) -> dict[str, gpu.FuncOp]:
+    container = kernel_module(module)
+    return {
+        op.sym_name.data: op
+        for op in container.body.block.ops
+        if isinstance(op, gpu.FuncOp) and op.kernel is not None
+    }
+
+
+def _constraint(kernel: gpu.FuncOp) -> BlockConstraint:
+    bounds = kernel.attributes.get(LAUNCH_BOUNDS)
+    values = (
+        tuple(int(v) for v in bounds.get_values())
+        if isinstance(bounds, DenseArrayBase)
+        else None
+    )
+    return constraint_of(values)
+
+
+def _has_loop(op: IterateOp | PipeOp) -> bool:
+    if isinstance(op, IterateOp) or op.once is None:
+        return True
+    return any(
+        isinstance(inner, IterateOp) or (isinstance(inner, PipeOp) and _has_loop(inner))
+        for inner in op.body.walk()
+    )
+
+
+@dataclass
+class _Plan:
+    """What an outlinable Iterate/Pipe invokes, and the control block size."""
+
+    kernels: dict[str, gpu.FuncOp] = field(default_factory=dict)
+    cells: list[tuple[str, Aggregation]] = field(default_factory=list)
+    block_size: int = 0
+
+    @property
+    def uses_worklist(self) -> bool:
+        return any(int_attr(k, WORKLIST_ARG) is not None for k in self.kernels.values())
+
+
+def _check_device_op(op: Operation) -> None:
+    """`op` (in an Iterate/Pipe body, not orchestration) must run on the device."""
+    if op.dialect_name() == "arith" or isinstance(op, scf.YieldOp):
+        return
+    if isinstance(op, scf.IfOp | scf.ForOp):
+        for inner in op.walk():
+            if inner is not op:
+                if isinstance(inner, _Orchestration):
+                    raise _NotOutlinable(
+                        f"'{inner.name}' inside '{op.name}' (only directly in an "
+                        "Iterate or Pipe body)"
+                    )
+                _check_device_op(inner)
+        return
+    raise _NotOutlinable(f"'{op.name}' in its body cannot run on the device")
+
+
+def _plan(
+    op: IterateOp | PipeOp, kernels: dict[str, gpu.FuncOp], preferred: int
+) -> _Plan:
+    """The plan of an outlinable `op`; raises _NotOutlinable otherwise."""
+    if not _has_loop(op):
+        raise _NotOutlinable("it holds no loop (a Pipe once of invocations only)")
+    plan = _Plan()
+
+    def visit(inner: Operation) -> None:
+        if isinstance(inner, InvokeOp | IterateOp):
+            name = inner.callee.string_value()
+            if name not in kernels:
+                fail(
+                    inner,
+                    f"kernel @{name} has not been lowered: run "
+                    "convert-irgl-kernels first",
+                )
+            plan.kernels[name] = kernels[name]
+            if int_attr(kernels[name], CELL_ARG) is not None:
+                aggr = inner.aggregation.data if inner.aggregation else Aggregation.ANY
+                if (name, aggr) not in plan.cells:
+                    plan.cells.append((name, aggr))
+        if isinstance(inner, IterateOp | PipeOp):
+            for body_op in inner.body.block.ops:
+                visit(body_op)
+        elif isinstance(inner, InvokeOp | YieldOp):
+            return
+        else:
+            _check_device_op(inner)
+
+    visit(op)
+    constraints = [_constraint(k) for k in plan.kernels.values()]
+    best = control_block_size(constraints)
+    if best is None:
+        raise _NotOutlinable(
+            "the block sizes its kernels admit do not intersect ("
+            + ", ".join(
+                f"@{n}: {c.category.value} {c.size}"
+                for n, c in zip(plan.kernels, constraints, strict=True)
+            )
+            + ")"
+        )
+    admitted = all(preferred in c.sizes() for c in constraints)
+    plan.block_size = preferred if admitted else best
+    for name, kernel in plan.kernels.items():
+        pinned = int_attr(kernel, PINNED_BLOCK)
+        if pinned is not None and pinned != plan.block_size:
+            raise _NotOutlinable(
+                f"@{name} already runs in a control kernel of block size {pinned}, "
+                f"this one needs {plan.block_size}"
+            )
+    return plan
+
+
+def _captured(op: IterateOp | PipeOp) -> list[SSAValue]:
+    """Values the device part of `op` uses that are defined outside it, in
+    order of first use (initializers and capacities stay on the host)."""
+    seen: dict[SSAValue, None] = {}
+
+    def inside(value: SSAValue) -> bool:
+        owner = value.owner
+        if isinstance(owner, Block):
+            owner = owner.parent_op()
+        return owner is not None and (owner is op or op.is_ancestor(owner))
+
+    def visit(inner: Operation) -> None:
+        if isinstance(inner, IterateOp):
+            operands: Sequence[SSAValue] = inner.args
+        elif isinstance(inner, PipeOp):
+            operands = ()
+        else:
+            operands = inner.operands
+        for value in operands:
+            if not inside(value):
+                seen.setdefault(value, None)
+        for region in inner.regions:
+            for block in region.blocks:
+                for child in block.ops:
+                    visit(child)
+
+    visit(op)
+    return list(seen)
+
+
+def _suffix(t: Attribute) -> str:
+    if isinstance(t, IndexType):
+        return "index"
+    if isinstance(t, IntegerType):
+        return f"i{t.width.data}"
+    if isinstance(t, Float32Type):
+        return "f32"
+    if isinstance(t, Float64Type):
+        return "f64"
+    raise _NotOutlinable(f"a carried value of type {t} cannot be read back")
+
+
+def _unique(taken: set[str], base: str) -> str:
+    name, n = base, 0
+    while name in taken:
+        n += 1
+        name = f"{base}{n}"
+    taken.add(name)
+    return name
+
+
+class _Builder:
+    """Inserts ops at a fixed point."""
+
+    def __init__(self, at: InsertPoint):
+        self.at = at
+
+    def insert(self, op: Operation) -> Operation:
+        Rewriter.insert_op(op, self.at)
+        return op
+
+    def value(self, op: Operation) -> SSAValue:
+        return self.insert(op).results[0]
+
+    def index(self, value: int) -> SSAValue:
+        return self.value(arith.ConstantOp.from_int_and_width(value, IndexType()))
+
+    def boolean(self, value: bool) -> SSAValue:
+        return self.value(arith.ConstantOp.from_int_and_width(int(value), 1))
+
+    def call(
+        self, name: str, args: Sequence[SSAValue], results: Sequence[Attribute] = ()
+    ) -> Sequence[SSAValue]:
+        return call(name, args, results, self.at).results
+
+
+@dataclass
+class _State:
+    """The worklist handles every thread of a control kernel holds, and the
+    step counter that selects cell slots."""
+
+    worklists: list[SSAValue]
+    """[in, out, retry, spare], or [] without worklists."""
+    epoch: SSAValue
+
+    def values(self) -> list[SSAValue]:
+        return [*self.worklists, self.epoch]
+
+    def types(self) -> list[Attribute]:
+        return [v.type for v in self.values()]
+
+    @staticmethod
+    def of(values: Sequence[SSAValue], with_worklists: bool) -> _State:
+        values = list(values)
+        return _State(values[:4] if with_worklists else [], values[-1])
+
+
+class _DeviceLowering:
+    """Builds the body of one control kernel from an Iterate/Pipe."""
+
+    def __init__(
+        self,
+        plan: _Plan,
+        bodies: dict[str, str],
+        mapping: dict[SSAValue, SSAValue],
+        cells: dict[tuple[str, Aggregation], SSAValue],
+        status: SSAValue,
+        state: _State,
+    ):
+        self.plan = plan
+        self.bodies = bodies
+        self.mapping = mapping
+        self.cells = cells
+        self.status = status
+        self.state = state
+
+    # -- steps ---------------------------------------------------------
+
+    def invoke(
+        self,
+        b: _Builder,
+        name: str,
+        args: Sequence[SSAValue],
+        aggregation: Aggregation | None,
+    ) -> SSAValue | None:
+        """One invocation: run the body, barrier, retry rounds, advance."""
+        kernel = self.plan.kernels[name]
+        uses_worklist = int_attr(kernel, WORKLIST_ARG) is not None
+        operands = [self.mapping.get(a, a) for a in args]
+        epoch = self.state.epoch
+        self._prologue(b)
+        slot = None
+        if int_attr(kernel, CELL_ARG) is not None:
+            cell = self.cells[(name, aggregation or Aggregation.ANY)]
+            (slot,) = b.call("irgl_ctl_cell_slot", [cell, epoch], [CellType()])
+        cell_args = [slot] if slot is not None else []
+
+        def run(at: _Builder, worklists: Sequence[SSAValue]) -> None:
+            at.call(self.bodies[name], [*operands, *worklists, *cell_args])
+            at.call("irgl_grid_sync", [])
+
+        if not uses_worklist:
+            run(b, [])
+        else:
+            w_in, w_out, w_retry, w_spare = self.state.worklists
+            run(b, [w_in, w_out, w_retry])
+            if USES_RETRY in kernel.attributes:
+                w_in, w_retry, w_spare = self._retry_rounds(
+                    b, run, w_in, w_out, w_retry, w_spare
+                )
+            # in := out, out := spare (emptied before the barrier), spare := in
+            self.state.worklists = [w_out, w_spare, w_retry, w_in]
+            b.call("irgl_ctl_check", [w_out, self.status])
+        one = b.index(1)
+        self.state.epoch = b.value(arith.AddiOp(epoch, one))
+        if aggregation is None or slot is None:
+            return None
+        return b.call("irgl_ctl_cell_value", [slot], [i1])[0]
+
+    def _prologue(self, b: _Builder) -> None:
+        """Thread 0 empties the spare worklist and resets the next cell slots
+        (visible after the barrier that ends this step)."""
+        if self.state.worklists:
+            b.call("irgl_ctl_clear", [self.state.worklists[3]])
+        for cell in self.cells.values():
+            b.call("irgl_ctl_cell_prepare", [cell, self.state.epoch])
+
+    def _retry_rounds(
+        self,
+        b: _Builder,
+        run: Callable[[_Builder, Sequence[SSAValue]], None],
+        w_in: SSAValue,
+        w_out: SSAValue,
+        w_retry: SSAValue,
+        w_spare: SSAValue,
+    ) -> tuple[SSAValue, SSAValue, SSAValue]:
+        """while (retry has work) { in, retry, spare := retry, spare, in; run }"""
+        types = [WorklistType()] * 3
+        before = Block(arg_types=types)
+        after = Block(arg_types=types)
+        loop = scf.WhileOp([w_in, w_retry, w_spare], types, [before], [after])
+        b.insert(loop)
+        cond = _Builder(InsertPoint.at_end(before))
+        (live,) = cond.call("irgl_ctl_has_work", [before.args[1]], [i1])
+        cond.call("irgl_ctl_check", [before.args[1], self.status])
+        cond.insert(scf.ConditionOp(live, *before.args))
+        body = _Builder(InsertPoint.at_end(after))
+        old_in, new_in, new_retry = after.args
+        body.call("irgl_ctl_clear", [old_in])
+        run(body, [new_in, w_out, new_retry])
+        body.insert(scf.YieldOp(new_in, new_retry, old_in))
+        return loop.results[0], loop.results[1], loop.results[2]
+
+    # -- structure -----------------------------------------------------
+
+    def lower_ops(self, b: _Builder, ops: Sequence[Operation]) -> None:
+        for op in ops:
+            if isinstance(op, InvokeOp):
+                aggr = op.aggregation.data if op.aggregation else None
+                result = self.invoke(b, op.callee.string_value(), op.args, aggr)
+                if op.result is not None:
+                    assert result is not None
+                    self.mapping[op.result] = result
+            elif isinstance(op, IterateOp):
+                self.iterate(b, op)
+            elif isinstance(op, PipeOp):
+                self.pipe(b, op)
+            elif not isinstance(op, YieldOp):
+                clone = op.clone(value_mapper=self.mapping)
+                b.insert(clone)
+                for old, new in zip(op.results, clone.results, strict=True):
+                    self.mapping[old] = new
+
+    def _has_work(self, b: _Builder) -> SSAValue:
+        return b.call("irgl_ctl_has_work", [self.state.worklists[0]], [i1])[0]
+
+    def iterate(self, b: _Builder, op: IterateOp) -> list[SSAValue]:
+        name = op.callee.string_value()
+        kernel = self.plan.kernels[name]
+        uses_worklist = int_attr(kernel, WORKLIST_ARG) is not None
+        positions = op.carried_positions
+        inits = [self.mapping.get(op.args[p], op.args[p]) for p in positions]
+        carried_types = [v.type for v in inits]
+        first = self._has_work(b) if uses_worklist else b.boolean(True)
+        state_types = self.state.types()
+        with_wls = bool(self.state.worklists)
+        before = Block(arg_types=[i1, *carried_types, *state_types])
+        before.add_op(scf.ConditionOp(before.args[0], *before.args[1:]))
+        after = Block(arg_types=[*carried_types, *state_types])
+        loop = scf.WhileOp(
+            [first, *inits, *self.state.values()],
+            [*carried_types, *state_types],
+            [before],
+            [after],
+        )
+        b.insert(loop)
+        body = _Builder(InsertPoint.at_end(after))
+        ncarried = len(carried_types)
+        self.state = _State.of(after.args[ncarried:], with_wls)
+        args = list(op.args)
+        for position, value in zip(positions, after.args[:ncarried], strict=True):
+            args[position] = value
+        for old, new in zip(op.body.block.args, after.args[:ncarried], strict=True):
+            self.mapping[old] = new
+        aggr = op.aggregation.data if op.aggregation else None
+        result = self.invoke(body, name, args, aggr)
+        terminator = op.body.block.last_op
+        assert isinstance(terminator, YieldOp)
+        self.lower_ops(body, [o for o in op.body.block.ops if o is not terminator])
+        conditions: list[SSAValue] = []
+        if uses_worklist:
+            conditions.append(self._has_work(body))
+        if op.term_cond is not None and result is not None:
+            value = result
+            if op.term_cond.data == TermCond.UNTIL:
+                value = body.value(arith.XOrIOp(result, body.boolean(True)))
+            conditions.append(value)
+        condition = conditions[0] if conditions else body.boolean(True)
+        for other in conditions[1:]:
+            condition = body.value(arith.AndIOp(condition, other))
+        if op.extra is not None and terminator.extra is not None:
+            combine = arith.AndIOp if op.extra.data == ExtraCond.AND else arith.OrIOp
+            extra = self.mapping.get(terminator.extra, terminator.extra)
+            condition = body.value(combine(condition, extra))
+        values = [self.mapping.get(v, v) for v in terminator.values]
+        body.insert(scf.YieldOp(condition, *values, *self.state.values()))
+        self.state = _State.of(loop.results[ncarried:], with_wls)
+        results = list(loop.results[:ncarried])
+        for old, new in zip(op.results_, results, strict=True):
+            self.mapping[old] = new
+        return results
+
+    def pipe(self, b: _Builder, op: PipeOp) -> None:
+        ops = [o for o in op.body.block.ops if not isinstance(o, YieldOp)]
+        if op.once is not None:
+            self.lower_ops(b, ops)
+            return
+        with_wls = bool(self.state.worklists)
+        state_types = self.state.types()
+        before = Block(arg_types=[i1, *state_types])
+        before.add_op(scf.ConditionOp(before.args[0], *before.args[1:]))
+        after = Block(arg_types=state_types)
+        loop = scf.WhileOp(
+            [b.boolean(True), *self.state.values()], state_types, [before], [after]
+        )
+        b.insert(loop)
+        body = _Builder(InsertPoint.at_end(after))
+        self.state = _State.of(after.args, with_wls)
+        self.lower_ops(body, ops)
+        live = self._has_work(body) if with_wls else body.boolean(False)
+        body.insert(scf.YieldOp(live, *self.state.values()))
+        self.state = _State.of(loop.results, with_wls)
+
+
+class _Outliner:
+    """Outlines the Iterate/Pipe ops of one module."""
+
+    def __init__(self, module: ModuleOp, block_size: int, remarks: TextIO | None):
+        self.module = module
+        self.container = kernel_module(module)
+        self.kernels = _kernels(module)
+        self.block_size = block_size
+        self.remarks = remarks
+        self.names = {
+            op.sym_name.data
+            for table in (module, self.container)
+            for op in table.regions[0].block.ops
+            if isinstance(op, func.FuncOp | gpu.FuncOp)
+        }
+        self.bodies: dict[str, str] = {}
+
+    def remark(self, op: Operation, where: str, text: str) -> None:
+        if self.remarks is None:
+            return
+        loc = op.location
+        at = (
+            f"{loc.filename.data}:{loc.line.value.data}:{loc.column.value.data}: "
+            if isinstance(loc, FileLineColLoc)
+            else ""
+        )
+        callee = f" @{op.callee.string_value()}" if isinstance(op, IterateOp) else ""
+        print(f"remark: {at}{op.name}{callee} in @{where}: {text}", file=self.remarks)
+
+    def run(self) -> None:
+        for function in list(self.module.body.block.ops):
+            if isinstance(function, func.FuncOp) and function.body.blocks:
+                name = function.sym_name.data
+                for op in list(_outermost(function.body)):
+                    self.outline(op, name)
+
+    def outline(self, op: IterateOp | PipeOp, where: str) -> None:
+        try:
+            plan = _plan(op, self.kernels, self.block_size)
+            if isinstance(op, IterateOp):
+                for result in op.results_:
+                    if result.uses:
+                        _suffix(result.type)
+        except _NotOutlinable as why:
+            self.remark(op, where, f"not outlined: {why}")
+            for inner in op.body.walk():
+                if isinstance(inner, IterateOp | PipeOp):
+                    self.remark(
+                        inner,
+                        where,
+                        f"not outlined: its enclosing {op.name} stays on the host",
+                    )
+            return
+        nested = [o for o in op.body.walk() if isinstance(o, IterateOp | PipeOp)]
+        control = _unique(self.names, f"{where}_control")
+        self._build(op, plan, control)
+        self.remark(
+            op,
+            where,
+            f"outlined into control kernel @{control} (block size {plan.block_size})",
+        )
+        for inner in nested:
+            self.remark(inner, where, f"outlined inside control kernel @{control}")
+
+    def _body_function(self, name: str, kernel: gpu.FuncOp) -> str:
+        if name not in self.bodies:
+            fname = _unique(self.names, f"{name}_device")
+            decl = func.FuncOp.external(
+                fname,
+                list(kernel.function_type.inputs.data),
+                [],
+            )
+            decl.attributes[DEVICE_BODY_OF] = StringAttr(name)
+            self.container.body.block.add_op(decl)
+            self.bodies[name] = fname
+        return self.bodies[name]
+
+    def _build(self, op: IterateOp | PipeOp, plan: _Plan, name: str) -> None:
+        for kname, kernel in plan.kernels.items():
+            set_int_attr(kernel, BLOCK_SIZE, plan.block_size)
+            set_int_attr(kernel, PINNED_BLOCK, plan.block_size)
+            self._body_function(kname, kernel)
+        host = _Builder(InsertPoint.before(op))
+        after = _Builder(InsertPoint.after(op))
+        captured = _captured(op)
+
+        # host: pipe context, spare worklist, cells, result buffers, status
+        worklists: list[SSAValue] = []
+        pipe = spare = None
+        if plan.uses_worklist:
+            capacity = op.capacity
+            if capacity is None:
+                graph = _graph_argument(op)
+                (capacity,) = host.call("irgl_graph_capacity", [graph], [IndexType()])
+            (pipe,) = host.call("irgl_pipe_create", [capacity], [PipeType()])
+            for value in op.initial:
+                host.call("irgl_pipe_push_initial", [pipe, value])
+            if op.initial_array is not None and op.initial_count is not None:
+                array_type = op.initial_array.type
+                assert isinstance(array_type, MemRefType)
+                suffix = _suffix(array_type.element_type)
+                host.call(
+                    f"irgl_pipe_init_from_array_{suffix}",
+                    [pipe, op.initial_array, op.initial_count],
+                )
+            for which in ("in", "out", "retry"):
+                worklists += host.call(f"irgl_pipe_{which}", [pipe], [WorklistType()])
+            (spare,) = host.call("irgl_wl_create", [capacity], [WorklistType()])
+            worklists.append(spare)
+        host_cells = [
+            host.call(
+                "irgl_cell_create_slots",
+                [host.boolean(aggr == Aggregation.ANY)],
+                [CellType()],
+            )[0]
+            for _, aggr in plan.cells
+        ]
+        outputs: list[tuple[SSAValue, SSAValue]] = []
+        if isinstance(op, IterateOp):
+            for result in op.results_:
+                if result.uses:
+                    buffer_type = MemRefType(result.type, [1])
+                    buffer = host.value(memref.AllocOp([], [], buffer_type))
+                    outputs.append((result, buffer))
+        status = host.value(memref.AllocOp([], [], MemRefType(i32, [1])))
+
+        # the control kernel
+        operands = [
+            *captured,
+            *worklists,
+            *host_cells,
+            *(buffer for _, buffer in outputs),
+            status,
+        ]
+        block = Block(arg_types=[v.type for v in operands])
+        kernel = gpu.FuncOp(
+            name, ([v.type for v in operands], []), Region(block), kernel=True
+        )
+        kernel.attributes[GRID_SYNC] = UnitAttr()
+        kernel.attributes[CONTROL] = UnitAttr()
+        set_int_attr(kernel, BLOCK_SIZE, plan.block_size)
+        kernel.attributes[LAUNCH_BOUNDS] = DenseArrayBase.from_list(
+            i32, [plan.block_size]
+        )
+        self.container.body.block.add_op(kernel)
+        args = list(block.args)
+        ncap, nwl, ncell = len(captured), len(worklists), len(host_cells)
+        mapping = dict(zip(captured, args[:ncap], strict=True))
+        device_wls = args[ncap : ncap + nwl]
+        device_cells = dict(
+            zip(plan.cells, args[ncap + nwl : ncap + nwl + ncell], strict=True)
+        )
+        buffers = args[ncap + nwl + ncell : -1]
+        device = _Builder(InsertPoint.at_end(block))
+        state = _State(list(device_wls), device.index(0))
+        lowering = _DeviceLowering(
+            plan, self.bodies, mapping, device_cells, args[-1], state
+        )
+        if isinstance(op, IterateOp):
+            results = lowering.iterate(device, op)
+            if buffers:
+                (first,) = device.call("irgl_is_first_thread", [], [i1])
+                store = scf.IfOp(first, [], [Region(Block())])
+                device.insert(store)
+                inner = _Builder(InsertPoint.at_end(store.true_region.block))
+                zero = inner.index(0)
+                by_result = dict(zip(op.results_, results, strict=True))
+                for (result, _), buffer in zip(outputs, buffers, strict=True):
+                    inner.insert(memref.StoreOp.get(by_result[result], buffer, [zero]))
+                inner.insert(scf.YieldOp())
+        else:
+            lowering.pipe(device, op)
+        device.insert(gpu.ReturnOp([]))
+
+        # host: one cooperative launch, one synchronization
+        symbol = SymbolRefAttr(KERNEL_MODULE, [name])
+        threads = host.index(plan.block_size)
+        grid = host.value(GridSizeOp(symbol, threads, resident=True))
+        one = host.index(1)
+        host.insert(
+            gpu.LaunchFuncOp(
+                symbol, [grid, one, one], [threads, one, one], None, operands
+            )
+        )
+        host.call("irgl_outline_finish", [status])
+        for result, buffer in outputs:
+            (value,) = host.call(
+                f"irgl_device_read_{_suffix(result.type)}", [buffer], [result.type]
+            )
+            result.replace_all_uses_with(value)
+            after.insert(memref.DeallocOp.get(buffer))
+        after.insert(memref.DeallocOp.get(status))
+        for cell in host_cells:
+            after.call("irgl_cell_destroy", [cell])
+        if spare is not None:
+            after.call("irgl_wl_destroy", [spare])
+        if pipe is not None:
+            after.call("irgl_pipe_destroy", [pipe])
+        Rewriter.erase_op(op, safe_erase=False)
+
+
+def _graph_argument(op: Operation) -> SSAValue:
+    function = op.parent_op()
+    while function is not None and not isinstance(function, func.FuncOp):
+        function = function.parent_op()
+    if function is not None:
+        for arg in function.body.block.args:
+            if isinstance(arg.type, GraphType):
+                return arg
+    fail(
+        op,
+        f"'{op.name}' needs `capacity %n`: its host kernel has no "
+        "!irgl.graph argument to size the worklists by",
+    )
+
+
+def _outermost(region: Region) -> Iterator[IterateOp | PipeOp]:
+    for block in region.blocks:
+        for op in block.ops:
+            if isinstance(op, IterateOp | PipeOp):
+                yield op
+            else:
+                for inner in op.regions:
+                    yield from _outermost(inner)
+
+
+@dataclass(frozen=True)
+class OutlineIterations(ModulePass):
+    """Turn every outermost Iterate/Pipe that holds a loop and can run on the
+    device into one cooperative control kernel launched once (see the module
+    docstring); the rest stay host loops."""
+
+    name = "irgl-outline-iterations"
+
+    block_size: int = 256
+    """Preferred block size of control kernels (when every kernel admits it)."""
+
+    remarks: bool = False
+    """Print one line per Iterate/Pipe (stderr): outlined, or why not."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not any(isinstance(o, IterateOp | PipeOp) for o in op.walk()):
+            return
+        _Outliner(op, self.block_size, sys.stderr if self.remarks else None).run()
+
+
+@dataclass(frozen=True)
+class OutlineKernelBodies(ModulePass):
+    """Give the device functions declared by irgl-outline-iterations the
+    lowered bodies of their kernels (run after the kernels are lowered)."""
+
+    name = "irgl-outline-kernel-bodies"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        kernels = {
+            k.sym_name.data: k
+            for m in op.body.block.ops
+            if isinstance(m, gpu.ModuleOp)
+            for k in m.body.block.ops
+            if isinstance(k, gpu.FuncOp)
+        }
+        for module in op.body.block.ops:
+            if not isinstance(module, gpu.ModuleOp):
+                continue
+            for decl in list(module.body.block.ops):
+                if not isinstance(decl, func.FuncOp):
+                    continue
+                if DEVICE_BODY_OF not in decl.attributes:
+                    continue
+                attr = decl.attributes[DEVICE_BODY_OF]
+                assert isinstance(attr, StringAttr)
+                kernel = kernels.get(attr.data)
+                if kernel is None:
+                    fail(
+                        decl,
+                        f"@{decl.sym_name.data} is the body of @{attr.data}, "
+                        "which is not a kernel",
+                    )
+                body = kernel.body.clone()
+                for inner in list(body.walk()):
+                    if isinstance(inner, gpu.ReturnOp):
+                        Rewriter.replace_op(inner, func.ReturnOp())
+                function = func.FuncOp(
+                    decl.sym_name.data,
+                    kernel.function_type,
+                    body,
+                    visibility="private",
+                )
+                Rewriter.replace_op(decl, function)
