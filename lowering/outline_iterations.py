@@ -94,6 +94,11 @@ CONTROL = "irgl.control"
 #: gpu.func attribute: the block size a control kernel pinned the kernel to.
 PINNED_BLOCK = "irgl.control_block_size"
 
+#: Threads per SM the control kernel's launch bounds ask room for (2048 on
+#: sm_70 to sm_90: at most 32 registers a thread). The control loop keeps four
+#: worklist handles live; without the bound they cost it occupancy.
+FULL_OCCUPANCY = 2048
+
 _Orchestration = InvokeOp | IterateOp | PipeOp
 
 
@@ -140,6 +145,10 @@ class _Plan:
     @property
     def uses_worklist(self) -> bool:
         return any(int_attr(k, WORKLIST_ARG) is not None for k in self.kernels.values())
+
+    @property
+    def uses_retry(self) -> bool:
+        return any(USES_RETRY in k.attributes for k in self.kernels.values())
 
 
 def _check_device_op(op: Operation) -> None:
@@ -358,7 +367,7 @@ class _DeviceLowering:
             run(b, [])
         else:
             w_in, w_out, w_retry, w_spare = self.state.worklists
-            run(b, [w_in, w_out, w_retry])
+            run(b, [w_in, w_out, w_retry if self.plan.uses_retry else w_spare])
             if USES_RETRY in kernel.attributes:
                 w_in, w_retry, w_spare = self._retry_rounds(
                     b, run, w_in, w_out, w_retry, w_spare
@@ -614,8 +623,12 @@ class _Outliner:
                 )
             for which in ("in", "out", "retry"):
                 worklists += host.call(f"irgl_pipe_{which}", [pipe], [WorklistType()])
-            (spare,) = host.call("irgl_wl_create", [capacity], [WorklistType()])
-            worklists.append(spare)
+            if plan.uses_retry:
+                (spare,) = host.call("irgl_wl_create", [capacity], [WorklistType()])
+                worklists.append(spare)
+            else:
+                # nothing pushes to retry: its worklist serves as the spare
+                worklists.append(worklists[2])
         host_cells = [
             host.call(
                 "irgl_cell_create_slots",
@@ -649,7 +662,7 @@ class _Outliner:
         kernel.attributes[CONTROL] = UnitAttr()
         set_int_attr(kernel, BLOCK_SIZE, plan.block_size)
         kernel.attributes[LAUNCH_BOUNDS] = DenseArrayBase.from_list(
-            i32, [plan.block_size]
+            i32, [plan.block_size, max(1, FULL_OCCUPANCY // plan.block_size)]
         )
         self.container.body.block.add_op(kernel)
         args = list(block.args)
