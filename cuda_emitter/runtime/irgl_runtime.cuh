@@ -1018,10 +1018,19 @@ __device__ __forceinline__ void irgl_ctl_clear(irgl::Worklist wl) {
 
 /// After a grid barrier: does `wl` hold items and has it not overflowed?
 /// (An overflowed worklist stops every loop; irgl_ctl_check records it.)
+/// Thread 0 of each block reads the tail and broadcasts it through shared
+/// memory, so a step costs one memory request per block, not one per warp.
+/// Block-uniform call (the control loop's control flow is grid-uniform).
 __device__ __forceinline__ bool irgl_ctl_has_work(irgl::Worklist wl) {
-  const irgl_index t = *reinterpret_cast<volatile irgl_index*>(wl.tail);
-  const int flag = *reinterpret_cast<volatile int*>(wl.overflow);
-  return t > 0 && flag == 0;
+  __shared__ int work;
+  __syncthreads();  // the previous call's readers are done
+  if (threadIdx.x == 0) {
+    const irgl_index t = *reinterpret_cast<volatile irgl_index*>(wl.tail);
+    const int flag = *reinterpret_cast<volatile int*>(wl.overflow);
+    work = t > 0 && flag == 0;
+  }
+  __syncthreads();
+  return work != 0;
 }
 
 /// After a grid barrier: records an overflow of `wl` in status[0] (thread 0)
@@ -1046,9 +1055,14 @@ __device__ __forceinline__ void irgl_ctl_cell_prepare(irgl::Cell c, irgl_index e
     *reinterpret_cast<volatile int*>(c.flag + static_cast<int>((epoch + 1) % 3)) = c.any ? 0 : 1;
 }
 
-/// The value of a cell slot after the grid barrier that ends its step.
+/// The value of a cell slot after the grid barrier that ends its step (read
+/// by thread 0 of each block and broadcast; block-uniform call).
 __device__ __forceinline__ bool irgl_ctl_cell_value(irgl::Cell slot) {
-  return *reinterpret_cast<volatile int*>(slot.flag) != 0;
+  __shared__ int value;
+  __syncthreads();
+  if (threadIdx.x == 0) value = *reinterpret_cast<volatile int*>(slot.flag);
+  __syncthreads();
+  return value != 0;
 }
 
 /// Creates an empty worklist of `capacity` items outside any pipe (the

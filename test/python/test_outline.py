@@ -1,3 +1,4 @@
+# ruff: noqa: E501
 """Iteration outlining (lowering/outline_iterations.py).
 
 Without a GPU: which benchmarks are outlined (the remarks), the control

@@ -3,8 +3,8 @@
 // RUN: irgl-opt %s --split-input-file -p 'lower-irgl{outline=false}' | filecheck %s --check-prefix=OFF
 
 // A standalone Iterate of a worklist kernel with a carried value: the host
-// creates the pipe context, fills it, adds a spare worklist and a status
-// word, launches the control kernel once cooperatively (a resident grid of
+// creates the pipe context, fills it, adds a status word (nothing retries,
+// so the retry worklist serves as the spare), launches the control kernel once cooperatively (a resident grid of
 // the control kernel) and synchronizes once; the carried result is copied
 // back. On the device, every invocation is a call of the kernel's body and
 // a grid barrier; in/out rotate through the spare.
@@ -30,18 +30,16 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
 // CHECK-NEXT:    %[[IN:.*]] = func.call @irgl_pipe_in(%[[P]])
 // CHECK-NEXT:    %[[OUT:.*]] = func.call @irgl_pipe_out(%[[P]])
 // CHECK-NEXT:    %[[RETRY:.*]] = func.call @irgl_pipe_retry(%[[P]])
-// CHECK-NEXT:    %[[SPARE:.*]] = func.call @irgl_wl_create(%[[CAP]])
 // CHECK-NEXT:    %[[RES:.*]] = memref.alloc() : memref<1xi32>
 // CHECK-NEXT:    %[[STATUS:.*]] = memref.alloc() : memref<1xi32>
 // CHECK-NEXT:    %[[B:.*]] = arith.constant 256 : index
 // CHECK-NEXT:    %[[G:.*]] = irgl_rt.grid_size @irgl_kernels::@main_control, %[[B]] resident
 // CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1 : index
-// CHECK-NEXT:    "gpu.launch_func"(%[[G]], %[[ONE]], %[[ONE]], %[[B]], %[[ONE]], %[[ONE]], %g, %c1, %[[IN]], %[[OUT]], %[[RETRY]], %[[SPARE]], %[[RES]], %[[STATUS]]) <{kernel = @irgl_kernels::@main_control
+// CHECK-NEXT:    "gpu.launch_func"(%[[G]], %[[ONE]], %[[ONE]], %[[B]], %[[ONE]], %[[ONE]], %g, %c1, %[[IN]], %[[OUT]], %[[RETRY]], %[[RETRY]], %[[RES]], %[[STATUS]]) <{kernel = @irgl_kernels::@main_control
 // CHECK-NEXT:    func.call @irgl_outline_finish(%[[STATUS]])
 // CHECK-NEXT:    %[[LAST:.*]] = func.call @irgl_device_read_i32(%[[RES]]) : (memref<1xi32>) -> i32
 // CHECK-NEXT:    memref.dealloc %[[RES]]
 // CHECK-NEXT:    memref.dealloc %[[STATUS]]
-// CHECK-NEXT:    func.call @irgl_wl_destroy(%[[SPARE]])
 // CHECK-NEXT:    func.call @irgl_pipe_destroy(%[[P]])
 // CHECK-NEXT:    func.return %[[LAST]] : i32
 
@@ -58,7 +56,7 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
 // CHECK:         } do {
 // CHECK-NEXT:    ^{{.*}}(%[[L:[0-9a-z_]+]]: i32, %[[IN2:[0-9a-z_]+]]: !irgl_rt.worklist, %[[OUT2:[0-9a-z_]+]]: !irgl_rt.worklist, %[[RT2:[0-9a-z_]+]]: !irgl_rt.worklist, %[[SP2:[0-9a-z_]+]]: !irgl_rt.worklist, %[[EP:[0-9a-z_]+]]: index):
 // CHECK-NEXT:      func.call @irgl_ctl_clear(%[[SP2]])
-// CHECK-NEXT:      func.call @step_device(%[[DG]], %[[L]], %[[IN2]], %[[OUT2]], %[[RT2]])
+// CHECK-NEXT:      func.call @step_device(%[[DG]], %[[L]], %[[IN2]], %[[OUT2]], %[[SP2]])
 // CHECK-NEXT:      func.call @irgl_grid_sync()
 // CHECK-NEXT:      func.call @irgl_ctl_check(%[[OUT2]], %[[DST]])
 // CHECK-NEXT:      %[[ONE2:.*]] = arith.constant 1 : index
@@ -71,7 +69,7 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
 // CHECK-NEXT:      %[[Z:.*]] = arith.constant 0 : index
 // CHECK-NEXT:      memref.store %[[LOOP]], %[[DRES]]{{\[}}%[[Z]]] : memref<1xi32>
 // CHECK:         "gpu.return"() : () -> ()
-// CHECK-NEXT:  }) {sym_name = "main_control", irgl.grid_sync, irgl.control, irgl.block_size = 256 : i64, irgl.launch_bounds = array<i32: 256>}
+// CHECK-NEXT:  }) {sym_name = "main_control", irgl.grid_sync, irgl.control, irgl.block_size = 256 : i64, irgl.launch_bounds = array<i32: 256, 8>}
 
 // REMARK: remark: irgl.iterate @step in @main: outlined into control kernel @main_control (block size 256)
 
@@ -102,10 +100,12 @@ irgl.kernel host @main(%x: memref<?xi32>, %stop: i1, %n: index) {
 
 // CHECK-LABEL: func.func @main
 // CHECK:         func.call @irgl_pipe_create(%n)
+// CHECK:         %[[SPARE:.*]] = func.call @irgl_wl_create(%n)
 // CHECK:         %[[ANY:.*]] = arith.constant true
 // CHECK-NEXT:    %[[CELL:.*]] = func.call @irgl_cell_create_slots(%[[ANY]])
 // CHECK:         "gpu.launch_func"({{.*}}, %x, %stop, {{.*}}, %[[CELL]], %{{.*}}) <{kernel = @irgl_kernels::@main_control
 // CHECK:         func.call @irgl_cell_destroy(%[[CELL]])
+// CHECK-NEXT:    func.call @irgl_wl_destroy(%[[SPARE]])
 
 // CHECK:         ^{{.*}}(%[[IN:[0-9a-z_]+]]: !irgl_rt.worklist, %[[OUT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[RT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[SP:[0-9a-z_]+]]: !irgl_rt.worklist, %[[EP:[0-9a-z_]+]]: index):
 // CHECK-NEXT:      func.call @irgl_ctl_clear(%[[SP]])
@@ -181,7 +181,7 @@ irgl.kernel host @main(%x: memref<?xi32>, %n: index) {
 // CHECK-NEXT:    func.call @irgl_grid_sync()
 // CHECK:         %[[MORE:.*]] = func.call @irgl_ctl_has_work
 // CHECK-NEXT:    scf.yield %[[MORE]]
-// CHECK:         {sym_name = "main_control", irgl.grid_sync, irgl.control, irgl.block_size = 128 : i64, irgl.launch_bounds = array<i32: 128>}
+// CHECK:         {sym_name = "main_control", irgl.grid_sync, irgl.control, irgl.block_size = 128 : i64, irgl.launch_bounds = array<i32: 128, 16>}
 
 // REMARK: remark: irgl.pipe in @main: outlined into control kernel @main_control (block size 128)
 // REMARK-NEXT: remark: irgl.pipe in @main: outlined inside control kernel @main_control
