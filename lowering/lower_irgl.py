@@ -51,9 +51,7 @@ class LowerIrgl(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         outline: list[ModulePass] = (
-            [OutlineIterations(block_size=self.block_size, remarks=self.remarks)]
-            if self.outline
-            else []
+            [OutlineIterations(remarks=self.remarks)] if self.outline else []
         )
         passes: list[ModulePass] = [
             ConvertIrglKernels(block_size=self.block_size),

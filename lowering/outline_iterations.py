@@ -8,12 +8,15 @@ outermost `irgl.iterate` or `irgl.pipe` of a host function that holds a loop
 - a cooperative `gpu.func` kernel, the *control kernel*, whose threads all
   run the orchestration: each invocation is a `func.call` of the invoked
   kernel's body as a device function followed by `irgl_grid_sync()`;
-  worklist sizes, overflow flags and Any/All cells are read on the device;
-  in/out and in/retry are swapped there (the handles are SSA values every
-  thread holds alike, rotated through a fourth, spare worklist that global
-  thread 0 empties one step ahead, so one grid barrier per invocation
-  suffices); the termination condition and the Iterate body (carried values,
-  the extra And/Or condition) are evaluated there;
+  worklist sizes, overflow flags and Any/All cells are read on the device
+  (once per block, broadcast through shared memory); in/out and in/retry
+  are swapped there (the handles are SSA values every thread holds alike,
+  rotated through a fourth, spare worklist that global thread 0 empties one
+  step ahead, so one grid barrier per invocation suffices; the retry
+  worklist is the spare when no kernel retries; each Any/All cell has three
+  slots, one per step, reset two steps ahead); the termination condition
+  and the Iterate body (carried values, the extra And/Or condition) are
+  evaluated there;
 - on the host: the pipe context and its initial items as before, one
   cooperative launch (`irgl_rt.grid_size ... resident`: the co-resident grid
   from the occupancy API, the same for every kernel in it), one
@@ -21,12 +24,13 @@ outermost `irgl.iterate` or `irgl.pipe` of a host function that holds a loop
   overflow), and copies of the carried results back.
 
 The control kernel's block size follows the intersection rule
-(`lowering/block_size.py`): the pass's preferred size when every invoked
-kernel admits it, else the largest size they all admit; each invoked kernel
-is pinned to it. An Iterate/Pipe stays a host loop when the intersection is
-empty, when its body holds something that cannot run on the device (C text,
-calls, memory operations), when an invoked kernel is pinned to another size
-by another control kernel, or when it holds no loop. With `remarks` the pass
+(`lowering/block_size.py`, `control_block_size`): the largest size every
+invoked kernel admits; each invoked kernel is pinned to it, and the control
+kernel's launch bounds ask for RESIDENT_THREADS threads per SM. An
+Iterate/Pipe stays a host loop when the intersection is empty, when its
+body holds something that cannot run on the device (C text, calls, memory
+operations), when an invoked kernel is pinned to another size by another
+control kernel, or when it holds no loop. With `remarks` the pass
 prints one line per Iterate/Pipe saying whether it was outlined, or why not.
 
 The device functions are declared here (body-less, with the attribute
@@ -94,10 +98,12 @@ CONTROL = "irgl.control"
 #: gpu.func attribute: the block size a control kernel pinned the kernel to.
 PINNED_BLOCK = "irgl.control_block_size"
 
-#: Threads per SM the control kernel's launch bounds ask room for (2048 on
-#: sm_70 to sm_90: at most 32 registers a thread). The control loop keeps four
-#: worklist handles live; without the bound they cost it occupancy.
-FULL_OCCUPANCY = 2048
+#: Threads per SM the control kernel's launch bounds ask room for (half of
+#: what sm_70..sm_90 can hold): at most 64 registers a thread. Measured on an
+#: H100 (BFS, MIS, MST): fewer resident warps make each step (grid barrier,
+#: loop condition) cheaper, more of them speed up large frontiers; 1024
+#: threads (one block of 1024 per SM) was the best trade-off of those tried.
+RESIDENT_THREADS = 1024
 
 _Orchestration = InvokeOp | IterateOp | PipeOp
 
@@ -168,9 +174,7 @@ def _check_device_op(op: Operation) -> None:
     raise _NotOutlinable(f"'{op.name}' in its body cannot run on the device")
 
 
-def _plan(
-    op: IterateOp | PipeOp, kernels: dict[str, gpu.FuncOp], preferred: int
-) -> _Plan:
+def _plan(op: IterateOp | PipeOp, kernels: dict[str, gpu.FuncOp]) -> _Plan:
     """The plan of an outlinable `op`; raises _NotOutlinable otherwise."""
     if not _has_loop(op):
         raise _NotOutlinable("it holds no loop (a Pipe once of invocations only)")
@@ -210,8 +214,7 @@ def _plan(
             )
             + ")"
         )
-    admitted = all(preferred in c.sizes() for c in constraints)
-    plan.block_size = preferred if admitted else best
+    plan.block_size = best
     for name, kernel in plan.kernels.items():
         pinned = int_attr(kernel, PINNED_BLOCK)
         if pinned is not None and pinned != plan.block_size:
@@ -519,11 +522,10 @@ class _DeviceLowering:
 class _Outliner:
     """Outlines the Iterate/Pipe ops of one module."""
 
-    def __init__(self, module: ModuleOp, block_size: int, remarks: TextIO | None):
+    def __init__(self, module: ModuleOp, remarks: TextIO | None):
         self.module = module
         self.container = kernel_module(module)
         self.kernels = _kernels(module)
-        self.block_size = block_size
         self.remarks = remarks
         self.names = {
             op.sym_name.data
@@ -554,7 +556,7 @@ class _Outliner:
 
     def outline(self, op: IterateOp | PipeOp, where: str) -> None:
         try:
-            plan = _plan(op, self.kernels, self.block_size)
+            plan = _plan(op, self.kernels)
             if isinstance(op, IterateOp):
                 for result in op.results_:
                     if result.uses:
@@ -662,7 +664,7 @@ class _Outliner:
         kernel.attributes[CONTROL] = UnitAttr()
         set_int_attr(kernel, BLOCK_SIZE, plan.block_size)
         kernel.attributes[LAUNCH_BOUNDS] = DenseArrayBase.from_list(
-            i32, [plan.block_size, max(1, FULL_OCCUPANCY // plan.block_size)]
+            i32, [plan.block_size, max(1, RESIDENT_THREADS // plan.block_size)]
         )
         self.container.body.block.add_op(kernel)
         args = list(block.args)
@@ -754,16 +756,13 @@ class OutlineIterations(ModulePass):
 
     name = "irgl-outline-iterations"
 
-    block_size: int = 256
-    """Preferred block size of control kernels (when every kernel admits it)."""
-
     remarks: bool = False
     """Print one line per Iterate/Pipe (stderr): outlined, or why not."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not any(isinstance(o, IterateOp | PipeOp) for o in op.walk()):
             return
-        _Outliner(op, self.block_size, sys.stderr if self.remarks else None).run()
+        _Outliner(op, sys.stderr if self.remarks else None).run()
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
 // CHECK-NEXT:    %[[RETRY:.*]] = func.call @irgl_pipe_retry(%[[P]])
 // CHECK-NEXT:    %[[RES:.*]] = memref.alloc() : memref<1xi32>
 // CHECK-NEXT:    %[[STATUS:.*]] = memref.alloc() : memref<1xi32>
-// CHECK-NEXT:    %[[B:.*]] = arith.constant 256 : index
+// CHECK-NEXT:    %[[B:.*]] = arith.constant 1024 : index
 // CHECK-NEXT:    %[[G:.*]] = irgl_rt.grid_size @irgl_kernels::@main_control, %[[B]] resident
 // CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1 : index
 // CHECK-NEXT:    "gpu.launch_func"(%[[G]], %[[ONE]], %[[ONE]], %[[B]], %[[ONE]], %[[ONE]], %g, %c1, %[[IN]], %[[OUT]], %[[RETRY]], %[[RETRY]], %[[RES]], %[[STATUS]]) <{kernel = @irgl_kernels::@main_control
@@ -43,9 +43,10 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
 // CHECK-NEXT:    func.call @irgl_pipe_destroy(%[[P]])
 // CHECK-NEXT:    func.return %[[LAST]] : i32
 
-// The kernel keeps its block size, pinned by the control kernel, and gets a
+// The kernel runs with the control block size (the largest every kernel of
+// the control kernel admits: 1024 here), pinned, and gets a
 // device-function twin that irgl-outline-kernel-bodies fills in.
-// CHECK:         }) {sym_name = "step", {{.*}}irgl.block_size = 256 : i64, irgl.control_block_size = 256 : i64}
+// CHECK:         }) {sym_name = "step", {{.*}}irgl.block_size = 1024 : i64, irgl.control_block_size = 1024 : i64}
 // CHECK-NEXT:    func.func private @step_device(!irgl.graph, i32, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist) -> () attributes {irgl.device_body_of = "step"}
 
 // CHECK:         "gpu.func"() <{function_type = (!irgl.graph, i32, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, memref<1xi32>, memref<1xi32>) -> (), kernel}> ({
@@ -69,9 +70,9 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
 // CHECK-NEXT:      %[[Z:.*]] = arith.constant 0 : index
 // CHECK-NEXT:      memref.store %[[LOOP]], %[[DRES]]{{\[}}%[[Z]]] : memref<1xi32>
 // CHECK:         "gpu.return"() : () -> ()
-// CHECK-NEXT:  }) {sym_name = "main_control", irgl.grid_sync, irgl.control, irgl.block_size = 256 : i64, irgl.launch_bounds = array<i32: 256, 8>}
+// CHECK-NEXT:  }) {sym_name = "main_control", irgl.grid_sync, irgl.control, irgl.block_size = 1024 : i64, irgl.launch_bounds = array<i32: 1024, 1>}
 
-// REMARK: remark: irgl.iterate @step in @main: outlined into control kernel @main_control (block size 256)
+// REMARK: remark: irgl.iterate @step in @main: outlined into control kernel @main_control (block size 1024)
 
 // OFF-LABEL: func.func @main
 // OFF-NOT:     main_control
@@ -131,7 +132,7 @@ irgl.kernel host @main(%x: memref<?xi32>, %stop: i1, %n: index) {
 // CHECK-NEXT:      %[[KEEP:.*]] = arith.ori %[[BOTH]], %{{.*}} : i1
 // CHECK-NEXT:      scf.yield %[[KEEP]], %[[OUT]], %{{.*}}, %[[R1]], %[[R0]], %{{.*}}
 
-// REMARK: remark: irgl.iterate @work in @main: outlined into control kernel @main_control (block size 256)
+// REMARK: remark: irgl.iterate @work in @main: outlined into control kernel @main_control (block size 1024)
 
 // -----
 
@@ -181,7 +182,7 @@ irgl.kernel host @main(%x: memref<?xi32>, %n: index) {
 // CHECK-NEXT:    func.call @irgl_grid_sync()
 // CHECK:         %[[MORE:.*]] = func.call @irgl_ctl_has_work
 // CHECK-NEXT:    scf.yield %[[MORE]]
-// CHECK:         {sym_name = "main_control", irgl.grid_sync, irgl.control, irgl.block_size = 128 : i64, irgl.launch_bounds = array<i32: 128, 16>}
+// CHECK:         {sym_name = "main_control", irgl.grid_sync, irgl.control, irgl.block_size = 128 : i64, irgl.launch_bounds = array<i32: 128, 8>}
 
 // REMARK: remark: irgl.pipe in @main: outlined into control kernel @main_control (block size 128)
 // REMARK-NEXT: remark: irgl.pipe in @main: outlined inside control kernel @main_control
