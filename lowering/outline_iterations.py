@@ -572,7 +572,7 @@ class _Outliner:
                     )
             return
         nested = [o for o in op.body.walk() if isinstance(o, IterateOp | PipeOp)]
-        control = _unique(self.names, f"{where}_control")
+        control = _unique(self.names, f"{where.rstrip('_')}_control")
         self._build(op, plan, control)
         self.remark(
             op,
@@ -584,7 +584,7 @@ class _Outliner:
 
     def _body_function(self, name: str, kernel: gpu.FuncOp) -> str:
         if name not in self.bodies:
-            fname = _unique(self.names, f"{name}_device")
+            fname = _unique(self.names, f"{name.rstrip('_')}_device")
             decl = func.FuncOp.external(
                 fname,
                 list(kernel.function_type.inputs.data),
