@@ -30,7 +30,6 @@ from typing import NoReturn
 from xdsl.dialects import arith, func, gpu, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
-    DenseArrayBase,
     Float32Type,
     Float64Type,
     FloatAttr,
@@ -51,6 +50,13 @@ from xdsl.utils.base_printer import BasePrinter
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.hints import isa
 
+from cuda_emitter.host_abi import (
+    AbiKind,
+    AbiTypeError,
+    is_entry_point,
+    param_kind,
+    result_kind,
+)
 from irgl_dialect.runtime import (
     CBlockOp,
     CDeclOp,
@@ -59,9 +65,11 @@ from irgl_dialect.runtime import (
     CGlobalOp,
     GraphHandleType,
     GridSizeOp,
+    LaunchAttr,
     PipeType,
     WorklistType,
 )
+from irgl_dialect.runtime_library import RUNTIME_FUNCTIONS
 
 # --------------------------------------------------------------------------- #
 # Names
@@ -243,6 +251,14 @@ def _is_removable(op: Operation | Block) -> bool:
         is_side_effect_free(op)
         or isinstance(op, (memref.LoadOp, gpu.GlobalIdOp, *_GPU_ID_VARIABLES))
     )
+
+
+def _live_while_results(loop: scf.WhileOp) -> list[int]:
+    """Positions of the `scf.while` results that are used, as a result or as
+    an argument of the after block (the others get no C variable, which
+    would be set but never used)."""
+    after = loop.after_region.block.args
+    return [i for i, r in enumerate(loop.res) if r.uses or after[i].uses]
 
 
 def _func_kind(op: Operation) -> str:
@@ -731,15 +747,11 @@ class CudaPrinter(BasePrinter):
             self._op_stack.pop()
 
     def _launch_bounds(self, kernel: gpu.FuncOp) -> str:
-        bounds = kernel.attributes.get("irgl.launch_bounds")
-        if bounds is None:
+        """` __launch_bounds__(...)` from the kernel's `#irgl_rt.launch`."""
+        launch = LaunchAttr.of(kernel)
+        if launch is None or not launch.bounds:
             return ""
-        if not isa(bounds, DenseArrayBase[IntegerType]):
-            self.fail("irgl.launch_bounds must be a dense i32 array", kernel)
-        values = bounds.get_values()
-        if len(values) not in (1, 2):
-            self.fail("irgl.launch_bounds must have one or two values", kernel)
-        return f" __launch_bounds__({', '.join(str(v) for v in values)})"
+        return f" __launch_bounds__({', '.join(str(v) for v in launch.bounds)})"
 
     def _host_signature(self, function: func.FuncOp, *, with_names: bool) -> str:
         self._op_stack.append(function)
@@ -784,42 +796,44 @@ class CudaPrinter(BasePrinter):
             )
             return
         self._print_function(lambda: self._host_signature(op, with_names=True), op)
-        if op.sym_visibility is None or op.sym_visibility.data != "private":
+        if is_entry_point(op):
             self._print_entry_point(op)
 
     def _abi_parameter(self, type_: Attribute, name: str) -> tuple[str, str]:
-        """The C ABI type of a host-function parameter and the conversion of the
-        ABI parameter `name` to the host function's argument."""
-        match type_:
-            case GraphHandleType() | WorklistType() | CellType():
-                return "void*", f"*static_cast<{self.c_type(type_)}*>({name})"
-            case PipeType():
-                return "void*", f"static_cast<irgl::Pipe*>({name})"
-            case MemRefType():
-                return "void*", f"static_cast<{self.c_type(type_)}>({name})"
-            case IntegerType(width=width) if width.data == 1:
-                return "int", f"{name} != 0"
-            case IntegerType() | IndexType():
-                return "int64_t", f"({self.c_type(type_)}){name}"
-            case Float32Type() | Float64Type():
-                return "double", f"({self.c_type(type_)}){name}"
-            case _:
-                self.fail(f"type {type_} cannot cross the host ABI")
+        """The C ABI type of a host-function parameter (from the host ABI
+        table, `cuda_emitter/host_abi.py`) and the conversion of the ABI
+        parameter `name` to the host function's argument."""
+        try:
+            kind = param_kind(type_)
+        except AbiTypeError as error:
+            self.fail(str(error))
+        c_type = self.c_type(type_)
+        match kind:
+            case AbiKind.POINTER if isinstance(
+                type_, GraphHandleType | WorklistType | CellType
+            ):
+                return kind.value, f"*static_cast<{c_type}*>({name})"
+            case AbiKind.POINTER:
+                return kind.value, f"static_cast<{c_type}>({name})"
+            case AbiKind.BOOL:
+                return kind.value, f"{name} != 0"
+            case AbiKind.INT | AbiKind.FLOAT:
+                return kind.value, f"({c_type}){name}"
 
     def _abi_result(self, type_: Attribute, value: str) -> tuple[str, str]:
-        """The C ABI type of a host-function result and the conversion of the
-        C++ result `value` to it."""
-        match type_:
-            case IntegerType(width=width) if width.data == 1:
-                return "int", f"{value} ? 1 : 0"
-            case IntegerType() | IndexType():
-                return "int64_t", f"(int64_t){value}"
-            case Float32Type() | Float64Type():
-                return "double", f"(double){value}"
-            case MemRefType() | PipeType():
-                return "void*", f"static_cast<void*>({value})"
-            case _:
-                self.fail(f"a result of type {type_} cannot cross the host ABI")
+        """The C ABI type of a host-function result (from the host ABI table)
+        and the conversion of the C++ result `value` to it."""
+        try:
+            kind = result_kind(type_)
+        except AbiTypeError as error:
+            self.fail(str(error))
+        match kind:
+            case AbiKind.BOOL:
+                return kind.value, f"{value} ? 1 : 0"
+            case AbiKind.INT | AbiKind.FLOAT:
+                return kind.value, f"({kind.value}){value}"
+            case AbiKind.POINTER:
+                return kind.value, f"static_cast<void*>({value})"
 
     def _print_entry_point(self, function: func.FuncOp) -> None:
         """`extern "C" int irgl_entry_<name>(...)` (docs/lowered-ir.md, Host ABI)."""
@@ -858,6 +872,8 @@ class CudaPrinter(BasePrinter):
             self._unsupported(op, "calls with more than one result")
         callee = SymbolTable.lookup_symbol(op, op.callee)
         name = op.callee.root_reference.data
+        if isinstance(callee, func.FuncOp) and callee.is_declaration:
+            self._check_runtime_call(op, callee)
         if (
             isinstance(callee, func.FuncOp)
             and not callee.is_declaration
@@ -869,6 +885,22 @@ class CudaPrinter(BasePrinter):
             self._define_or_discard(op.res[0], call)
         else:
             self.line(f"{call};")
+
+    def _check_runtime_call(self, op: func.CallOp, callee: func.FuncOp) -> None:
+        """A call to an external `irgl_*` function must match the runtime
+        library (`irgl_dialect/runtime_library.py`)."""
+        name = callee.sym_name.data
+        if not name.startswith("irgl_"):
+            return
+        fn = RUNTIME_FUNCTIONS.get(name)
+        if fn is None:
+            self.fail(f"@{name} is not a function of the IrGL runtime library", op)
+        if callee.function_type != fn.function_type:
+            self.fail(
+                f"@{name} is declared as {callee.function_type}, but the runtime "
+                f"library has {fn.function_type}",
+                op,
+            )
 
     def _print_return(self, op: Operation, values: Sequence[SSAValue]) -> None:
         if len(values) > 1:
@@ -949,11 +981,9 @@ class CudaPrinter(BasePrinter):
                     op, "only 1-D launches: the y and z sizes must be constant 1"
                 )
         name, kernel = self._kernel_c_name(op.kernel, op)
-        launch = (
-            "irgl::launch_cooperative"
-            if "irgl.grid_sync" in kernel.attributes
-            else "irgl::launch"
-        )
+        info = LaunchAttr.of(kernel)
+        cooperative = info is not None and info.cooperative
+        launch = "irgl::launch_cooperative" if cooperative else "irgl::launch"
         args = [name, self.expr(op.gridSizeX), self.expr(op.blockSizeX)]
         args += [self.expr(a, typed=True) for a in op.kernelOperands]
         self.line(f"{launch}({', '.join(args)});")
@@ -1038,13 +1068,16 @@ class CudaPrinter(BasePrinter):
         carried = [self.declare(arg) for arg in before.args]
         for name, arg, init in zip(carried, before.args, op.arguments, strict=True):
             self.line(f"{self.c_type(arg.type)} {name} = {self.expr(init)};")
-        results = self._declare_results(op.res, hints=after.args)
+        live = _live_while_results(op)
+        results = self._declare_results(
+            [op.res[i] for i in live], hints=[after.args[i] for i in live]
+        )
         self.line("while (true) {")
         # before and after share one C block, hence one scope
         with self._nested_scope(), self.indented():
             self._print_block(before)
-            for arg, name in zip(after.args, results, strict=True):
-                self.bind(arg, name)
+            for i, name in zip(live, results, strict=True):
+                self.bind(after.args[i], name)
             self._print_block(after)
         self.line("}")
 
@@ -1052,8 +1085,12 @@ class CudaPrinter(BasePrinter):
     def _(self, op: scf.ConditionOp) -> None:
         loop = op.parent_op()
         assert isinstance(loop, scf.WhileOp)
-        targets = [self.name_of(r) for r in loop.res]
-        self._assign_all(targets, op.args, [r.type for r in loop.res])
+        live = _live_while_results(loop)
+        self._assign_all(
+            [self.name_of(loop.res[i]) for i in live],
+            [op.args[i] for i in live],
+            [loop.res[i].type for i in live],
+        )
         self.line(f"if (!{self.expr(op.condition)}) break;")
 
     @print.register
@@ -1307,6 +1344,19 @@ class CudaPrinter(BasePrinter):
     def _(self, op: memref.StoreOp) -> None:
         target = self._element(op, op.memref, op.indices)
         self.line(f"{target} = {self.expr(op.value)};")
+
+    @print.register
+    def _(self, op: memref.CastOp) -> None:
+        """A shape cast of one element type (`memref<8xi32>` to `memref<?xi32>`,
+        made for runtime calls): the same pointer."""
+        source, dest = op.source.type, op.dest.type
+        if not (
+            isa(source, MemRefType)
+            and isa(dest, MemRefType)
+            and source.element_type == dest.element_type
+        ):
+            self._unsupported(op, "only casts between memrefs of one element type")
+        self._define(op.dest, self.expr(op.source))
 
     @print.register
     def _(self, op: memref.AllocaOp) -> None:

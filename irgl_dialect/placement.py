@@ -118,17 +118,12 @@ def require_host_kernel(op: Operation, construct: str) -> None:
     )
 
 
-#: Marks the scf.for that convert-irgl-loops made of an outermost ForAll.
-LOWERED_FORALL = "irgl.forall"
-
-
 def is_forall_like(op: Operation | None) -> bool:
     """An irgl.forall, or the scf.for that an outermost ForAll became."""
     from irgl_dialect.loops import ForAllOp
+    from irgl_dialect.runtime import ForAllAttr
 
-    return isinstance(op, ForAllOp) or (
-        op is not None and LOWERED_FORALL in op.attributes
-    )
+    return isinstance(op, ForAllOp) or ForAllAttr.of(op) is not None
 
 
 def is_kernel_like(op: Operation | None) -> bool:
@@ -141,8 +136,13 @@ def is_kernel_like(op: Operation | None) -> bool:
 
 
 def is_directly_under_outermost_forall(op: Operation) -> bool:
-    """True when `op`'s parent is a ForAll that has no ForAll around it."""
+    """True when `op`'s parent is a ForAll that has no ForAll around it (an
+    `irgl_rt.collective` between them, made by the lowering, is transparent)."""
+    from irgl_dialect.runtime import CollectiveOp
+
     parent = op.parent_op()
+    if isinstance(parent, CollectiveOp):
+        parent = parent.parent_op()
     return is_forall_like(parent) and not enclosing_foralls(parent)  # type: ignore[arg-type]
 
 

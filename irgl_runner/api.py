@@ -1,13 +1,13 @@
-"""Run compiled IrGL programs from Python through ctypes.
+"""Load compiled IrGL programs and call their entry points through ctypes.
 
-A program is a CUDA file emitted by ``irgl-opt --lower-irgl -t cuda``; it
-exports ``extern "C" int irgl_entry_<hostfn>(args..., results*...)`` plus the
-runtime helpers described in ``docs/lowered-ir.md`` ("Host ABI for Python").
+A program is a shared library built by :mod:`irgl_runner.build`; it exports
+``extern "C" int irgl_entry_<hostfn>(args..., result*)`` plus the runtime
+helpers described in ``docs/lowered-ir.md`` ("Host ABI"). The parameter and
+result kinds of each entry point come from the program's ABI manifest
+(``irgl_<key>.abi.json`` beside the library, written by the build), so calls
+need no signature::
 
-Typical use::
-
-    so = compile_cuda(emit_cuda("benchmarks/bfs/bfs.mlir"))
-    prog = Program(so)
+    prog = Program(build("benchmarks/bfs/bfs.mlir"))
     g = prog.upload_graph(graph)
     level = prog.alloc(graph.num_nodes, np.int32)
     prog.call("main", g, level, 0)
@@ -17,229 +17,123 @@ Typical use::
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import os
-import shutil
-import subprocess
-import sys
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from cuda_emitter.host_abi import (
+    AbiKind,
+    AbiValue,
+    EntryPoint,
+    load_manifest,
+    manifest_path,
+)
+
+from .build import (
+    DEFAULT_NVCC_FLAGS,
+    DEFAULT_PIPELINE,
+    EmittedProgram,
+    build,
+    cache_dir,
+    compile_cuda,
+    emit_cuda,
+    emit_program,
+    runtime_include_dir,
+)
+from .errors import CompileError, IrglError, IrglRuntimeError
 from .graphs import CSRGraph
 
 __all__ = [
-    "ARG_KINDS",
     "CompileError",
     "DEFAULT_NVCC_FLAGS",
+    "DEFAULT_PIPELINE",
     "DeviceArray",
     "DeviceGraph",
+    "EmittedProgram",
     "IrglError",
     "IrglRuntimeError",
     "Program",
-    "RESULT_KINDS",
+    "build",
     "cache_dir",
     "compile_cuda",
     "emit_cuda",
+    "emit_program",
     "runtime_include_dir",
 ]
 
-DEFAULT_NVCC_FLAGS: tuple[str, ...] = (
-    "-arch=sm_90",
-    "-O3",
-    "-std=c++17",
-    "-shared",
-    "-Xcompiler",
-    "-fPIC",
-)
-
-
-class IrglError(Exception):
-    """Base class of the errors raised by this module."""
-
-
-class CompileError(IrglError):
-    """``irgl-opt`` or ``nvcc`` failed (the message carries its stderr)."""
-
-
-class IrglRuntimeError(IrglError):
-    """An entry point or runtime helper reported failure (``irgl_last_error()``)."""
-
-
-# ------------------------------------------------------------------ compilation
-
-
-def cache_dir() -> Path:
-    """Where compiled libraries live: ``$IRGL_CACHE_DIR`` or ``~/.cache/irgl``."""
-    env = os.environ.get("IRGL_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "irgl"
-
-
-def runtime_include_dir() -> Path:
-    """Directory holding ``irgl_runtime.cuh`` (``cuda_emitter/runtime``)."""
-    return Path(__file__).resolve().parent.parent / "cuda_emitter" / "runtime"
-
-
-def _looks_like_path(src: str | os.PathLike[str]) -> bool:
-    if isinstance(src, os.PathLike):
-        return True
-    return "\n" not in src and len(src) < 4096 and Path(src).is_file()
-
-
-def compile_cuda(
-    source: str | os.PathLike[str],
-    flags: Sequence[str] = DEFAULT_NVCC_FLAGS,
-    include_dirs: Sequence[str | os.PathLike[str]] = (),
-    nvcc: str = "nvcc",
-    cache: str | os.PathLike[str] | None = None,
-) -> Path:
-    """Compile CUDA source (a ``.cu`` path or the text itself) to a shared library.
-
-    The library is cached under :func:`cache_dir` keyed by the SHA-256 of the
-    source, the flags, the include dirs and the runtime headers in them, and
-    reused when present.  Raises :class:`CompileError` with nvcc's output.
-    """
-    includes = [runtime_include_dir(), *map(Path, include_dirs)]
-    if _looks_like_path(source):
-        path = Path(source)
-        try:
-            text = path.read_text()
-        except OSError as e:
-            raise CompileError(
-                f"cannot read CUDA source {path}: {e.strerror or e}"
-            ) from None
-        includes.append(path.resolve().parent)
-    else:
-        text = str(source)
-    args = [*flags, *(f"-I{d}" for d in includes)]
-    h = hashlib.sha256()
-    h.update(text.encode())
-    h.update(b"\0" + "\0".join(args).encode())
-    for d in includes:  # a changed runtime header must force a rebuild
-        for hdr in sorted(Path(d).glob("*.cuh")) + sorted(Path(d).glob("*.h")):
-            h.update(hdr.name.encode() + b"\0" + hdr.read_bytes())
-    key = h.hexdigest()[:32]
-    out_dir = Path(cache) if cache is not None else cache_dir()
-    so = out_dir / f"irgl_{key}.so"
-    if so.is_file():
-        return so
-    out_dir.mkdir(parents=True, exist_ok=True)
-    cu = out_dir / f"irgl_{key}.cu"
-    cu.write_text(text)
-    tmp = out_dir / f".irgl_{key}.{os.getpid()}.so"
-    cmd = [nvcc, *args, "-o", str(tmp), str(cu)]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-    except FileNotFoundError:
-        raise CompileError(
-            f"nvcc not found (tried {nvcc!r}); is the CUDA toolkit on PATH?"
-        ) from None
-    if proc.returncode != 0:
-        tmp.unlink(missing_ok=True)
-        raise CompileError(
-            f"nvcc failed (exit {proc.returncode}) on {cu}:\n"
-            + (proc.stderr.strip() or proc.stdout.strip())
-        )
-    os.replace(tmp, so)
-    return so
-
-
-def _find_irgl_opt() -> str | None:
-    found = shutil.which("irgl-opt")
-    if found:
-        return found
-    beside = Path(sys.executable).with_name("irgl-opt")
-    return str(beside) if beside.is_file() else None
-
-
-def emit_cuda(mlir_path: str | os.PathLike[str], extra_args: Sequence[str] = ()) -> str:
-    """Lower an IrGL MLIR file to CUDA text with ``irgl-opt --lower-irgl -t cuda``."""
-    path = Path(mlir_path)
-    if not path.is_file():
-        raise CompileError(f"{path}: no such MLIR file")
-    exe = _find_irgl_opt()
-    if exe is None:
-        raise CompileError(
-            "irgl-opt not found on PATH (install the package: pip install -e .)"
-        )
-    cmd = [exe, "--lower-irgl", "-t", "cuda", *extra_args, str(path)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise CompileError(
-            f"irgl-opt failed (exit {proc.returncode}) on {path}:\n"
-            + proc.stderr.strip()
-        )
-    return proc.stdout
-
-
-# ------------------------------------------------------------------ ABI mapping
-
-#: Argument kinds (MLIR types of host-function parameters) -> ctypes, per the ABI.
-ARG_KINDS: dict[str, Any] = {
-    "graph": ctypes.c_void_p,
-    "memref": ctypes.c_void_p,
-    "pipe": ctypes.c_void_p,  # the irgl::Pipe* itself
-    "worklist": ctypes.c_void_p,  # points to an irgl::Worklist
-    "cell": ctypes.c_void_p,  # points to an irgl::Cell
-    "i1": ctypes.c_int,
-    "i8": ctypes.c_int64,
-    "i16": ctypes.c_int64,
-    "i32": ctypes.c_int64,
-    "i64": ctypes.c_int64,
-    "index": ctypes.c_int64,
-    "f32": ctypes.c_double,
-    "f64": ctypes.c_double,
+#: The ctypes type of each ABI kind, as a parameter and as what the result
+#: pointer points to.
+CTYPES: dict[AbiKind, Any] = {
+    AbiKind.POINTER: ctypes.c_void_p,
+    AbiKind.BOOL: ctypes.c_int,
+    AbiKind.INT: ctypes.c_int64,
+    AbiKind.FLOAT: ctypes.c_double,
 }
 
-#: Result kinds -> what the entry point's ``result`` pointer points to: int64_t
-#: (integers, index), double (floats), int (i1), void* (memref, pipe).
-RESULT_KINDS: dict[str, Any] = {
-    "i1": ctypes.c_int,
-    "i8": ctypes.c_int64,
-    "i16": ctypes.c_int64,
-    "i32": ctypes.c_int64,
-    "i64": ctypes.c_int64,
-    "index": ctypes.c_int64,
-    "f32": ctypes.c_double,
-    "f64": ctypes.c_double,
-    "memref": ctypes.c_void_p,
-    "pipe": ctypes.c_void_p,
+#: numpy dtypes of memref element types (``memref<?xf32>`` -> float32).
+ELEMENT_DTYPES: dict[str, np.dtype] = {
+    name: np.dtype(dt)
+    for name, dt in {
+        "i8": np.int8,
+        "i16": np.int16,
+        "i32": np.int32,
+        "i64": np.int64,
+        "f32": np.float32,
+        "f64": np.float64,
+    }.items()
 }
 
 
-def _infer_kind(value: object) -> str:
-    """ABI kind of a Python argument."""
-    if isinstance(value, DeviceGraph):
-        return "graph"
-    if isinstance(value, DeviceArray):
-        return "memref"
-    if isinstance(value, (bool, np.bool_)):
-        return "i1"
-    if isinstance(value, (int, np.integer)):
-        return "i64"
-    if isinstance(value, (float, np.floating)):
-        return "f64"
-    raise TypeError(f"cannot pass {type(value).__name__} to an IrGL entry point")
+def _memref_dtype(mlir_type: str) -> np.dtype | None:
+    """The element dtype of a ``memref<...xT>`` type, if it has a fixed one."""
+    if not mlir_type.startswith("memref<"):
+        return None
+    element = mlir_type[len("memref<") :].rstrip(">").split("x")[-1].split(",")[0]
+    return ELEMENT_DTYPES.get(element.strip())
 
 
-def _convert(kind: str, value: object) -> object:
-    """Python value -> the ctypes-ready value for ``kind``."""
-    if ARG_KINDS[kind] is ctypes.c_void_p:
-        if isinstance(value, (DeviceGraph, DeviceArray)):
-            return value.ptr
-        if value is None or isinstance(value, int):
-            return value  # a raw pointer (e.g. a handle from another entry point)
-        raise TypeError(f"expected a device {kind}, got {type(value).__name__}")
-    if kind == "i1":
-        return int(bool(value))
-    if kind in ("f32", "f64"):
-        return float(value)  # type: ignore[arg-type]
-    return int(value)  # type: ignore[call-overload]
+def _convert(function: str, index: int, param: AbiValue, value: object) -> object:
+    """A Python argument -> the ctypes-ready value for ``param`` (or TypeError)."""
+    where = f"@{function} argument {index} ({param.mlir_type})"
+    match param.kind:
+        case AbiKind.POINTER:
+            if isinstance(value, DeviceGraph):
+                if param.mlir_type.startswith("memref"):
+                    raise TypeError(f"{where}: got a graph, expected a device array")
+                return value.ptr
+            if isinstance(value, DeviceArray):
+                if not param.mlir_type.startswith("memref"):
+                    raise TypeError(f"{where}: got a device array")
+                expected = _memref_dtype(param.mlir_type)
+                if expected is not None and value.dtype != expected:
+                    raise TypeError(
+                        f"{where}: got a device array of {value.dtype}, "
+                        f"expected {expected}"
+                    )
+                return value.ptr
+            if value is None or (
+                isinstance(value, int) and not isinstance(value, bool)
+            ):
+                return value  # a raw pointer (e.g. a handle from another entry point)
+            raise TypeError(
+                f"{where}: expected a device value, got {type(value).__name__}"
+            )
+        case AbiKind.BOOL:
+            if isinstance(value, (bool, np.bool_, int, np.integer)):
+                return int(bool(value))
+        case AbiKind.INT:
+            if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+                return int(value)
+        case AbiKind.FLOAT:
+            if isinstance(value, (int, float, np.integer, np.floating)):
+                return float(value)
+    raise TypeError(f"{where}: cannot pass {type(value).__name__}")
 
 
 # ------------------------------------------------------------------ device data
@@ -326,16 +220,28 @@ class DeviceArray:
 
 
 class Program:
-    """A compiled program (shared library) loaded with ctypes."""
+    """A compiled program (shared library) loaded with ctypes.
 
-    def __init__(self, so_path: str | os.PathLike[str]) -> None:
+    ``entry_points`` is the ABI of its host functions; by default it is read
+    from the manifest beside the library (see :mod:`irgl_runner.build`).
+    Passing it is the escape hatch for a library built some other way.
+    """
+
+    def __init__(
+        self,
+        so_path: str | os.PathLike[str],
+        entry_points: Iterable[EntryPoint] | None = None,
+    ) -> None:
         self.path = Path(so_path)
+        if entry_points is None:
+            entry_points = self._read_manifest()
+        self.entry_points: dict[str, EntryPoint] = {e.name: e for e in entry_points}
         try:
             self._lib = ctypes.CDLL(str(self.path))
         except OSError as e:
             raise IrglError(f"cannot load {self.path}: {e}") from None
         self.last_result: object = None
-        self._entries: dict[tuple[str, tuple[str, ...], str | None], Any] = {}
+        self._entries: dict[str, Any] = {}
         vp, i64, i32p = ctypes.c_void_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_int32)
         i64p = ctypes.POINTER(ctypes.c_int64)
         self._declare("irgl_graph_create", vp, [i64, i64, i64p, i64p, i32p])
@@ -347,6 +253,15 @@ class Program:
         self._declare("irgl_device_synchronize", ctypes.c_int, [])
         self._declare("irgl_device_name", ctypes.c_char_p, [])
         self._declare("irgl_last_error", ctypes.c_char_p, [])
+
+    def _read_manifest(self) -> tuple[EntryPoint, ...]:
+        path = manifest_path(self.path)
+        if not path.is_file():
+            return ()
+        try:
+            return load_manifest(path.read_text())
+        except (OSError, ValueError, KeyError, TypeError, AssertionError) as e:
+            raise IrglError(f"{path}: not a valid ABI manifest: {e}") from None
 
     def _declare(self, name: str, restype: Any, argtypes: list[Any]) -> None:
         try:
@@ -412,81 +327,68 @@ class Program:
 
     # -- entry points ------------------------------------------------------
 
-    def _entry(self, name: str, kinds: tuple[str, ...], returns: str | None) -> Any:
-        key = (name, kinds, returns)
-        fn = self._entries.get(key)
+    def entry_point(self, name: str) -> EntryPoint:
+        """The ABI of host function ``@name``."""
+        entry = self.entry_points.get(name)
+        if entry is not None:
+            return entry
+        if not self.entry_points:
+            raise IrglError(
+                f"{self.path} has no ABI manifest ({manifest_path(self.path).name}); "
+                "build it with irgl_runner.build, or pass entry_points to Program"
+            )
+        raise IrglError(
+            f"{self.path} has no entry point @{name} "
+            f"(entry points: {', '.join('@' + n for n in self.entry_points)})"
+        )
+
+    def _function(self, entry: EntryPoint) -> Any:
+        fn = self._entries.get(entry.name)
         if fn is None:
-            symbol = f"irgl_entry_{name}"
             try:
-                fn = self._lib[symbol]  # a fresh function object per signature
+                fn = self._lib[entry.c_symbol]
             except AttributeError:
                 raise IrglError(
-                    f"{self.path} has no entry point {symbol} (host function @{name})"
+                    f"{self.path} does not export {entry.c_symbol} "
+                    f"(host function @{entry.name})"
                 ) from None
             fn.restype = ctypes.c_int
-            fn.argtypes = [ARG_KINDS[k] for k in kinds]
-            if returns is not None:
-                fn.argtypes.append(ctypes.POINTER(RESULT_KINDS[returns]))
-            self._entries[key] = fn
+            argtypes = [CTYPES[p.kind] for p in entry.params]
+            if entry.result is not None:
+                argtypes.append(ctypes.POINTER(CTYPES[entry.result.kind]))
+            fn.argtypes = argtypes
+            self._entries[entry.name] = fn
         return fn
 
-    def call(
-        self,
-        host_fn: str,
-        *args: object,
-        signature: Sequence[str] | None = None,
-        returns: str | None = None,
-    ) -> Any:
-        """Call ``irgl_entry_<host_fn>``; raise :class:`IrglRuntimeError` on failure.
-
-        ``signature`` lists the parameters' kinds (keys of :data:`ARG_KINDS`,
-        e.g. ``["graph", "memref", "index"]``); if omitted it is inferred from the
-        values (DeviceGraph -> graph, DeviceArray -> memref, bool -> i1,
-        int -> i64, float -> f64).  ``returns`` is the kind of the host
-        function's single result (a key of :data:`RESULT_KINDS`), whose value
-        is returned (int, float, bool, or a pointer as int); ``None`` for none.
-        """
-        kinds = (
-            tuple(signature)
-            if signature is not None
-            else tuple(_infer_kind(a) for a in args)
-        )
-        if len(kinds) != len(args):
+    def call(self, host_fn: str, *args: object) -> Any:
+        """Call ``irgl_entry_<host_fn>`` with its ABI; return its result (int,
+        float, bool, a pointer as int, or None); raise
+        :class:`IrglRuntimeError` if it fails and ``TypeError`` for arguments
+        that do not fit its parameters."""
+        entry = self.entry_point(host_fn)
+        if len(args) != len(entry.params):
             raise TypeError(
-                f"@{host_fn} takes {len(kinds)} arguments per its signature, "
-                f"got {len(args)}"
+                f"@{host_fn} takes {len(entry.params)} arguments, got {len(args)}"
             )
-        for k in kinds:
-            if k not in ARG_KINDS:
-                raise ValueError(
-                    f"unknown argument kind {k!r} (known: {', '.join(ARG_KINDS)})"
-                )
-        if returns is not None and returns not in RESULT_KINDS:
-            raise ValueError(
-                f"unknown result kind {returns!r} (known: {', '.join(RESULT_KINDS)})"
-            )
-        fn = self._entry(host_fn, kinds, returns)
-        values = [_convert(k, a) for k, a in zip(kinds, args, strict=True)]
-        if returns is None:
+        values = [
+            _convert(host_fn, i, p, a)
+            for i, (p, a) in enumerate(zip(entry.params, args, strict=True))
+        ]
+        fn = self._function(entry)
+        if entry.result is None:
             rc = fn(*values)
         else:
-            cell = RESULT_KINDS[returns]()
+            cell = CTYPES[entry.result.kind]()
             rc = fn(*values, ctypes.byref(cell))
         if rc != 0:
             raise IrglRuntimeError(f"@{host_fn}: {self.last_error()}")
-        if returns is None:
+        if entry.result is None:
             return None
-        if returns == "i1":
+        if entry.result.kind is AbiKind.BOOL:
             return bool(cell.value)
         return cell.value
 
-    def time_call(
-        self,
-        host_fn: str,
-        *args: object,
-        signature: Sequence[str] | None = None,
-        returns: str | None = None,
-    ) -> float:
+    def time_call(self, host_fn: str, *args: object) -> float:
         """Like :meth:`call`, but return the wall time in milliseconds.
 
         The device is synchronized before the clock starts; the time runs until
@@ -495,7 +397,7 @@ class Program:
         """
         self.synchronize()
         t0 = time.perf_counter()
-        result = self.call(host_fn, *args, signature=signature, returns=returns)
+        result = self.call(host_fn, *args)
         self.synchronize()
         elapsed = (time.perf_counter() - t0) * 1e3
         self.last_result = result

@@ -21,7 +21,6 @@ program) and ``app.py``, which defines a module-level ``APP: AppSpec``::
         host_fn="main",  # @main(%g: !graph, %level: memref<?xi32>, %src: index)
         outputs=[ArraySpec("level", "int32", init=init_level)],
         args=lambda ctx: [ctx.device_graph, ctx.arrays["level"], ctx.source],
-        signature=["graph", "memref", "index"],
         check=lambda ctx: compare_exact(
             "level", ctx.outputs["level"], bfs_levels(ctx.graph, ctx.source)
         ),
@@ -36,9 +35,10 @@ What ``irgl-bench run APP`` does with it (see :func:`execute`):
 3. allocates every :class:`ArraySpec` in ``outputs`` on the device;
 4. one warm-up run and ``reps`` timed runs; before each, every array is reset
    from its ``init`` (not timed), then ``args(ctx)`` builds the arguments of
-   ``irgl_entry_<host_fn>`` and the call is timed up to device synchronization;
+   ``irgl_entry_<host_fn>`` (whose parameter kinds come from the program's
+   ABI) and the call is timed up to device synchronization;
 5. copies back the arrays with ``read_back=True`` into ``ctx.outputs`` (and the
-   host function's result, declared by ``returns``, into ``ctx.result``);
+   host function's result, if it has one, into ``ctx.result``);
 6. calls ``check(ctx)``: ``None`` means the output is right, a string says what
    is wrong (``irgl_runner.reference`` has references and ``compare_*``
    helpers that return exactly that);
@@ -156,11 +156,8 @@ class AppSpec:
       floats, bools).
     - ``check``: ``check(ctx) -> str | None`` against a CPU reference
       (``None`` = correct); ``None`` to skip checking.
-    - ``signature``: parameter kinds for ``Program.call`` (``"graph"``,
-      ``"memref"``, ``"index"``, ``"i32"``, ``"f32"``, ...); inferred from the
-      argument values when omitted.
-    - ``returns``: result kind of the host function (``"i64"``, ``"f64"``, ...),
-      if it returns a value; it lands in ``ctx.result``.
+    - The host function's parameter and result types come from the program
+      (its ABI); a result lands in ``ctx.result``.
     - ``symmetrize`` / ``weighted``: how graph files are loaded for this app.
     - ``uses_source``: whether the app takes a source node (selects the default).
     - ``output_array``: which array ``--output`` writes (default: the first
@@ -177,8 +174,6 @@ class AppSpec:
     outputs: list[ArraySpec]
     args: Callable[[RunContext], Sequence[object]]
     check: Callable[[RunContext], str | None] | None = None
-    signature: Sequence[str] | None = None
-    returns: str | None = None
     symmetrize: bool = True
     weighted: bool = True
     uses_source: bool = True
@@ -232,13 +227,7 @@ class ProgramLike(Protocol):
 
     def upload_graph(self, graph: CSRGraph) -> Any: ...
     def alloc(self, n: int, dtype: Any) -> Any: ...
-    def time_call(
-        self,
-        host_fn: str,
-        *args: object,
-        signature: Sequence[str] | None = ...,
-        returns: str | None = ...,
-    ) -> float: ...
+    def time_call(self, host_fn: str, *args: object) -> float: ...
 
 
 def execute(
@@ -266,9 +255,7 @@ def execute(
     for i in range(warmup + reps):
         for name, values in initial.items():
             ctx.arrays[name].from_numpy(values)
-        ms = program.time_call(
-            app.host_fn, *app.args(ctx), signature=app.signature, returns=app.returns
-        )
+        ms = program.time_call(app.host_fn, *app.args(ctx))
         if i >= warmup:
             ctx.times_ms.append(ms)
     ctx.result = program.last_result

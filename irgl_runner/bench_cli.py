@@ -4,17 +4,16 @@
 
     irgl-bench run bfs --graph rmat:20 --reps 5
     irgl-bench run sssp --graph road.gr --source 7 --output dist.txt
+    irgl-bench run mst --graph rmat:16 -p 'lower-irgl{ticket_locks=true}'
     irgl-bench gen grid:2048x2048 -o grid.gr
     irgl-bench all                       # every app x every default graph
     irgl-bench all --quick --apps bfs,pr --graphs rmat:10,grid:32x32
 
-``run`` prints one JSON line. ``all`` runs every app of ``benchmarks/*/app.py``
-on every graph (each run in its own ``irgl-bench run`` process, so that a
-crash or hang loses one row, not the table), shows progress on stderr and
-writes ``RESULTS.md`` (between its markers), ``results.json`` and
-``results.png`` (with matplotlib) in ``--out-dir``. An app whose
-``params["bench_graphs"]`` (``"bench_graphs_quick"`` with ``--quick``) lists
-graphs runs on those instead of the common list (e.g. a mesh app).
+``run`` checks that its backend can run here (a GPU for ``cuda``) before it
+compiles, then prints one JSON line. ``gen`` writes the format the output's
+suffix names. ``all`` is :mod:`irgl_runner.bench_all`; graph arguments are
+resolved by :mod:`irgl_runner.graph_args`; ``--backend`` choices come from
+:mod:`irgl_runner.backends`.
 
 Exit codes: 0 ok; 1 compile/runtime error or wrong output (``all``: any
 wrong or failed row); 2 bad input (missing or corrupt graph, unknown app,
@@ -25,134 +24,39 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import shlex
 import statistics
-import subprocess
 import sys
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
 
 import numpy as np
 
-from .apps import (
-    AppError,
-    AppSpec,
-    ProgramLike,
-    RunContext,
-    default_benchmarks_dir,
-    execute,
-    load_app,
-)
-from .generators import GraphSpec, generate, parse_spec
-from .graphs import CSRGraph, GraphFormatError, load_graph, read_gr, write_gr
-from .report import (
-    BenchRow,
-    ReportError,
-    check_markdown,
-    render_section,
-    update_markdown,
-    write_chart,
-    write_json,
-    wrong_rows,
-)
+from .apps import AppError, RunContext, execute, load_app
+from .backends import BACKENDS, DEFAULT_BACKEND, load_plugins
+from .bench_all import DEFAULT_GRAPHS, DEFAULT_TIMEOUT_S, QUICK_GRAPHS, Runner, cmd_all
+from .build import DEFAULT_PIPELINE
+from .errors import IrglError, UsageError
+from .generators import SPEC_FORMS, generate, parse_spec
+from .graph_args import default_cache_dir, default_source, resolve_graph
+from .graphs import EDGE_LIST_SUFFIXES, GraphFormatError, write_graph
 
-__all__ = [
-    "BenchJob",
-    "DEFAULT_GRAPHS",
-    "QUICK_GRAPHS",
-    "Runner",
-    "SubprocessRunner",
-    "default_source",
-    "discover_apps",
-    "load_program",
-    "main",
-    "resolve_graph",
-    "run_all",
-    "write_output",
-]
-
-
-class UsageError(Exception):
-    """Bad command-line input (exit code 2)."""
+__all__ = ["main", "write_output"]
 
 
 class RunFailure(Exception):
     """Compile/runtime failure or wrong output (exit code 1)."""
 
 
-def default_cache_dir() -> Path:
-    """Generated-graph cache: ``$IRGL_GRAPH_CACHE`` or ``benchmarks/.cache``."""
-    env = os.environ.get("IRGL_GRAPH_CACHE")
-    return Path(env) if env else default_benchmarks_dir() / ".cache"
-
-
-def resolve_graph(
-    text: str,
-    symmetrize: bool = True,
-    weighted: bool = True,
-    cache_dir: Path | None = None,
-) -> tuple[CSRGraph, GraphSpec | None]:
-    """Load a graph file or build a generator spec (cached as ``.gr`` if ``cache_dir``).
-
-    Returns the graph and the parsed spec (``None`` for files).
-    """
-    try:
-        spec = parse_spec(text)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-    if spec is None:
-        return load_graph(text, symmetrize=symmetrize, weighted=weighted), None
-    graph: CSRGraph | None = None
-    cached = (
-        cache_dir / (spec.name.replace(":", "_").replace("@", "_seed") + ".gr")
-        if cache_dir
-        else None
-    )
-    if cached is not None and cached.is_file():
-        try:
-            graph = read_gr(cached)
-        except GraphFormatError as e:
-            print(
-                f"irgl-bench: warning: regenerating corrupt cache file ({e})",
-                file=sys.stderr,
-            )
-    if graph is None:
-        graph = generate(spec)
-        if cached is not None:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            write_gr(cached, graph)
-    if not weighted:
-        graph.weights = None
-    return graph, spec
-
-
-def default_source(graph: CSRGraph, spec: GraphSpec | None) -> int:
-    """The highest-degree node for RMAT graphs (lowest id on ties), else 0."""
-    if spec is not None and spec.kind == "rmat" and graph.num_nodes:
-        return int(np.argmax(graph.degrees()))
-    return 0
-
-
-def load_program(app: AppSpec) -> ProgramLike:
-    """Lower, compile and load ``app.mlir`` (tests replace this function)."""
-    from .api import Program, compile_cuda, emit_cuda
-
-    return Program(compile_cuda(emit_cuda(app.mlir)))
-
-
 def write_output(path: str | Path, values: np.ndarray) -> None:
-    """Write ``"node value"`` lines (floats with 9 significant digits)."""
+    """Write ``"node value"`` lines (floats with 9 significant digits, 17 for
+    float64: enough to read the value back exactly)."""
     values = np.asarray(values).ravel()
     nodes = np.arange(values.shape[0])
     with open(path, "w") as f:
         if values.dtype.kind == "f":
+            digits = 17 if values.dtype.itemsize > 4 else 9
             lines = (
-                f"{i} {v:.9g}\n"
+                f"{i} {v:.{digits}g}\n"
                 for i, v in zip(nodes.tolist(), values.tolist(), strict=True)
             )
         else:
@@ -175,14 +79,25 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise UsageError(f"source {source} out of range for {graph.num_nodes} nodes")
     if args.output and app.primary_output is None:
         raise UsageError(f"app {app.name!r} has no per-node output for --output")
-
-    from .api import IrglError
+    backend = BACKENDS[args.backend]
+    for other in BACKENDS.values():
+        for option in other.options:
+            if other is not backend and getattr(args, option, None) is not None:
+                flag = "--" + option.replace("_", "-")
+                raise UsageError(f"{flag} applies only to --backend {other.name}")
+    reason = backend.unavailable()  # after the input checks, before compiling
+    if reason is not None:
+        raise RunFailure(f"cannot run with --backend {backend.name}: {reason}")
 
     try:
-        program = load_program(app)
-        ctx: RunContext = execute(app, program, graph, source, reps=args.reps, warmup=1)
-        gpu = program.device_name()  # type: ignore[attr-defined]
-    except IrglError as e:
+        program = backend.load(app, args)
+        ctx: RunContext = execute(
+            app, program, graph, source, reps=args.reps, warmup=backend.warmup
+        )
+        gpu = program.device_name()
+    except UsageError:
+        raise
+    except (IrglError, *backend.failures) as e:
         raise RunFailure(str(e)) from None
 
     problem = None
@@ -208,6 +123,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         record["result"] = ctx.result
     if problem is not None:
         record["problem"] = problem
+    if backend.name != DEFAULT_BACKEND:
+        record["backend"] = backend.name
+    if backend.describe is not None:
+        record.update(backend.describe(args))
     print(json.dumps(record), flush=True)
     if args.output:
         name = app.primary_output
@@ -224,12 +143,9 @@ def _cmd_gen(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
     if spec is None:
-        raise UsageError(
-            f"not a generator spec: {args.spec!r} "
-            "(forms: rmat:SCALE[:EF], grid:WxH, random:N:M)"
-        )
+        raise UsageError(f"not a generator spec: {args.spec!r} (forms: {SPEC_FORMS})")
     graph = generate(spec)
-    write_gr(args.output, graph)
+    write_graph(args.output, graph)
     print(
         json.dumps(
             {
@@ -243,475 +159,25 @@ def _cmd_gen(args: argparse.Namespace) -> int:
     return 0
 
 
-# ------------------------------------------------------------------ all
-
-
-#: Graphs of the full table: a power-law graph (Graph500 RMAT), a
-#: high-diameter road-like grid, and a uniform random graph (with isolated
-#: nodes), each with about a million nodes or more.
-DEFAULT_GRAPHS: tuple[str, ...] = (
-    "rmat:20",
-    "grid:2048x2048",
-    "random:1000000:8000000",
-)
-
-#: Graphs of ``irgl-bench all --quick`` (seconds per app).
-QUICK_GRAPHS: tuple[str, ...] = ("rmat:12", "grid:64x64", "random:10000:40000")
-
-#: Apps listed in this order first, others after them alphabetically.
-APP_ORDER: tuple[str, ...] = ("bfs", "sssp", "cc", "pr", "tc", "mst", "mis", "dmr")
-
-DEFAULT_TIMEOUT_S = 1200.0
-
-
-def discover_apps(benchmarks_dir: str | Path | None = None) -> list[str]:
-    """Names of the directories of ``benchmarks_dir`` that hold an ``app.py``."""
-    base = (
-        Path(benchmarks_dir) if benchmarks_dir is not None else default_benchmarks_dir()
+def _add_compile_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--backend`` and ``-p/--pipeline`` (``run``, and ``all`` for each run)."""
+    parser.add_argument(
+        "--backend",
+        choices=list(BACKENDS),
+        default=DEFAULT_BACKEND,
+        help="where the program runs: "
+        + "; ".join(f"{b.name}: {b.help}" for b in BACKENDS.values())
+        + f" (default {DEFAULT_BACKEND})",
     )
-    names = {
-        p.parent.name
-        for p in base.glob("*/app.py")
-        if not p.parent.name.startswith((".", "_"))
-    }
-    known = [a for a in APP_ORDER if a in names]
-    return known + sorted(names - set(known))
-
-
-@dataclass
-class BenchJob:
-    """One (app, graph) run of ``irgl-bench all``.
-
-    ``nodes``/``edges`` are filled when the harness loaded the graph itself
-    (so that even a failed row shows its size); ``error`` set means the run
-    cannot happen (the app or graph did not load) and the runner is not called.
-    """
-
-    app: str
-    graph: str
-    reps: int = 5
-    nodes: int | None = None
-    edges: int | None = None
-    timeout_s: float | None = DEFAULT_TIMEOUT_S
-    benchmarks_dir: Path | None = None
-    cache_dir: Path | None = None
-    error: str | None = None
-    extra_args: list[str] = field(default_factory=list)
-
-
-#: Runs one job and describes the outcome; must not raise for a failing app
-#: (``run_all`` turns an exception into an error row anyway).
-Runner = Callable[[BenchJob], BenchRow]
-
-
-def _now() -> str:
-    return datetime.now().astimezone().isoformat(timespec="seconds")
-
-
-def _one_line(text: str, limit: int = 400) -> str:
-    s = " ".join(text.split())
-    return s if len(s) <= limit else s[: limit - 1] + "…"
-
-
-def _error_text(stderr: str, returncode: int) -> str:
-    """The gist of a failed ``irgl-bench run``'s stderr."""
-    marker = "irgl-bench: error: "
-    at = stderr.rfind(marker)
-    if at >= 0:
-        return _one_line(stderr[at + len(marker) :])
-    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
-    if returncode < 0:
-        import signal
-
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return f"crashed ({name})" + (f": {_one_line(lines[-1])}" if lines else "")
-    if lines:
-        return _one_line(lines[-1])
-    return f"exit code {returncode} without a message"
-
-
-def _last_record(stdout: str) -> dict | None:
-    for line in reversed(stdout.splitlines()):
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(record, dict) and "app" in record:
-                return record
-    return None
-
-
-class SubprocessRunner:
-    """Runs each job as ``python -m irgl_runner.bench_cli run ...`` (isolation:
-    a CUDA fault, crash or hang costs one row; ``timeout_s`` bounds a run)."""
-
-    def __init__(self, python: str = sys.executable) -> None:
-        self.python = python
-
-    def command(self, job: BenchJob) -> list[str]:
-        """The command line for ``job``."""
-        cmd = [
-            self.python,
-            "-m",
-            "irgl_runner.bench_cli",
-            "run",
-            job.app,
-            "--graph",
-            job.graph,
-            "--reps",
-            str(job.reps),
-        ]
-        if job.benchmarks_dir is not None:
-            cmd += ["--benchmarks-dir", str(job.benchmarks_dir)]
-        if job.cache_dir is None:
-            cmd.append("--no-cache")
-        else:
-            cmd += ["--cache-dir", str(job.cache_dir)]
-        return cmd + list(job.extra_args)
-
-    def __call__(self, job: BenchJob) -> BenchRow:
-        date = _now()
-        start = time.monotonic()
-        proc = subprocess.Popen(
-            self.command(job),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,  # so that a timeout also stops nvcc etc.
-        )
-        try:
-            out, err = proc.communicate(timeout=job.timeout_s)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            out, err = proc.communicate()
-            return BenchRow(
-                job.app,
-                job.graph,
-                f"error: timed out after {job.timeout_s:g} s",
-                nodes=job.nodes,
-                edges=job.edges,
-                date=date,
-                wall_s=time.monotonic() - start,
-                log=(err or "")[-4000:] or None,
-            )
-        except BaseException:
-            _kill_group(proc)
-            proc.wait()
-            raise
-        wall = time.monotonic() - start
-        record = _last_record(out)
-        log = (
-            err[-4000:]
-            if err.strip() and (proc.returncode != 0 or record is None)
-            else None
-        )
-        if record is None:
-            return BenchRow(
-                job.app,
-                job.graph,
-                "error: " + _error_text(err, proc.returncode),
-                nodes=job.nodes,
-                edges=job.edges,
-                date=date,
-                wall_s=wall,
-                log=log,
-            )
-        check = record.get("check")
-        if check == "failed":
-            status = "failed: " + _one_line(
-                str(record.get("problem") or _error_text(err, 1))
-            )
-        elif check in ("passed", "skipped"):
-            status = (
-                check
-                if proc.returncode == 0
-                else "error: " + _error_text(err, proc.returncode)
-            )
-        else:
-            status = f"error: unexpected check status {check!r}"
-        return BenchRow(
-            job.app,
-            job.graph,
-            status,
-            nodes=record.get("nodes", job.nodes),
-            edges=record.get("edges", job.edges),
-            median_ms=record.get("median_ms"),
-            times_ms=list(record.get("times_ms") or []),
-            gpu=record.get("gpu"),
-            date=date,
-            wall_s=wall,
-            result=record.get("result"),
-            log=log,
-        )
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    import signal
-
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-
-
-def _summary(row: BenchRow) -> str:
-    parts = []
-    if row.median_ms is not None:
-        parts.append(f"{row.median_ms:.3f} ms")
-        if row.edges_per_s:
-            parts.append(f"{row.edges_per_s:.3g} edges/s")
-    if row.status == "passed":
-        parts.append("correct")
-    elif row.status == "skipped":
-        parts.append("unchecked")
-    elif row.status.startswith("failed"):
-        parts.append("WRONG: " + row.status.partition(":")[2].strip())
-    else:
-        parts.append("ERROR: " + row.status.partition(":")[2].strip())
-    text = ", ".join(parts)
-    if row.wall_s is not None:
-        text += f" ({row.wall_s:.1f} s)"
-    return text
-
-
-def run_all(
-    jobs: Sequence[BenchJob],
-    runner: Runner,
-    progress: TextIO | None = None,
-    on_row: Callable[[list[BenchRow]], None] | None = None,
-) -> list[BenchRow]:
-    """Run every job (in order) with ``runner``; one row per job, always.
-
-    Progress goes to ``progress`` (stderr by default), one line per job;
-    ``on_row(rows_so_far)`` is called after each (to write partial reports).
-    """
-    out = progress if progress is not None else sys.stderr
-    rows: list[BenchRow] = []
-    width = len(str(len(jobs)))
-    for k, job in enumerate(jobs, 1):
-        out.write(f"[{k:>{width}}/{len(jobs)}] {job.app} on {job.graph} ... ")
-        out.flush()
-        start = time.monotonic()
-        if job.error is not None:
-            row = BenchRow(job.app, job.graph, "error: " + job.error, date=_now())
-        else:
-            try:
-                row = runner(job)
-            except Exception as e:  # a broken runner must not lose the table
-                row = BenchRow(
-                    job.app,
-                    job.graph,
-                    f"error: {type(e).__name__}: {_one_line(str(e))}",
-                    date=_now(),
-                )
-        if row.nodes is None:
-            row.nodes = job.nodes
-        if row.edges is None:
-            row.edges = job.edges
-        if row.wall_s is None:
-            row.wall_s = time.monotonic() - start
-        out.write(_summary(row) + "\n")
-        out.flush()
-        rows.append(row)
-        if on_row is not None:
-            on_row(rows)
-    return rows
-
-
-def _split_list(values: Sequence[str] | None) -> list[str]:
-    items: list[str] = []
-    for v in values or ():
-        items += [x.strip() for x in v.split(",") if x.strip()]
-    return list(dict.fromkeys(items))
-
-
-def _check_graph_arg(text: str) -> None:
-    try:
-        spec = parse_spec(text)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-    if spec is None and not Path(text).is_file():
-        raise UsageError(
-            f"graph {text!r} is neither a generator spec (rmat:SCALE[:EF], grid:WxH, "
-            "random:N:M) nor an existing file"
-        )
-
-
-def _app_graphs(app: AppSpec, graphs: list[str], quick: bool) -> list[str]:
-    key = "bench_graphs_quick" if quick else "bench_graphs"
-    own = app.params.get(key) if quick else None
-    if own is None:
-        own = app.params.get("bench_graphs")
-    return list(own) if own else graphs
-
-
-def _plan(
-    args: argparse.Namespace, progress: TextIO
-) -> tuple[list[BenchJob], list[str], int]:
-    """The jobs of ``irgl-bench all`` (app-major), the graph list and reps."""
-    bdir = args.benchmarks_dir
-    found = discover_apps(bdir)
-    wanted = _split_list(args.apps)
-    unknown = [a for a in wanted if a not in found]
-    if unknown:
-        raise UsageError(
-            f"unknown app(s) {', '.join(unknown)} (known: {', '.join(found) or 'none'})"
-        )
-    apps = wanted or found
-    if not apps:
-        where = bdir or default_benchmarks_dir()
-        raise UsageError(f"no apps found (no */app.py under {where})")
-    graphs = _split_list(args.graphs) or list(
-        QUICK_GRAPHS if args.quick else DEFAULT_GRAPHS
+    parser.add_argument(
+        "-p",
+        "--pipeline",
+        default=DEFAULT_PIPELINE,
+        metavar="PIPELINE",
+        help="pass pipeline the program is lowered with, options included, e.g. "
+        "'lower-irgl{ticket_locks=true block_size=128}' "
+        f"(default {DEFAULT_PIPELINE})",
     )
-    for g in graphs:
-        _check_graph_arg(g)
-    reps = args.reps if args.reps is not None else (3 if args.quick else 5)
-    if reps < 1:
-        raise UsageError(f"--reps must be at least 1, got {reps}")
-    cache = None if args.no_cache else (args.cache_dir or default_cache_dir())
-
-    per_app: dict[str, tuple[list[str], str | None]] = {}
-    for name in apps:
-        try:
-            spec = load_app(name, bdir)
-        except AppError as e:
-            per_app[name] = (graphs, f"app does not load: {_one_line(str(e))}")
-            continue
-        per_app[name] = (_app_graphs(spec, graphs, args.quick), None)
-
-    sizes: dict[str, tuple[int | None, int | None, str | None]] = {}
-    for g in dict.fromkeys(x for gs, _ in per_app.values() for x in gs):
-        if cache is None and parse_spec(g) is not None:
-            sizes[g] = (None, None, None)  # each run generates it anyway
-            continue
-        progress.write(f"irgl-bench all: preparing graph {g} ... ")
-        progress.flush()
-        start = time.monotonic()
-        try:
-            graph, _ = resolve_graph(g, True, False, cache)
-        except (GraphFormatError, UsageError, OSError, ValueError) as e:
-            sizes[g] = (None, None, f"graph does not load: {_one_line(str(e))}")
-            progress.write(f"ERROR: {e}\n")
-            continue
-        sizes[g] = (graph.num_nodes, graph.num_edges, None)
-        progress.write(
-            f"{graph.num_nodes:,} nodes, {graph.num_edges:,} edges "
-            f"({time.monotonic() - start:.1f} s)\n"
-        )
-        del graph
-
-    jobs = []
-    for name in apps:
-        app_graphs, app_error = per_app[name]
-        for g in app_graphs:
-            nodes, edges, graph_error = sizes.get(g, (None, None, None))
-            jobs.append(
-                BenchJob(
-                    name,
-                    g,
-                    reps,
-                    nodes=nodes,
-                    edges=edges,
-                    timeout_s=args.timeout if args.timeout > 0 else None,
-                    benchmarks_dir=bdir,
-                    cache_dir=cache,
-                    error=app_error or graph_error,
-                )
-            )
-    return jobs, graphs, reps
-
-
-def _cmd_all(args: argparse.Namespace, runner: Runner | None = None) -> int:
-    progress = sys.stderr
-    out_dir = Path(args.out_dir) if args.out_dir else default_benchmarks_dir()
-    md_path, json_path, png_path = (
-        out_dir / "RESULTS.md",
-        out_dir / "results.json",
-        out_dir / "results.png",
-    )
-    meta: dict[str, object] = {
-        "generated": _now(),
-        "command": "irgl-bench " + shlex.join(args.argv),
-    }
-    # fail on broken markers before spending hours on runs
-    try:
-        check_markdown(md_path)
-    except ReportError as e:
-        raise UsageError(str(e)) from None
-    jobs, graphs, reps = _plan(args, progress)
-    meta.update(
-        reps=reps,
-        apps=list(dict.fromkeys(j.app for j in jobs)),
-        graphs=graphs,
-        planned=len(jobs),
-    )
-    n_apps = len({j.app for j in jobs})
-    progress.write(
-        f"irgl-bench all: {len(jobs)} runs ({n_apps} apps, {reps} timed runs "
-        f"each) -> {md_path}\n"
-    )
-
-    def write(
-        rows: list[BenchRow], chart: str | None = None, notes: Sequence[str] = ()
-    ) -> None:
-        gpus = sorted({r.gpu for r in rows if r.gpu})
-        full = {**meta, "gpu": ", ".join(gpus) or None, "done": len(rows)}
-        write_json(json_path, rows, full)
-        update_markdown(md_path, render_section(rows, full, chart=chart, notes=notes))
-
-    def write_partial(rows: list[BenchRow]) -> None:
-        try:
-            write(rows)
-        except (ReportError, OSError) as e:  # keep running; the end retries
-            progress.write(f"irgl-bench all: warning: cannot write results: {e}\n")
-
-    rows: list[BenchRow] = []
-    try:
-        rows = run_all(jobs, runner or SubprocessRunner(), progress, write_partial)
-    except KeyboardInterrupt:
-        progress.write("\nirgl-bench all: interrupted; partial results written\n")
-        return 130
-    notes: list[str] = []
-    chart = None
-    if args.no_chart:
-        notes.append("No chart (`--no-chart`).")
-    else:
-        gpus = sorted({r.gpu for r in rows if r.gpu})
-        title = "irgl-bench all" + (f" on {', '.join(gpus)}" if gpus else "")
-        title += f" ({str(meta['generated'])[:10]})"
-        note = write_chart(png_path, rows, title=title)
-        if note is None:
-            chart = os.path.relpath(png_path, md_path.parent)
-        else:
-            if png_path.exists():
-                png_path.unlink()  # a stale chart would contradict the table
-            notes.append(note)
-            progress.write(f"irgl-bench all: note: {note}\n")
-    try:
-        write(rows, chart, notes)
-    except ReportError as e:
-        raise UsageError(str(e)) from None
-    wrong = wrong_rows(rows)
-    if wrong:
-        lines = [
-            f"irgl-bench all: FAILED: {len(wrong)} of {len(rows)} results are wrong "
-            "or did not run:"
-        ]
-        lines += [f"  {r.app} on {r.graph}: {r.status}" for r in wrong]
-        lines.append(f"(details in {json_path}; table in {md_path})")
-        progress.write("\n".join(lines) + "\n")
-        return 1
-    progress.write(
-        f"irgl-bench all: all {len(rows)} results correct; wrote {md_path}, "
-        f"{json_path}" + (f", {png_path}" if chart else "") + "\n"
-    )
-    return 0
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -726,7 +192,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--graph",
         required=True,
-        help="a .gr/.mtx/.txt/.el file or rmat:SCALE, grid:WxH, random:N:M",
+        help=f"a .gr/.mtx/.txt/.el file or a generator spec: {SPEC_FORMS}",
     )
     r.add_argument(
         "--source",
@@ -758,12 +224,23 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--benchmarks-dir", type=Path, default=None, help="where app directories live"
     )
+    _add_compile_arguments(r)
+    for backend in BACKENDS.values():
+        if backend.add_arguments is not None:
+            backend.add_arguments(r)
     r.set_defaults(func=_cmd_run)
-    g = sub.add_parser("gen", help="write a generated graph as .gr")
-    g.add_argument(
-        "spec", help="rmat:SCALE[:EF], grid:WxH or random:N:M, optionally @SEED"
+    g = sub.add_parser(
+        "gen", help="write a generated graph (.gr, .mtx or edge list, by suffix)"
     )
-    g.add_argument("-o", "--output", type=Path, required=True, help="output .gr file")
+    g.add_argument("spec", help=SPEC_FORMS)
+    g.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        required=True,
+        help="output file; its suffix picks the format: .gr (binary), .mtx "
+        f"(MatrixMarket) or an edge list ({', '.join(EDGE_LIST_SUFFIXES)})",
+    )
     g.set_defaults(func=_cmd_gen)
     a = sub.add_parser(
         "all",
@@ -815,7 +292,8 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument(
         "--benchmarks-dir", type=Path, default=None, help="where app directories live"
     )
-    a.set_defaults(func=_cmd_all)
+    _add_compile_arguments(a)
+    a.set_defaults(func=cmd_all)
     return p
 
 
@@ -825,11 +303,12 @@ def main(argv: Sequence[str] | None = None, *, runner: Runner | None = None) -> 
     ``runner`` replaces how ``irgl-bench all`` runs one job (tests pass a fake).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
+    load_plugins()
     args = _parser().parse_args(argv)
     args.argv = argv
     try:
-        if args.func is _cmd_all:
-            return _cmd_all(args, runner)
+        if args.func is cmd_all:
+            return cmd_all(args, runner)
         return int(args.func(args))
     except (UsageError, GraphFormatError) as e:
         print(f"irgl-bench: error: {e}", file=sys.stderr)

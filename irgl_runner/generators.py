@@ -1,4 +1,5 @@
-"""Seeded synthetic graphs: RMAT (Graph500), 2D grids, uniform random graphs.
+"""Seeded synthetic graphs: RMAT (Graph500), 2D grids, uniform random graphs,
+paths (high diameter), stars and hub-heavy graphs (skewed degrees).
 
 All generators take a ``seed`` and use :func:`numpy.random.default_rng`, so the
 same arguments always give the same graph.  With ``raw=True`` they return the
@@ -18,12 +19,16 @@ from .graphs import COOGraph, CSRGraph, clean
 
 __all__ = [
     "GraphSpec",
+    "SPEC_FORMS",
     "WEIGHT_MAX",
     "WEIGHT_MIN",
     "generate",
     "grid2d",
+    "hub_graph",
     "parse_spec",
+    "path_graph",
     "rmat",
+    "star",
     "uniform_random",
 ]
 
@@ -134,12 +139,57 @@ def uniform_random(
     return coo if raw else clean(coo, symmetrize=True)
 
 
+def path_graph(
+    n: int, seed: int = DEFAULT_SEED, raw: bool = False
+) -> CSRGraph | COOGraph:
+    """A chain ``0 - 1 - ... - n-1`` (diameter ``n - 1``: one BFS level per node)."""
+    if n < 1:
+        raise ValueError(f"a path needs at least 1 node, got {n}")
+    rng = np.random.default_rng(seed)
+    src = np.arange(n - 1, dtype=np.int64)
+    coo = COOGraph(n, src, src + 1, _weights(rng, n - 1))
+    return coo if raw else clean(coo, symmetrize=True)
+
+
+def star(n: int, seed: int = DEFAULT_SEED, raw: bool = False) -> CSRGraph | COOGraph:
+    """Node 0 joined to each of the other ``n - 1`` nodes (one hub of degree
+    ``n - 1``, every other node of degree 1)."""
+    if n < 1:
+        raise ValueError(f"a star needs at least 1 node, got {n}")
+    rng = np.random.default_rng(seed)
+    leaves = np.arange(1, n, dtype=np.int64)
+    coo = COOGraph(n, np.zeros(n - 1, dtype=np.int64), leaves, _weights(rng, n - 1))
+    return coo if raw else clean(coo, symmetrize=True)
+
+
+def hub_graph(
+    n: int, hubs: int = 1, seed: int = DEFAULT_SEED, raw: bool = False
+) -> CSRGraph | COOGraph:
+    """``hubs`` hub nodes (``0 .. hubs-1``) joined to every node, over a
+    uniform random background of ``2 n`` edges: a few nodes of degree about
+    ``n`` among many of degree about 5 (skewed sums and contention)."""
+    if n < 1:
+        raise ValueError(f"a hub graph needs at least 1 node, got {n}")
+    if not 1 <= hubs <= n:
+        raise ValueError(f"hub count must be in 1..{n}, got {hubs}")
+    rng = np.random.default_rng(seed)
+    hub_src = np.repeat(np.arange(hubs, dtype=np.int64), n)
+    hub_dst = np.tile(np.arange(n, dtype=np.int64), hubs)
+    bg_src = rng.integers(0, n, size=2 * n, dtype=np.int64)
+    bg_dst = rng.integers(0, n, size=2 * n, dtype=np.int64)
+    src = np.concatenate([hub_src, bg_src])
+    dst = np.concatenate([hub_dst, bg_dst])
+    coo = COOGraph(n, src, dst, _weights(rng, src.shape[0]))
+    return coo if raw else clean(coo, symmetrize=True)
+
+
 # ------------------------------------------------------------------------- specs
 
 
 @dataclass(frozen=True)
 class GraphSpec:
-    """A parsed generator spec: ``rmat:20``, ``grid:64x32``, ``random:1000:8000``."""
+    """A parsed generator spec: ``rmat:20``, ``grid:64x32``, ``random:1000:8000``,
+    ``path:1000``, ``star:1000``, ``hub:1000:2``."""
 
     kind: str
     params: tuple[int, ...]
@@ -155,9 +205,13 @@ class GraphSpec:
         return body if self.seed == DEFAULT_SEED else f"{body}@{self.seed}"
 
 
-_SPEC_FORMS = (
-    "rmat:SCALE[:EDGE_FACTOR], grid:WxH, random:N:M (each optionally followed by @SEED)"
+SPEC_FORMS = (
+    "rmat:SCALE[:EDGE_FACTOR], grid:WxH, random:N:M, path:N, star:N, hub:N[:HUBS] "
+    "(each optionally followed by @SEED)"
 )
+"""The generator spec forms, for messages and help texts."""
+
+_KINDS = ("rmat", "grid", "random", "path", "star", "hub")
 
 
 def parse_spec(text: str) -> GraphSpec | None:
@@ -166,13 +220,13 @@ def parse_spec(text: str) -> GraphSpec | None:
     Raises :class:`ValueError` for a known generator with bad parameters.
     """
     head, _, rest = text.partition(":")
-    if head not in ("rmat", "grid", "random"):
+    if head not in _KINDS:
         return None
     body, _, seed_text = rest.partition("@")
     seed = DEFAULT_SEED
     if seed_text:
         if not seed_text.isdigit():
-            raise ValueError(f"bad seed in graph spec {text!r}; forms: {_SPEC_FORMS}")
+            raise ValueError(f"bad seed in graph spec {text!r}; forms: {SPEC_FORMS}")
         seed = int(seed_text)
     if head == "rmat" and re.fullmatch(r"\d+(:\d+)?", body):
         params = tuple(int(x) for x in body.split(":"))
@@ -182,13 +236,32 @@ def parse_spec(text: str) -> GraphSpec | None:
             raise ValueError(f"rmat scale {params[0]} is too large (max 30)")
         return GraphSpec("rmat", params, seed)
     if head == "grid" and (mt := re.fullmatch(r"(\d+)x(\d+)", body)):
-        return GraphSpec("grid", (int(mt[1]), int(mt[2])), seed)
+        w, h = int(mt[1]), int(mt[2])
+        if w == 0 or h == 0:
+            raise ValueError(
+                f"graph spec {text!r}: grid dimensions must be at least 1x1"
+            )
+        return GraphSpec("grid", (w, h), seed)
     if head == "random" and (mt := re.fullmatch(r"(\d+):(\d+)", body)):
         n, m = int(mt[1]), int(mt[2])
         if n == 0 and m > 0:
             raise ValueError(f"graph spec {text!r}: edges need at least one node")
         return GraphSpec("random", (n, m), seed)
-    raise ValueError(f"bad graph spec {text!r}; forms: {_SPEC_FORMS}")
+    if head in ("path", "star") and body.isdigit():
+        if int(body) == 0:
+            raise ValueError(f"graph spec {text!r}: a {head} needs at least 1 node")
+        return GraphSpec(head, (int(body),), seed)
+    if head == "hub" and re.fullmatch(r"\d+(:\d+)?", body):
+        params = tuple(int(x) for x in body.split(":"))
+        if len(params) == 1:
+            params = (params[0], 1)
+        n, hubs = params
+        if n == 0 or not 1 <= hubs <= n:
+            raise ValueError(
+                f"graph spec {text!r}: hub:N:HUBS needs N >= 1 and 1 <= HUBS <= N"
+            )
+        return GraphSpec("hub", params, seed)
+    raise ValueError(f"bad graph spec {text!r}; forms: {SPEC_FORMS}")
 
 
 def generate(spec: GraphSpec | str) -> CSRGraph:
@@ -196,12 +269,18 @@ def generate(spec: GraphSpec | str) -> CSRGraph:
     if isinstance(spec, str):
         parsed = parse_spec(spec)
         if parsed is None:
-            raise ValueError(f"not a graph spec: {spec!r}; forms: {_SPEC_FORMS}")
+            raise ValueError(f"not a graph spec: {spec!r}; forms: {SPEC_FORMS}")
         spec = parsed
     if spec.kind == "rmat":
         g = rmat(spec.params[0], spec.params[1], seed=spec.seed)
     elif spec.kind == "grid":
         g = grid2d(spec.params[0], spec.params[1], seed=spec.seed)
+    elif spec.kind == "path":
+        g = path_graph(spec.params[0], seed=spec.seed)
+    elif spec.kind == "star":
+        g = star(spec.params[0], seed=spec.seed)
+    elif spec.kind == "hub":
+        g = hub_graph(spec.params[0], spec.params[1], seed=spec.seed)
     else:
         g = uniform_random(spec.params[0], spec.params[1], seed=spec.seed)
     assert isinstance(g, CSRGraph)

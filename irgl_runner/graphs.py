@@ -1,4 +1,4 @@
-"""Graphs in CSR form: loaders (.gr, .mtx, edge lists), a .gr writer, cleaning.
+"""Graphs in CSR form: loaders and writers (.gr, .mtx, edge lists), cleaning.
 
 Every loader goes through :func:`clean`, the single cleaning path: it drops
 self loops and duplicate edges (keeping the minimum weight), optionally
@@ -8,10 +8,14 @@ symmetrizes, and sorts each adjacency list by destination.  Bad input raises
 
 from __future__ import annotations
 
+import io
+import itertools
 import os
 import struct
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -24,7 +28,10 @@ __all__ = [
     "read_edge_list",
     "read_gr",
     "read_mtx",
+    "write_edge_list",
     "write_gr",
+    "write_graph",
+    "write_mtx",
     "EDGE_LIST_SUFFIXES",
 ]
 
@@ -298,6 +305,23 @@ def read_gr(path: str | os.PathLike[str]) -> CSRGraph:
     return CSRGraph(int(n), row_start, dst, weights)
 
 
+def _write_atomically(path: str | os.PathLike[str], chunks: Iterable[bytes]) -> None:
+    """Write ``chunks`` to ``path`` through a temporary file beside it; an
+    OSError names ``path`` (the file the caller asked for), not the temporary."""
+    p = Path(path)
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            for chunk in chunks:
+                f.write(chunk)
+        os.replace(tmp, p)
+    except OSError as e:
+        raise OSError(e.errno, e.strerror, str(path)) from None
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
 def write_gr(path: str | os.PathLike[str], graph: CSRGraph) -> None:
     """Write ``graph`` as a Galois ``.gr`` version 1 file (atomically)."""
     graph.validate()
@@ -305,21 +329,72 @@ def write_gr(path: str | os.PathLike[str], graph: CSRGraph) -> None:
     if n and int(graph.edge_dst.max(initial=0)) >= 2**32:
         raise ValueError("node ids must fit in 32 bits for .gr")
     esize = 0 if graph.weights is None else 4
-    p = Path(path)
-    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(_GR_HEADER.pack(1, esize, n, m))
-            f.write(np.ascontiguousarray(graph.row_start[1:], dtype="<u8").tobytes())
-            f.write(np.ascontiguousarray(graph.edge_dst, dtype="<u4").tobytes())
-            if m % 2:
-                f.write(b"\0" * 4)
-            if graph.weights is not None:
-                f.write(np.ascontiguousarray(graph.weights, dtype="<i4").tobytes())
-        os.replace(tmp, p)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+
+    def chunks() -> Iterator[bytes]:
+        yield _GR_HEADER.pack(1, esize, n, m)
+        yield np.ascontiguousarray(graph.row_start[1:], dtype="<u8").tobytes()
+        yield np.ascontiguousarray(graph.edge_dst, dtype="<u4").tobytes()
+        if m % 2:
+            yield b"\0" * 4
+        if graph.weights is not None:
+            yield np.ascontiguousarray(graph.weights, dtype="<i4").tobytes()
+
+    _write_atomically(path, chunks())
+
+
+def _edge_lines(graph: CSRGraph, base: int) -> Iterator[bytes]:
+    """``src dst [weight]`` lines (``base``-based ids), in blocks."""
+    src = graph.edge_src() + base
+    dst = graph.edge_dst + base
+    cols = [src, dst] if graph.weights is None else [src, dst, graph.weights]
+    table = np.column_stack([np.asarray(c, dtype=np.int64) for c in cols])
+    fmt = " ".join(["%d"] * table.shape[1])
+    block = 1 << 16
+    for start in range(0, table.shape[0], block):
+        buf = io.BytesIO()
+        np.savetxt(buf, table[start : start + block], fmt=fmt)
+        yield buf.getvalue()
+
+
+def write_mtx(path: str | os.PathLike[str], graph: CSRGraph) -> None:
+    """Write ``graph`` as a MatrixMarket coordinate file (general: every
+    directed edge once, 1-based; ``integer`` with weights, else ``pattern``)."""
+    graph.validate()
+    field = "pattern" if graph.weights is None else "integer"
+    n = graph.num_nodes
+    header = (
+        f"%%MatrixMarket matrix coordinate {field} general\n"
+        f"% written by irgl_runner\n{n} {n} {graph.num_edges}\n"
+    ).encode()
+    _write_atomically(path, itertools.chain([header], _edge_lines(graph, 1)))
+
+
+def write_edge_list(path: str | os.PathLike[str], graph: CSRGraph) -> None:
+    """Write ``graph`` as an edge list: ``src dst [weight]`` per directed edge,
+    0-based (what :func:`read_edge_list` reads)."""
+    graph.validate()
+    header = (
+        f"# {graph.num_nodes} nodes, {graph.num_edges} directed edges; "
+        "src dst" + ("" if graph.weights is None else " weight") + "\n"
+    ).encode()
+    _write_atomically(path, itertools.chain([header], _edge_lines(graph, 0)))
+
+
+def write_graph(path: str | os.PathLike[str], graph: CSRGraph) -> None:
+    """Write ``graph`` in the format its file suffix names: ``.gr``,
+    ``.mtx`` or an edge-list suffix (:data:`EDGE_LIST_SUFFIXES`)."""
+    suffix = Path(path).suffix.lower()
+    if suffix == ".gr":
+        write_gr(path, graph)
+    elif suffix == ".mtx":
+        write_mtx(path, graph)
+    elif suffix in EDGE_LIST_SUFFIXES:
+        write_edge_list(path, graph)
+    else:
+        known = ", ".join((".gr", ".mtx", *EDGE_LIST_SUFFIXES))
+        raise GraphFormatError(
+            path, f"unknown graph file extension {Path(path).suffix!r} (known: {known})"
+        )
 
 
 # -------------------------------------------------------------------------- .mtx
@@ -343,7 +418,7 @@ def read_mtx(path: str | os.PathLike[str]) -> COOGraph:
     if not sp.issparse(mat):
         mat = sp.coo_matrix(np.asarray(mat))
     mat = sp.coo_matrix(mat)
-    rows, cols = mat.shape
+    rows, cols = cast(tuple[int, int], mat.shape)
     if rows != cols:
         raise GraphFormatError(
             p, f"matrix is {rows}x{cols}; a graph needs a square matrix"

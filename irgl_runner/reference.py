@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 from scipy.sparse import csgraph
 
 from .graphs import CSRGraph
@@ -85,7 +86,7 @@ def cc_min_labels(graph: CSRGraph) -> np.ndarray:
     return smallest[labels]
 
 
-def same_partition(a: np.ndarray, b: np.ndarray) -> bool:
+def same_partition(a: ArrayLike, b: ArrayLike) -> bool:
     """True if labelings ``a`` and ``b`` group nodes identically (ids may differ)."""
     a, b = np.asarray(a).ravel(), np.asarray(b).ravel()
     if a.shape != b.shape:
@@ -169,7 +170,7 @@ def pagerank(
         if n == 0 or residual.max() < tolerance:
             break
         value += residual
-        residual = damping * (pull @ (residual * inv))
+        residual = np.asarray(damping * (pull @ (residual * inv)), dtype=np.float64)
     else:
         raise RuntimeError(f"PageRank did not converge in {max_iterations} iterations")
     return value
@@ -235,5 +236,5 @@ def triangle_count(graph: CSRGraph) -> int:
         (np.ones(int(up.sum()), dtype=np.int64), (und.row[up], und.col[up])),
         shape=(n, n),
     )
-    wedges = oriented @ oriented  # wedges[u, w] = #v with u -> v -> w
+    wedges = sp.csr_matrix(oriented @ oriented)  # wedges[u, w] = #v: u -> v -> w
     return int(wedges.multiply(oriented).sum())

@@ -40,6 +40,16 @@ class BlockConstraint:
         return frozenset(range(WARP, bound + 1, WARP)) or frozenset({bound})
 
 
+def check_block_size_option(value: int, owner: str) -> None:
+    """A `block_size` pass option must be a power of two from one warp (32)
+    to 1024 threads; raise a ValueError naming `owner` otherwise."""
+    if not (WARP <= value <= MAX_BLOCK and value & (value - 1) == 0):
+        raise ValueError(
+            f"{owner}: block_size must be a power of two from {WARP} to "
+            f"{MAX_BLOCK}, got {value}"
+        )
+
+
 def constraint_of(
     launch_bounds: tuple[int, ...] | None, fixed: int | None = None
 ) -> BlockConstraint:

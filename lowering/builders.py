@@ -1,53 +1,71 @@
-"""Small IR-building helpers shared by the lowering passes."""
+"""IR building for the lowering passes: xDSL's `Builder` with the few helpers
+the passes share (constants, runtime calls, boolean ops)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
+from xdsl.builder import Builder, InsertOpInvT
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerAttr, i1
+from xdsl.dialects.builtin import IndexType, IntegerAttr, i1
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from irgl_dialect.kernels import YieldOp
+from irgl_dialect.runtime_library import RuntimeFunction
 from lowering.runtime_calls import call
 
 
-class Inserter:
-    """Inserts ops at one insertion point; runtime functions are declared in
-    `table` (the IR at the insertion point may not be attached yet)."""
+@dataclass
+class LoweringBuilder(Builder):
+    """A `Builder` that declares the runtime functions it calls in `table`
+    (the IR at the insertion point may not be attached yet). Built with
+    `rewriter`, it inserts through that `PatternRewriter` (so the pattern
+    driver sees every new op)."""
 
-    def __init__(self, at: InsertPoint, table: Operation):
-        self.at = at
-        self.table = table
+    table: Operation | None = field(default=None, kw_only=True)
+    rewriter: PatternRewriter | None = field(default=None, kw_only=True)
 
-    def nested(self, at: InsertPoint) -> Inserter:
-        """An inserter at another point, declaring into the same table."""
-        return Inserter(at, self.table)
+    def insert(
+        self, op: InsertOpInvT, insertion_point: InsertPoint | None = None
+    ) -> InsertOpInvT:
+        if self.rewriter is not None:
+            return self.rewriter.insert(op, insertion_point or self.insertion_point)
+        return super().insert(op, insertion_point)
+
+    @property
+    def at(self) -> InsertPoint:
+        return self.insertion_point
+
+    def nested(self, at: InsertPoint) -> LoweringBuilder:
+        """A builder at another point (of a new block), declaring into the
+        same table."""
+        return LoweringBuilder(at, table=self.table)
 
     def op(self, op: Operation) -> SSAValue:
         """Insert `op` and return its (first) result."""
-        Rewriter.insert_op(op, self.at)
-        return op.results[0]
+        return self.insert(op).results[0]
 
     def stmt(self, op: Operation) -> None:
         """Insert an op without results."""
-        Rewriter.insert_op(op, self.at)
+        self.insert(op)
 
     def const(self, value: int, type: Attribute) -> SSAValue:
         return self.op(arith.ConstantOp(IntegerAttr(value, type)))  # type: ignore[arg-type]
 
-    def call(
-        self, name: str, args: Sequence[SSAValue], results: Sequence[Attribute] = ()
-    ) -> list[SSAValue]:
-        """`func.call @name(args)`, declaring `@name` once."""
-        return list(call(name, args, results, self.at, self.table).results)
+    def index(self, value: int) -> SSAValue:
+        """An `index` constant."""
+        return self.const(value, IndexType())
 
-    def call_value(
-        self, name: str, args: Sequence[SSAValue], result: Attribute
-    ) -> SSAValue:
+    def call(self, fn: RuntimeFunction, args: Sequence[SSAValue]) -> list[SSAValue]:
+        """`func.call @fn(args)`, declaring `@fn` once."""
+        return list(call(fn, args, self, self.table).results)
+
+    def call_value(self, fn: RuntimeFunction, args: Sequence[SSAValue]) -> SSAValue:
         """A runtime call with one result."""
-        return self.call(name, args, [result])[0]
+        return self.call(fn, args)[0]
 
     def both(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.op(arith.AndIOp(a, b))
@@ -56,12 +74,16 @@ class Inserter:
         return self.op(arith.XOrIOp(a, self.const(1, i1)))
 
 
-def take_body(region: Region) -> Block:
+def take_body(region: Region, rewriter: PatternRewriter | None = None) -> Block:
     """Detach the single block of an irgl region op, turning its `irgl.yield`
-    into `scf.yield`, to become the body of an scf op."""
+    into `scf.yield`, to become the body of an scf op (through `rewriter`
+    when a pattern does it)."""
     block = region.block
     region.detach_block(block)
     terminator = block.last_op
     assert isinstance(terminator, YieldOp)
-    Rewriter.replace_op(terminator, scf.YieldOp())
+    if rewriter is not None:
+        rewriter.replace(terminator, scf.YieldOp())
+    else:
+        Rewriter.replace_op(terminator, scf.YieldOp())
     return block

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -27,47 +28,57 @@ from irgl_dialect.runtime import CBlockOp, CDeclOp, CExprOp, CGlobalOp
 
 
 class LowerCBlock(RewritePattern):
+    """`irgl.cblock` → `irgl_rt.c_block` (at module scope `irgl_rt.c_global`)."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(
         self, op: c_escape.CBlockOp, rewriter: PatternRewriter
     ) -> None:
         if isinstance(op.parent_op(), ModuleOp):
-            rewriter.replace_op(op, CGlobalOp(op.text.data))
+            rewriter.replace(op, CGlobalOp(op.text.data))
         else:
-            rewriter.replace_op(op, CBlockOp(op.text.data, list(op.args)))
+            rewriter.replace(op, CBlockOp(op.text.data, list(op.args)))
 
 
 class LowerCExpr(RewritePattern):
+    """`irgl.cexpr` → `irgl_rt.c_expr`."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(
         self, op: c_escape.CExprOp, rewriter: PatternRewriter
     ) -> None:
-        rewriter.replace_op(op, CExprOp(op.text.data, list(op.args), op.result.type))
+        rewriter.replace(op, CExprOp(op.text.data, list(op.args), op.result.type))
 
 
 class LowerCDecl(RewritePattern):
+    """`irgl.cdecl` → `irgl_rt.c_decl`."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(
         self, op: c_escape.CDeclOp, rewriter: PatternRewriter
     ) -> None:
         init = op.init.data if op.init is not None else None
-        rewriter.replace_op(op, CDeclOp(op.c_type.data, op.var_name.data, init))
+        rewriter.replace(op, CDeclOp(op.c_type.data, op.var_name.data, init))
 
 
 class LowerCDeclGlobal(RewritePattern):
+    """`irgl.cdecl_global` → a `__device__` `irgl_rt.c_global`."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(
         self, op: c_escape.CDeclGlobalOp, rewriter: PatternRewriter
     ) -> None:
         init = f" = {op.init.data}" if op.init is not None else ""
         text = f"{op.c_type.data} {op.var_name.data}{init};"
-        rewriter.replace_op(op, CGlobalOp(text, device=True))
+        rewriter.replace(op, CGlobalOp(text, device=True))
 
 
 class EraseNamesAndNops(RewritePattern):
-    def match_and_rewrite(self, op, rewriter: PatternRewriter, /) -> None:  # type: ignore[override]
+    """`irgl.names` and `irgl.nop` vanish."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         if isinstance(op, c_escape.NamesOp | c_escape.NopOp):
-            rewriter.erase_op(op)
+            rewriter.erase(op)
 
 
 @dataclass(frozen=True)

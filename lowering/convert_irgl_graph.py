@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func, gpu
-from xdsl.dialects.builtin import FunctionType, IndexType, ModuleOp, i32
-from xdsl.ir import Attribute
+from xdsl.dialects.builtin import FunctionType, ModuleOp, UnrealizedConversionCastOp
+from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -21,8 +21,8 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     TypeConversionPattern,
     attr_type_rewrite_pattern,
+    op_type_rewrite_pattern,
 )
-from xdsl.rewriter import InsertPoint
 
 from irgl_dialect.attributes import GraphType
 from irgl_dialect.graph import (
@@ -35,29 +35,47 @@ from irgl_dialect.graph import (
     NumNodesOp,
 )
 from irgl_dialect.runtime import GraphHandleType
+from irgl_dialect.runtime_library import RuntimeFunction, runtime_function
 from lowering.runtime_calls import call
 
-_RUNTIME_NAMES: dict[type, str] = {
-    NumNodesOp: "irgl_graph_num_nodes",
-    NumEdgesOp: "irgl_graph_num_edges",
-    FirstEdgeOp: "irgl_graph_first_edge",
-    LastEdgeOp: "irgl_graph_last_edge",
-    DegreeOp: "irgl_graph_degree",
-    EdgeDstOp: "irgl_graph_edge_dst",
-    EdgeWeightOp: "irgl_graph_edge_weight",
+_RUNTIME_FUNCTIONS: dict[type[Operation], RuntimeFunction] = {
+    NumNodesOp: runtime_function("irgl_graph_num_nodes"),
+    NumEdgesOp: runtime_function("irgl_graph_num_edges"),
+    FirstEdgeOp: runtime_function("irgl_graph_first_edge"),
+    LastEdgeOp: runtime_function("irgl_graph_last_edge"),
+    DegreeOp: runtime_function("irgl_graph_degree"),
+    EdgeDstOp: runtime_function("irgl_graph_edge_dst"),
+    EdgeWeightOp: runtime_function("irgl_graph_edge_weight"),
 }
 
 
 class LowerGraphAccessor(RewritePattern):
     """One graph accessor → `func.call @irgl_graph_<accessor>`."""
 
-    def match_and_rewrite(self, op, rewriter: PatternRewriter, /) -> None:  # type: ignore[override]
-        name = _RUNTIME_NAMES.get(type(op))
-        if name is None:
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        fn = _RUNTIME_FUNCTIONS.get(type(op))
+        if fn is None:
             return
-        result_type = i32 if isinstance(op, EdgeWeightOp) else IndexType()
-        lowered = call(name, list(op.operands), [result_type], InsertPoint.before(op))
-        rewriter.replace_op(op, [], list(lowered.results))
+        lowered = call(fn, list(op.operands), rewriter)
+        rewriter.replace_all_uses_with(op.results[0], lowered.res[0])
+        rewriter.erase(op)
+
+
+class FoldHandleCast(RewritePattern):
+    """Drop the `unrealized_conversion_cast`s from `!irgl.graph` to its handle
+    that runtime calls got before the graph type was converted."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: UnrealizedConversionCastOp, rewriter: PatternRewriter
+    ) -> None:
+        if (
+            len(op.inputs) == 1
+            and len(op.outputs) == 1
+            and op.inputs[0].type == op.outputs[0].type == GraphHandleType()
+        ):
+            rewriter.replace_all_uses_with(op.outputs[0], op.inputs[0])
+            rewriter.erase(op)
 
 
 class GraphToHandle(TypeConversionPattern):
@@ -83,6 +101,7 @@ class ConvertIrglGraph(ModulePass):
         PatternRewriteWalker(
             GreedyRewritePatternApplier([GraphToHandle()])
         ).rewrite_module(op)
+        PatternRewriteWalker(FoldHandleCast()).rewrite_module(op)
         for inner in op.walk():
             if isinstance(inner, func.FuncOp | gpu.FuncOp):
                 inner.function_type = _convert_signature(inner.function_type)

@@ -4,7 +4,8 @@
   with the runtime arguments it needs appended: the `in`, `out` and `retry`
   worklists when it uses the worklist, a reduction cell when it uses
   ReduceAndReturn. Attributes record where they are and how the kernel must
-  be launched (block size, launch bounds, grid barrier).
+  be launched (block size, launch bounds, grid barrier) in one
+  `#irgl_rt.launch<...>` attribute.
 - device `irgl.kernel` → `func.func` in the `gpu.module` (a `__device__`
   function);
 - host `irgl.kernel` → top-level `func.func`.
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func, gpu
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, UnitAttr, i32
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -31,18 +32,9 @@ from irgl_dialect.placement import (
     kernel_uses_retry,
     kernel_uses_worklist,
 )
-from irgl_dialect.runtime import CellType, WorklistType
-from lowering.block_size import choose_block_size
-from lowering.runtime_calls import (
-    BLOCK_SIZE,
-    CELL_ARG,
-    GRID_SYNC,
-    LAUNCH_BOUNDS,
-    USES_RETRY,
-    WORKLIST_ARG,
-    kernel_module,
-    set_int_attr,
-)
+from irgl_dialect.runtime import CellType, LaunchAttr, WorklistType
+from lowering.block_size import check_block_size_option, choose_block_size
+from lowering.runtime_calls import kernel_module
 
 
 def _lower_plain(kernel: KernelOp, container: gpu.ModuleOp, default_block: int) -> None:
@@ -65,19 +57,17 @@ def _lower_plain(kernel: KernelOp, container: gpu.ModuleOp, default_block: int) 
         if isinstance(op, ReturnOp):
             Rewriter.replace_op(op, gpu.ReturnOp([]))
     lowered = gpu.FuncOp(kernel.sym_name.data, (inputs, []), body, kernel=True)
-    if worklist_arg is not None:
-        set_int_attr(lowered, WORKLIST_ARG, worklist_arg)
-    if cell_arg is not None:
-        set_int_attr(lowered, CELL_ARG, cell_arg)
-    if kernel_uses_grid_sync(kernel):
-        lowered.attributes[GRID_SYNC] = UnitAttr()
-    if kernel_uses_retry(kernel):
-        lowered.attributes[USES_RETRY] = UnitAttr()
     bounds = None
     if kernel.launch_bounds is not None:
         bounds = tuple(int(v) for v in kernel.launch_bounds.get_values())
-        lowered.attributes[LAUNCH_BOUNDS] = DenseArrayBase.from_list(i32, bounds)
-    set_int_attr(lowered, BLOCK_SIZE, choose_block_size(bounds, default_block))
+    LaunchAttr(
+        choose_block_size(bounds, default_block),
+        worklist_arg=worklist_arg,
+        cell_arg=cell_arg,
+        launch_bounds=bounds or (),
+        grid_sync=kernel_uses_grid_sync(kernel),
+        uses_retry=kernel_uses_retry(kernel),
+    ).attach(lowered)
     container.body.block.add_op(lowered)
     Rewriter.erase_op(kernel)
 
@@ -105,12 +95,20 @@ def _lower_function(kernel: KernelOp, container: gpu.ModuleOp | None) -> None:
 @dataclass(frozen=True)
 class ConvertIrglKernels(ModulePass):
     """Lower irgl.kernel ops to gpu.func kernels, device functions and host
-    functions (see the module docstring)."""
+    functions (see the module docstring).
+
+    Option: `block_size` (int, 256): block size of kernels without launch
+    bounds, a power of two from 32 to 1024
+    (`-p 'convert-irgl-kernels{block_size=128}'`).
+    """
 
     name = "convert-irgl-kernels"
 
     block_size: int = 256
     """Block size of kernels without constraints (ElasticBlock kernels)."""
+
+    def __post_init__(self) -> None:
+        check_block_size_option(self.block_size, "convert-irgl-kernels")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernels = [k for k in op.body.block.ops if isinstance(k, KernelOp)]

@@ -3,11 +3,14 @@ Retry and Respawn become worklist runtime calls.
 
 - The outermost ForAll of a kernel is a grid-stride loop: iteration
   `lb + (tid + k * nthreads) * step` runs on thread `tid`, so consecutive
-  iterations go to consecutive threads. When its body synchronizes the grid
-  (SyncRunningThreads, Exclusive) or holds edge loops marked by
-  irgl-nested-parallelism, every thread runs the same number of rounds and
-  the statements between those collective points are guarded by "this round
-  has an iteration for me", so every thread reaches them.
+  iterations go to consecutive threads (`#irgl_rt.forall<grid_stride>`).
+  When its body holds a barrier (SyncRunningThreads, LocalBarrier), an
+  Exclusive or edge loops marked `#irgl_rt.nested_edges`, every thread runs
+  the same number of rounds (`#irgl_rt.forall<uniform>`) and the statements
+  between those collective points are guarded by "this round has an
+  iteration for me", so every thread reaches them. An Exclusive or a marked
+  edge loop is wrapped in `irgl_rt.collective active(%a) rank(%tid)` for
+  convert-irgl-exclusive / convert-irgl-nested-edges.
 - Inner ForAlls, Fors and host-kernel ForAlls are sequential `scf.for`s.
 - `nodes(g)` iterates `0 .. num_nodes(g)`, `edges(g, n)` iterates
   `first_edge(g, n) .. last_edge(g, n)`, `worklist` the slots `0 .. size(in)`.
@@ -30,45 +33,43 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     ModuleOp,
-    UnitAttr,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
 from irgl_dialect.attributes import IteratorKind
 from irgl_dialect.graph import FirstEdgeOp, LastEdgeOp, NumNodesOp
 from irgl_dialect.loops import ForAllOp, ForOp, LoopBase
-from irgl_dialect.placement import LOWERED_FORALL, enclosing_foralls, kernel_kind_of
-from irgl_dialect.sync import ExclusiveOp, RespawnOp, RetryOp, SyncRunningThreadsOp
-from irgl_dialect.worklist import PopOp, PushOp
-from lowering.builders import take_body
-from lowering.convert_irgl_sync import lower_exclusive
-from lowering.nested_parallelism import (
-    block_size_of,
-    is_scheduled,
-    lower_scheduled_edges,
+from irgl_dialect.placement import enclosing_foralls, kernel_kind_of
+from irgl_dialect.runtime import CollectiveOp, ForAllAttr, NestedEdgesAttr
+from irgl_dialect.runtime_library import runtime_function
+from irgl_dialect.sync import (
+    ExclusiveOp,
+    LocalBarrierOp,
+    RespawnOp,
+    RetryOp,
+    SyncRunningThreadsOp,
 )
-from lowering.runtime_calls import call, kernel_worklists, symbol_table_of
+from irgl_dialect.worklist import PopOp, PushOp
+from lowering.builders import LoweringBuilder, take_body
+from lowering.runtime_calls import call, call_at, kernel_worklists
 
 
-class _Builder:
-    def __init__(self, at: InsertPoint):
-        self.at = at
-
-    def op(self, op: Operation) -> SSAValue:
-        Rewriter.insert_op(op, self.at)
-        return op.results[0]
-
-    def index(self, value: int) -> SSAValue:
-        return self.op(arith.ConstantOp.from_int_and_width(value, IndexType()))
-
-    def gpu_id(self, cls: type[Operation]) -> SSAValue:
-        return self.op(cls(gpu.DimensionAttr(gpu.DimensionEnum.X)))  # type: ignore[call-arg]
+def _gpu_id(b: LoweringBuilder, cls: type[Operation]) -> SSAValue:
+    """`gpu.thread_id x` (or block_id, block_dim, grid_dim)."""
+    return b.op(cls(gpu.DimensionAttr(gpu.DimensionEnum.X)))  # type: ignore[call-arg]
 
 
-def _bounds(loop: LoopBase, b: _Builder) -> tuple[SSAValue, SSAValue, SSAValue]:
+def _bounds(loop: LoopBase, b: LoweringBuilder) -> tuple[SSAValue, SSAValue, SSAValue]:
     kind = loop.iterator.data
     operands = list(loop.bounds)
     if kind == IteratorKind.RANGE:
@@ -80,51 +81,61 @@ def _bounds(loop: LoopBase, b: _Builder) -> tuple[SSAValue, SSAValue, SSAValue]:
         graph, node = operands
         return b.op(FirstEdgeOp(graph, node)), b.op(LastEdgeOp(graph, node)), b.index(1)
     worklist_in, _, _ = kernel_worklists(loop)
-    (size,) = call("irgl_wl_size", [worklist_in], [IndexType()], b.at).results
+    (size,) = call_at(runtime_function("irgl_wl_size"), [worklist_in], b.at).results
     return b.index(0), size, b.index(1)
 
 
 def _lower_sequential(loop: LoopBase) -> None:
-    b = _Builder(InsertPoint.before(loop))
+    b = LoweringBuilder(InsertPoint.before(loop))
     lb, ub, step = _bounds(loop, b)
     Rewriter.replace_op(loop, scf.ForOp(lb, ub, step, [], Region(take_body(loop.body))))
 
 
-def _thread_geometry(b: _Builder) -> tuple[SSAValue, SSAValue]:
-    block_dim = b.gpu_id(gpu.BlockDimOp)
-    first = b.op(arith.MuliOp(b.gpu_id(gpu.BlockIdOp), block_dim))
-    tid = b.op(arith.AddiOp(first, b.gpu_id(gpu.ThreadIdOp)))
-    nthreads = b.op(arith.MuliOp(b.gpu_id(gpu.GridDimOp), block_dim))
+def _thread_geometry(b: LoweringBuilder) -> tuple[SSAValue, SSAValue]:
+    block_dim = _gpu_id(b, gpu.BlockDimOp)
+    first = b.op(arith.MuliOp(_gpu_id(b, gpu.BlockIdOp), block_dim))
+    tid = b.op(arith.AddiOp(first, _gpu_id(b, gpu.ThreadIdOp)))
+    nthreads = b.op(arith.MuliOp(_gpu_id(b, gpu.GridDimOp), block_dim))
     return tid, nthreads
 
 
 def _lower_grid_stride(loop: LoopBase) -> None:
-    b = _Builder(InsertPoint.before(loop))
+    b = LoweringBuilder(InsertPoint.before(loop))
     lb, ub, step = _bounds(loop, b)
     tid, nthreads = _thread_geometry(b)
     start = b.op(arith.AddiOp(lb, b.op(arith.MuliOp(tid, step))))
     stride = b.op(arith.MuliOp(nthreads, step))
     lowered = scf.ForOp(start, ub, stride, [], Region(take_body(loop.body)))
-    lowered.attributes[LOWERED_FORALL] = UnitAttr()
+    ForAllAttr(ForAllAttr.GRID_STRIDE).attach(lowered)
     Rewriter.replace_op(loop, lowered)
 
 
 def _is_barrier(op: Operation) -> bool:
-    return isinstance(op, SyncRunningThreadsOp | ExclusiveOp)
+    """Operations every thread must reach (in uniform control flow)."""
+    return isinstance(op, SyncRunningThreadsOp | LocalBarrierOp) or _is_collective(op)
+
+
+def _is_collective(op: Operation) -> bool:
+    """An Exclusive or an edge loop shared across threads: wrapped in
+    `irgl_rt.collective` for convert-irgl-exclusive / -nested-edges."""
+    return isinstance(op, ExclusiveOp) or _is_nested_edges(op)
+
+
+def _is_nested_edges(op: Operation) -> bool:
+    return isinstance(op, ForAllOp) and NestedEdgesAttr.of(op) is not None
 
 
 def _lower_uniform(loop: LoopBase) -> None:
     """Same number of rounds on every thread; guard the work between barriers."""
-    b = _Builder(InsertPoint.before(loop))
+    b = LoweringBuilder(InsertPoint.before(loop))
     lb, ub, step = _bounds(loop, b)
     tid, nthreads = _thread_geometry(b)
     span = b.op(arith.SubiOp(ub, lb))
     count = b.op(arith.CeilDivSIOp(span, step))
     rounds = b.op(arith.CeilDivSIOp(count, nthreads))
-    table = symbol_table_of(loop)
     old = take_body(loop.body)
     body = Block(arg_types=[IndexType()])
-    inner = _Builder(InsertPoint.at_end(body))
+    inner = LoweringBuilder(InsertPoint.at_end(body))
     k = inner.op(arith.AddiOp(inner.op(arith.MuliOp(body.args[0], nthreads)), tid))
     active = inner.op(arith.CmpiOp(k, count, "slt"))
     index = inner.op(arith.AddiOp(lb, inner.op(arith.MuliOp(k, step))))
@@ -142,20 +153,10 @@ def _lower_uniform(loop: LoopBase) -> None:
         if isinstance(op, memref.AllocaOp) and not op.operands:
             op.detach()
             body.add_op(op)  # a per-thread buffer: allocate it unguarded
-        elif is_scheduled(op):
+        elif _is_collective(op):
             flush()
             op.detach()
-            body.add_op(op)
-            assert isinstance(op, ForAllOp)
-            lower_scheduled_edges(op, active, body, table, block_size_of(loop))
-        elif isinstance(op, ExclusiveOp):
-            flush()
-            op.detach()
-            body.add_op(op)
-            priority = _Builder(InsertPoint.before(op)).op(
-                arith.AddiOp(tid, b.index(1))
-            )
-            lower_exclusive(op, active, priority, table)
+            body.add_op(CollectiveOp(active, tid, Region(Block([op]))))
         elif _is_barrier(op):
             flush()
             op.detach()
@@ -166,7 +167,7 @@ def _lower_uniform(loop: LoopBase) -> None:
     body.add_op(scf.YieldOp())
     zero, one = b.index(0), b.index(1)
     lowered = scf.ForOp(zero, rounds, one, [], Region(body))
-    lowered.attributes[LOWERED_FORALL] = UnitAttr()
+    ForAllAttr(ForAllAttr.UNIFORM).attach(lowered)
     Rewriter.replace_op(loop, lowered)
 
 
@@ -233,29 +234,36 @@ def _lower_loop(loop: LoopBase) -> None:
     )
     if not outermost:
         _lower_sequential(loop)
-    elif any(_is_barrier(op) or is_scheduled(op) for op in loop.body.block.ops):
+    elif any(_is_barrier(op) for op in loop.body.block.ops):
         _lower_uniform(loop)
     else:
         _lower_grid_stride(loop)
 
 
-def _lower_worklist_op(op: Operation) -> None:
-    at = InsertPoint.before(op)
-    worklist_in, worklist_out, worklist_retry = kernel_worklists(op)
-    if isinstance(op, PopOp):
-        item = call("irgl_wl_item", [worklist_in, op.slot], [IndexType()], at)
-        Rewriter.replace_op(op, [], [item.results[0]])
-        return
-    if isinstance(op, PushOp):
-        target, item = worklist_out, op.item
-    elif isinstance(op, RetryOp):
-        target = worklist_out if op.merge is not None else worklist_retry
-        item = op.item
-    else:
-        assert isinstance(op, RespawnOp)
-        target, item = worklist_retry, op.item
-    call("irgl_wl_push", [target, item], [], at)
-    Rewriter.erase_op(op)
+class LowerPop(RewritePattern):
+    """`irgl.wl.pop %slot` → `irgl_wl_item(in, slot)`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: PopOp, rewriter: PatternRewriter) -> None:
+        worklist_in, _, _ = kernel_worklists(op)
+        item = call(runtime_function("irgl_wl_item"), [worklist_in, op.slot], rewriter)
+        rewriter.replace(op, [], [item.res[0]])
+
+
+class LowerPush(RewritePattern):
+    """Push appends to `out`; Retry and Respawn to `retry` (a merging Retry
+    to `out`): `irgl_wl_push(worklist, item)`."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if not isinstance(op, PushOp | RetryOp | RespawnOp):
+            return
+        _, worklist_out, worklist_retry = kernel_worklists(op)
+        if isinstance(op, PushOp) or (isinstance(op, RetryOp) and op.merge is not None):
+            target = worklist_out
+        else:
+            target = worklist_retry
+        call(runtime_function("irgl_wl_push"), [target, op.item], rewriter)
+        rewriter.erase(op)
 
 
 @dataclass(frozen=True)
@@ -266,17 +274,15 @@ class ConvertIrglLoops(ModulePass):
     name = "convert-irgl-loops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        worklist_ops = [
-            o for o in op.walk() if isinstance(o, PopOp | PushOp | RetryOp | RespawnOp)
-        ]
-        for worklist_op in worklist_ops:
-            _lower_worklist_op(worklist_op)
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([LowerPop(), LowerPush()])
+        ).rewrite_module(op)
         # innermost loops first, so each loop still sees the ones around it
         # (edge loops marked for nested scheduling go with their ForAll)
         loops = [
             o
             for o in op.walk()
-            if isinstance(o, ForAllOp | ForOp) and not is_scheduled(o)
+            if isinstance(o, ForAllOp | ForOp) and not _is_nested_edges(o)
         ]
         for loop in reversed(loops):
             _lower_loop(loop)

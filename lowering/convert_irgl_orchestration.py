@@ -25,8 +25,6 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects import arith, func, gpu, scf
 from xdsl.dialects.builtin import (
-    IndexType,
-    IntegerType,
     MemRefType,
     ModuleOp,
     SymbolRefAttr,
@@ -39,58 +37,20 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from irgl_dialect.attributes import Aggregation, ExtraCond, GraphType, TermCond
 from irgl_dialect.kernels import YieldOp
 from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
-from irgl_dialect.runtime import CellType, GridSizeOp, PipeType, WorklistType
-from lowering.runtime_calls import (
-    BLOCK_SIZE,
-    CELL_ARG,
-    GRID_SYNC,
-    KERNEL_MODULE,
-    USES_RETRY,
-    WORKLIST_ARG,
-    call,
-    declare,
-    fail,
-    int_attr,
-    symbol_table_of,
-)
+from irgl_dialect.runtime import GridSizeOp, LaunchAttr
+from irgl_dialect.runtime_library import overload, runtime_function
+from lowering.builders import LoweringBuilder
+from lowering.runtime_calls import KERNEL_MODULE, call_at, fail
 
 
-@dataclass
-class _HostBuilder:
-    """Inserts host ops at a fixed insertion point."""
+def _not_empty(b: LoweringBuilder, size: SSAValue) -> SSAValue:
+    """`size > 0`."""
+    return b.op(arith.CmpiOp(size, b.index(0), "sgt"))
 
-    at: InsertPoint
 
-    @staticmethod
-    def before(op: Operation) -> _HostBuilder:
-        return _HostBuilder(InsertPoint.before(op))
-
-    @staticmethod
-    def at_end(block: Block) -> _HostBuilder:
-        return _HostBuilder(InsertPoint.at_end(block))
-
-    def insert(self, op: Operation) -> Operation:
-        Rewriter.insert_op(op, self.at)
-        return op
-
-    def const_index(self, value: int) -> SSAValue:
-        return self.insert(
-            arith.ConstantOp.from_int_and_width(value, IndexType())
-        ).results[0]
-
-    def const_bool(self, value: bool) -> SSAValue:
-        return self.insert(arith.ConstantOp.from_int_and_width(int(value), 1)).results[
-            0
-        ]
-
-    def call(
-        self, name: str, args: Sequence[SSAValue], results: Sequence = ()
-    ) -> Sequence[SSAValue]:
-        return call(name, args, results, self.at).results
-
-    def not_empty(self, size: SSAValue) -> SSAValue:
-        zero = self.const_index(0)
-        return self.insert(arith.CmpiOp(size, zero, "sgt")).results[0]
+def _rt(b: LoweringBuilder, name: str, args: Sequence[SSAValue]) -> list[SSAValue]:
+    """Call the runtime function `name` (from the runtime library)."""
+    return b.call(runtime_function(name), args)
 
 
 @dataclass
@@ -105,15 +65,11 @@ class _FunctionState:
     def cell(self, kernel: str, aggregation: Aggregation) -> SSAValue:
         key = (kernel, aggregation.value)
         if key not in self.cells:
-            is_any = arith.ConstantOp.from_int_and_width(
-                int(aggregation == Aggregation.ANY), 1
-            )
-            create = func.CallOp("irgl_cell_create", [is_any.result], [CellType()])
-            Rewriter.insert_op([is_any, create], InsertPoint.at_start(self.entry))
-            declare(symbol_table_of(create), "irgl_cell_create", [i1], [CellType()])
-            cell = create.results[0]
+            entry = LoweringBuilder(InsertPoint.at_start(self.entry))
+            is_any = entry.const(int(aggregation == Aggregation.ANY), i1)
+            (cell,) = _rt(entry, "irgl_cell_create", [is_any])
             for exit_op in self.exits:
-                _HostBuilder.before(exit_op).call("irgl_cell_destroy", [cell])
+                _rt(_before(exit_op), "irgl_cell_destroy", [cell])
             self.cells[key] = cell
         return self.cells[key]
 
@@ -160,26 +116,26 @@ class _Lowering:
     def open_pipe(
         self,
         op: IterateOp | PipeOp,
-        builder: _HostBuilder,
+        builder: LoweringBuilder,
     ) -> SSAValue:
         capacity = op.capacity
         if capacity is None:
             graph = self._capacity_graph(op)
-            (capacity,) = builder.call("irgl_graph_capacity", [graph], [IndexType()])
-        (pipe,) = builder.call("irgl_pipe_create", [capacity], [PipeType()])
+            (capacity,) = _rt(builder, "irgl_graph_capacity", [graph])
+        (pipe,) = _rt(builder, "irgl_pipe_create", [capacity])
         for value in op.initial:
-            builder.call("irgl_pipe_push_initial", [pipe, value])
+            _rt(builder, "irgl_pipe_push_initial", [pipe, value])
         if op.initial_array is not None and op.initial_count is not None:
             array_type = op.initial_array.type
             assert isinstance(array_type, MemRefType)
-            element = array_type.element_type
-            suffix = (
-                "index" if isinstance(element, IndexType) else f"i{_width(element)}"
-            )
-            builder.call(
-                f"irgl_pipe_init_from_array_{suffix}",
-                [pipe, op.initial_array, op.initial_count],
-            )
+            fill = overload("irgl_pipe_init_from_array", array_type.element_type)
+            if fill is None:
+                fail(
+                    op,
+                    "an initial worklist array must hold i32 or index items, "
+                    f"got {array_type}",
+                )
+            call_at(fill, [pipe, op.initial_array, op.initial_count], builder.at)
         return pipe
 
     def _capacity_graph(self, op: Operation) -> SSAValue:
@@ -195,7 +151,7 @@ class _Lowering:
 
     def launch(
         self,
-        builder: _HostBuilder,
+        builder: LoweringBuilder,
         kernel: gpu.FuncOp,
         args: Sequence[SSAValue],
         pipe: SSAValue | None,
@@ -206,7 +162,8 @@ class _Lowering:
         aggregated return value when `aggregation` is given."""
         name = kernel.sym_name.data
         operands = list(args)
-        uses_worklist = int_attr(kernel, WORKLIST_ARG) is not None
+        launch = _launch_of(kernel)
+        uses_worklist = launch.worklist is not None
         if uses_worklist and pipe is None:
             fail(
                 op,
@@ -214,22 +171,22 @@ class _Lowering:
                 "enclosing Pipe or Iterate",
             )
         cell = None
-        if int_attr(kernel, CELL_ARG) is not None:
+        if launch.cell is not None:
             cell = self.state.cell(name, aggregation or Aggregation.ANY)
-            builder.call("irgl_cell_reset", [cell])
-        block_size = builder.const_index(int_attr(kernel, BLOCK_SIZE) or 256)
+            _rt(builder, "irgl_cell_reset", [cell])
+        block_size = builder.index(launch.block)
         symbol = SymbolRefAttr(KERNEL_MODULE, [name])
         grid = builder.insert(
-            GridSizeOp(symbol, block_size, resident=GRID_SYNC in kernel.attributes)
+            GridSizeOp(symbol, block_size, resident=launch.cooperative)
         ).results[0]
-        one = builder.const_index(1)
+        one = builder.index(1)
 
-        def emit_launch(at: _HostBuilder) -> None:
+        def emit_launch(at: LoweringBuilder) -> None:
             extra: list[SSAValue] = []
             if uses_worklist:
                 assert pipe is not None
-                for which in ("in", "out", "retry"):
-                    extra += at.call(f"irgl_pipe_{which}", [pipe], [WorklistType()])
+                for which in ("irgl_pipe_in", "irgl_pipe_out", "irgl_pipe_retry"):
+                    extra += _rt(at, which, [pipe])
             if cell is not None:
                 extra.append(cell)
             at.insert(
@@ -243,32 +200,34 @@ class _Lowering:
             )
 
         emit_launch(builder)
-        if uses_worklist and USES_RETRY in kernel.attributes:
+        if uses_worklist and launch.retries:
             assert pipe is not None
             self._retry_loop(builder, pipe, emit_launch)
         if uses_worklist:
             assert pipe is not None
-            builder.call("irgl_pipe_advance", [pipe])
+            _rt(builder, "irgl_pipe_advance", [pipe])
         if aggregation is None or cell is None:
             return None
-        return builder.call("irgl_cell_read", [cell], [i1])[0]
+        return _rt(builder, "irgl_cell_read", [cell])[0]
 
-    def _retry_loop(self, builder: _HostBuilder, pipe: SSAValue, emit_launch) -> None:
+    def _retry_loop(
+        self, builder: LoweringBuilder, pipe: SSAValue, emit_launch
+    ) -> None:
         """while (retry not empty) { in <-> retry; launch }"""
         loop = scf.WhileOp([], [], Region(Block()), Region(Block()))
         builder.insert(loop)
         before = loop.before_region.block
-        inner = _HostBuilder.at_end(before)
-        (size,) = inner.call("irgl_pipe_retry_size", [pipe], [IndexType()])
-        inner.insert(scf.ConditionOp(inner.not_empty(size)))
-        body = _HostBuilder.at_end(loop.after_region.block)
-        body.call("irgl_pipe_advance_retry", [pipe])
+        inner = _at_end(before)
+        (size,) = _rt(inner, "irgl_pipe_retry_size", [pipe])
+        inner.insert(scf.ConditionOp(_not_empty(inner, size)))
+        body = _at_end(loop.after_region.block)
+        _rt(body, "irgl_pipe_advance_retry", [pipe])
         emit_launch(body)
         body.insert(scf.YieldOp())
 
     def lower_invoke(self, op: InvokeOp, pipe: SSAValue | None) -> None:
         kernel = _lookup_kernel(self.module, op.callee.string_value(), op)
-        builder = _HostBuilder.before(op)
+        builder = _before(op)
         aggregation = op.aggregation.data if op.aggregation is not None else None
         result = self.launch(builder, kernel, op.args, pipe, aggregation, op)
         if op.result is not None:
@@ -278,8 +237,8 @@ class _Lowering:
 
     def lower_iterate(self, op: IterateOp, pipe: SSAValue | None) -> None:
         kernel = _lookup_kernel(self.module, op.callee.string_value(), op)
-        builder = _HostBuilder.before(op)
-        uses_worklist = int_attr(kernel, WORKLIST_ARG) is not None
+        builder = _before(op)
+        uses_worklist = _launch_of(kernel).worklist is not None
         owned = None
         if uses_worklist and pipe is None:
             owned = pipe = self.open_pipe(op, builder)
@@ -288,11 +247,9 @@ class _Lowering:
         carried_types = [v.type for v in inits]
 
         first = (
-            builder.not_empty(
-                builder.call("irgl_pipe_in_size", [pipe], [IndexType()])[0]
-            )
+            _not_empty(builder, _rt(builder, "irgl_pipe_in_size", [pipe])[0])
             if uses_worklist and pipe is not None
-            else builder.const_bool(True)
+            else builder.const(1, i1)
         )
         before = Block(arg_types=[i1, *carried_types])
         before.add_op(scf.ConditionOp(before.args[0], *before.args[1:]))
@@ -314,7 +271,7 @@ class _Lowering:
             args[position] = value
         top = after_block.first_op
         assert top is not None
-        top_builder = _HostBuilder.before(top)
+        top_builder = _before(top)
         aggregation = op.aggregation.data if op.aggregation is not None else None
         result = self.launch(top_builder, kernel, args, pipe, aggregation, op)
 
@@ -323,7 +280,7 @@ class _Lowering:
             if inner is not terminator and not _is_before(inner, top):
                 self.lower_op(inner, pipe)
 
-        end = _HostBuilder.before(terminator)
+        end = _before(terminator)
         keep_going = self._continue_condition(
             end, op, uses_worklist, pipe, result, terminator
         )
@@ -331,13 +288,13 @@ class _Lowering:
         for old, new in zip(op.results_, loop.results, strict=True):
             old.replace_all_uses_with(new)
         if owned is not None:
-            after = _HostBuilder.before(op)
-            after.call("irgl_pipe_destroy", [owned])
+            after = _before(op)
+            _rt(after, "irgl_pipe_destroy", [owned])
         Rewriter.erase_op(op)
 
     def _continue_condition(
         self,
-        end: _HostBuilder,
+        end: LoweringBuilder,
         op: IterateOp,
         uses_worklist: bool,
         pipe: SSAValue | None,
@@ -346,16 +303,14 @@ class _Lowering:
     ) -> SSAValue:
         conditions: list[SSAValue] = []
         if uses_worklist and pipe is not None:
-            (size,) = end.call("irgl_pipe_in_size", [pipe], [IndexType()])
-            conditions.append(end.not_empty(size))
+            (size,) = _rt(end, "irgl_pipe_in_size", [pipe])
+            conditions.append(_not_empty(end, size))
         if op.term_cond is not None and result is not None:
             value = result
             if op.term_cond.data == TermCond.UNTIL:
-                value = end.insert(arith.XOrIOp(result, end.const_bool(True))).results[
-                    0
-                ]
+                value = end.insert(arith.XOrIOp(result, end.const(1, i1))).results[0]
             conditions.append(value)
-        condition = conditions[0] if conditions else end.const_bool(True)
+        condition = conditions[0] if conditions else end.const(1, i1)
         for other in conditions[1:]:
             condition = end.insert(arith.AndIOp(condition, other)).results[0]
         if op.extra is not None and terminator.extra is not None:
@@ -364,7 +319,7 @@ class _Lowering:
         return condition
 
     def lower_pipe(self, op: PipeOp, pipe: SSAValue | None) -> None:
-        builder = _HostBuilder.before(op)
+        builder = _before(op)
         owned = None
         if pipe is None:
             owned = pipe = self.open_pipe(op, builder)
@@ -383,19 +338,33 @@ class _Lowering:
             before = Block(arg_types=[i1])
             before.add_op(scf.ConditionOp(before.args[0]))
             op.body.detach_block(body)
-            loop = scf.WhileOp(
-                [builder.const_bool(True)], [], Region(before), Region(body)
-            )
+            loop = scf.WhileOp([builder.const(1, i1)], [], Region(before), Region(body))
             builder.insert(loop)
             for inner in list(body.ops):
                 if inner is not terminator:
                     self.lower_op(inner, pipe)
-            end = _HostBuilder.before(terminator)
-            (size,) = end.call("irgl_pipe_in_size", [pipe], [IndexType()])
-            Rewriter.replace_op(terminator, scf.YieldOp(end.not_empty(size)))
+            end = _before(terminator)
+            (size,) = _rt(end, "irgl_pipe_in_size", [pipe])
+            Rewriter.replace_op(terminator, scf.YieldOp(_not_empty(end, size)))
         if owned is not None:
-            builder.call("irgl_pipe_destroy", [owned])
+            _rt(builder, "irgl_pipe_destroy", [owned])
         Rewriter.erase_op(op)
+
+
+def _launch_of(kernel: gpu.FuncOp) -> LaunchAttr:
+    """The launch information convert-irgl-kernels put on `kernel`."""
+    launch = LaunchAttr.of(kernel)
+    if launch is None:
+        fail(kernel, f"kernel @{kernel.sym_name.data} has no #irgl_rt.launch")
+    return launch
+
+
+def _before(op: Operation) -> LoweringBuilder:
+    return LoweringBuilder(InsertPoint.before(op))
+
+
+def _at_end(block: Block) -> LoweringBuilder:
+    return LoweringBuilder(InsertPoint.at_end(block))
 
 
 def _is_before(a: Operation, b: Operation) -> bool:
@@ -406,11 +375,6 @@ def _is_before(a: Operation, b: Operation) -> bool:
             return True
         op = op.next_op
     return False
-
-
-def _width(t: object) -> int:
-    assert isinstance(t, IntegerType)
-    return t.width.data
 
 
 @dataclass(frozen=True)

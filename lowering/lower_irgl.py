@@ -14,10 +14,14 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
+from irgl_dialect.runtime import CollectiveOp
+from lowering.block_size import check_block_size_option
 from lowering.convert_irgl_c import ConvertIrglC
+from lowering.convert_irgl_exclusive import ConvertIrglExclusive
 from lowering.convert_irgl_graph import ConvertIrglGraph
 from lowering.convert_irgl_kernels import ConvertIrglKernels
 from lowering.convert_irgl_loops import ConvertIrglLoops
+from lowering.convert_irgl_nested_edges import ConvertIrglNestedEdges
 from lowering.convert_irgl_orchestration import ConvertIrglOrchestration
 from lowering.convert_irgl_sync import ConvertIrglSync
 from lowering.nested_parallelism import IrglNestedParallelism
@@ -27,8 +31,19 @@ from lowering.outline_iterations import OutlineIterations, OutlineKernelBodies
 @dataclass(frozen=True)
 class LowerIrgl(ModulePass):
     """Run convert-irgl-kernels, irgl-outline-iterations (unless disabled),
-    convert-irgl-orchestration, irgl-nested-parallelism
-    (unless disabled), convert-irgl-{loops, sync, graph, c}."""
+    convert-irgl-orchestration, irgl-nested-parallelism (unless disabled),
+    convert-irgl-{loops, exclusive, nested-edges, sync, graph, c} and
+    irgl-outline-kernel-bodies (with outlining).
+
+    Options (`-p 'lower-irgl{ticket_locks=true block_size=128}'`):
+
+    - `ticket_locks` (bool, false): blocking Atomics use ticket locks;
+    - `block_size` (int, 256): block size of unconstrained kernels, a power
+      of two from 32 to 1024;
+    - `nested_parallelism` (bool, true): run irgl-nested-parallelism;
+    - `outline` (bool, true): iteration outlining (irgl-outline-iterations);
+    - `remarks` (bool, false): print whether each Iterate/Pipe was outlined.
+    """
 
     name = "lower-irgl"
 
@@ -49,6 +64,9 @@ class LowerIrgl(ModulePass):
     remarks: bool = False
     """Print one line per Iterate/Pipe saying whether it was outlined."""
 
+    def __post_init__(self) -> None:
+        check_block_size_option(self.block_size, "lower-irgl")
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         outline: list[ModulePass] = (
             [OutlineIterations(remarks=self.remarks)] if self.outline else []
@@ -59,6 +77,8 @@ class LowerIrgl(ModulePass):
             ConvertIrglOrchestration(),
             *([IrglNestedParallelism()] if self.nested_parallelism else []),
             ConvertIrglLoops(),
+            ConvertIrglExclusive(),
+            ConvertIrglNestedEdges(),
             ConvertIrglSync(ticket_locks=self.ticket_locks),
             ConvertIrglGraph(),
             ConvertIrglC(),
@@ -66,7 +86,11 @@ class LowerIrgl(ModulePass):
         ]
         for lowering in passes:
             lowering.apply(ctx, op)
-        left = [inner.name for inner in op.walk() if inner.name.startswith("irgl.")]
+        left = [
+            inner.name
+            for inner in op.walk()
+            if inner.name.startswith("irgl.") or isinstance(inner, CollectiveOp)
+        ]
         if left:
             raise DiagnosticException(
                 "lower-irgl left irgl operations behind: "

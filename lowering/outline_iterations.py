@@ -34,8 +34,11 @@ control kernel, or when it holds no loop. With `remarks` the pass
 prints one line per Iterate/Pipe saying whether it was outlined, or why not.
 
 The device functions are declared here (body-less, with the attribute
-`irgl.device_body_of = "<kernel>"`) and given the kernel's fully lowered body
-by `irgl-outline-kernel-bodies` at the end of `lower-irgl`.
+`#irgl_rt.device_body<@kernel>`) and given the kernel's fully lowered body
+by `irgl-outline-kernel-bodies` at the end of `lower-irgl`. The control
+kernel's `#irgl_rt.launch` has `control`; each kernel it runs has `pinned`.
+Runtime functions come from the runtime library
+(`irgl_dialect/runtime_library.py`), IR is built with `LoweringBuilder`.
 """
 
 from __future__ import annotations
@@ -48,17 +51,10 @@ from typing import TextIO
 from xdsl.context import Context
 from xdsl.dialects import arith, func, gpu, memref, scf
 from xdsl.dialects.builtin import (
-    DenseArrayBase,
     FileLineColLoc,
-    Float32Type,
-    Float64Type,
-    IndexType,
-    IntegerType,
     MemRefType,
     ModuleOp,
-    StringAttr,
     SymbolRefAttr,
-    UnitAttr,
     i1,
     i32,
 )
@@ -69,34 +65,20 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from irgl_dialect.attributes import Aggregation, ExtraCond, GraphType, TermCond
 from irgl_dialect.kernels import YieldOp
 from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
-from irgl_dialect.runtime import CellType, GridSizeOp, PipeType, WorklistType
+from irgl_dialect.runtime import DeviceBodyAttr, GridSizeOp, LaunchAttr, WorklistType
+from irgl_dialect.runtime_library import (
+    RuntimeFunction,
+    dynamic_memref,
+    overload,
+    runtime_function,
+)
 from lowering.block_size import (
     BlockConstraint,
     constraint_of,
     control_block_size,
 )
-from lowering.runtime_calls import (
-    BLOCK_SIZE,
-    CELL_ARG,
-    GRID_SYNC,
-    KERNEL_MODULE,
-    LAUNCH_BOUNDS,
-    USES_RETRY,
-    WORKLIST_ARG,
-    call,
-    fail,
-    int_attr,
-    kernel_module,
-    set_int_attr,
-)
-
-#: func.func attribute (a declaration in the gpu.module): the kernel whose
-#: lowered body the device function receives (irgl-outline-kernel-bodies).
-DEVICE_BODY_OF = "irgl.device_body_of"
-#: gpu.func attribute: the kernel is a control kernel of an outlined loop.
-CONTROL = "irgl.control"
-#: gpu.func attribute: the block size a control kernel pinned the kernel to.
-PINNED_BLOCK = "irgl.control_block_size"
+from lowering.builders import LoweringBuilder
+from lowering.runtime_calls import KERNEL_MODULE, fail, kernel_module
 
 #: Threads per SM the control kernel's launch bounds ask room for (half of
 #: what sm_70..sm_90 can hold): at most 64 registers a thread. Measured on an
@@ -121,14 +103,26 @@ def _kernels(module: ModuleOp) -> dict[str, gpu.FuncOp]:
     }
 
 
+def _launch(kernel: gpu.FuncOp) -> LaunchAttr:
+    """The `#irgl_rt.launch` of a lowered kernel."""
+    launch = LaunchAttr.of(kernel)
+    if launch is None:
+        fail(kernel, f"kernel @{kernel.sym_name.data} has no #irgl_rt.launch")
+    return launch
+
+
 def _constraint(kernel: gpu.FuncOp) -> BlockConstraint:
-    bounds = kernel.attributes.get(LAUNCH_BOUNDS)
-    values = (
-        tuple(int(v) for v in bounds.get_values())
-        if isinstance(bounds, DenseArrayBase)
-        else None
-    )
-    return constraint_of(values)
+    return constraint_of(_launch(kernel).bounds or None)
+
+
+def _rt(b: LoweringBuilder, name: str, args: Sequence[SSAValue]) -> list[SSAValue]:
+    """Call the runtime function `name` (from the runtime library)."""
+    return b.call(runtime_function(name), args)
+
+
+def _rt_value(b: LoweringBuilder, name: str, args: Sequence[SSAValue]) -> SSAValue:
+    """A runtime call with one result."""
+    return b.call_value(runtime_function(name), args)
 
 
 def _has_loop(op: IterateOp | PipeOp) -> bool:
@@ -150,11 +144,11 @@ class _Plan:
 
     @property
     def uses_worklist(self) -> bool:
-        return any(int_attr(k, WORKLIST_ARG) is not None for k in self.kernels.values())
+        return any(_launch(k).worklist is not None for k in self.kernels.values())
 
     @property
     def uses_retry(self) -> bool:
-        return any(USES_RETRY in k.attributes for k in self.kernels.values())
+        return any(_launch(k).retries for k in self.kernels.values())
 
 
 def _check_device_op(op: Operation) -> None:
@@ -190,7 +184,7 @@ def _plan(op: IterateOp | PipeOp, kernels: dict[str, gpu.FuncOp]) -> _Plan:
                     "convert-irgl-kernels first",
                 )
             plan.kernels[name] = kernels[name]
-            if int_attr(kernels[name], CELL_ARG) is not None:
+            if _launch(kernels[name]).cell is not None:
                 aggr = inner.aggregation.data if inner.aggregation else Aggregation.ANY
                 if (name, aggr) not in plan.cells:
                     plan.cells.append((name, aggr))
@@ -216,11 +210,11 @@ def _plan(op: IterateOp | PipeOp, kernels: dict[str, gpu.FuncOp]) -> _Plan:
         )
     plan.block_size = best
     for name, kernel in plan.kernels.items():
-        pinned = int_attr(kernel, PINNED_BLOCK)
-        if pinned is not None and pinned != plan.block_size:
+        launch = _launch(kernel)
+        if launch.pinned and launch.block != plan.block_size:
             raise _NotOutlinable(
-                f"@{name} already runs in a control kernel of block size {pinned}, "
-                f"this one needs {plan.block_size}"
+                f"@{name} already runs in a control kernel of block size "
+                f"{launch.block}, this one needs {plan.block_size}"
             )
     return plan
 
@@ -255,16 +249,12 @@ def _captured(op: IterateOp | PipeOp) -> list[SSAValue]:
     return list(seen)
 
 
-def _suffix(t: Attribute) -> str:
-    if isinstance(t, IndexType):
-        return "index"
-    if isinstance(t, IntegerType):
-        return f"i{t.width.data}"
-    if isinstance(t, Float32Type):
-        return "f32"
-    if isinstance(t, Float64Type):
-        return "f64"
-    raise _NotOutlinable(f"a carried value of type {t} cannot be read back")
+def _device_read(t: Attribute) -> RuntimeFunction:
+    """The runtime function that copies a carried result of type `t` back."""
+    fn = overload("irgl_device_read", t)
+    if fn is None:
+        raise _NotOutlinable(f"a carried value of type {t} cannot be read back")
+    return fn
 
 
 def _unique(taken: set[str], base: str) -> str:
@@ -276,29 +266,8 @@ def _unique(taken: set[str], base: str) -> str:
     return name
 
 
-class _Builder:
-    """Inserts ops at a fixed point."""
-
-    def __init__(self, at: InsertPoint):
-        self.at = at
-
-    def insert(self, op: Operation) -> Operation:
-        Rewriter.insert_op(op, self.at)
-        return op
-
-    def value(self, op: Operation) -> SSAValue:
-        return self.insert(op).results[0]
-
-    def index(self, value: int) -> SSAValue:
-        return self.value(arith.ConstantOp.from_int_and_width(value, IndexType()))
-
-    def boolean(self, value: bool) -> SSAValue:
-        return self.value(arith.ConstantOp.from_int_and_width(int(value), 1))
-
-    def call(
-        self, name: str, args: Sequence[SSAValue], results: Sequence[Attribute] = ()
-    ) -> Sequence[SSAValue]:
-        return call(name, args, results, self.at).results
+def _boolean(b: LoweringBuilder, value: bool) -> SSAValue:
+    return b.const(int(value), i1)
 
 
 @dataclass
@@ -345,57 +314,60 @@ class _DeviceLowering:
 
     def invoke(
         self,
-        b: _Builder,
+        b: LoweringBuilder,
         name: str,
         args: Sequence[SSAValue],
         aggregation: Aggregation | None,
     ) -> SSAValue | None:
         """One invocation: run the body, barrier, retry rounds, advance."""
         kernel = self.plan.kernels[name]
-        uses_worklist = int_attr(kernel, WORKLIST_ARG) is not None
+        launch = _launch(kernel)
+        uses_worklist = launch.worklist is not None
         operands = [self.mapping.get(a, a) for a in args]
         epoch = self.state.epoch
         self._prologue(b)
         slot = None
-        if int_attr(kernel, CELL_ARG) is not None:
+        if launch.cell is not None:
             cell = self.cells[(name, aggregation or Aggregation.ANY)]
-            (slot,) = b.call("irgl_ctl_cell_slot", [cell, epoch], [CellType()])
+            slot = _rt_value(b, "irgl_ctl_cell_slot", [cell, epoch])
         cell_args = [slot] if slot is not None else []
 
-        def run(at: _Builder, worklists: Sequence[SSAValue]) -> None:
-            at.call(self.bodies[name], [*operands, *worklists, *cell_args])
-            at.call("irgl_grid_sync", [])
+        def run(at: LoweringBuilder, worklists: Sequence[SSAValue]) -> None:
+            at.stmt(
+                func.CallOp(self.bodies[name], [*operands, *worklists, *cell_args], [])
+            )
+            _rt(at, "irgl_grid_sync", [])
 
         if not uses_worklist:
             run(b, [])
         else:
             w_in, w_out, w_retry, w_spare = self.state.worklists
             run(b, [w_in, w_out, w_retry if self.plan.uses_retry else w_spare])
-            if USES_RETRY in kernel.attributes:
+            if launch.retries:
                 w_in, w_retry, w_spare = self._retry_rounds(
                     b, run, w_in, w_out, w_retry, w_spare
                 )
             # in := out, out := spare (emptied before the barrier), spare := in
             self.state.worklists = [w_out, w_spare, w_retry, w_in]
-            b.call("irgl_ctl_check", [w_out, self.status])
+            _rt(b, "irgl_ctl_check", [w_out, self.status])
         one = b.index(1)
-        self.state.epoch = b.value(arith.AddiOp(epoch, one))
+        self.state.epoch = b.op(arith.AddiOp(epoch, one))
         if aggregation is None or slot is None:
             return None
-        return b.call("irgl_ctl_cell_value", [slot], [i1])[0]
+        return _rt_value(b, "irgl_ctl_cell_value", [slot])
 
-    def _prologue(self, b: _Builder) -> None:
+    def _prologue(self, b: LoweringBuilder) -> None:
         """Thread 0 empties the spare worklist and resets the next cell slots
         (visible after the barrier that ends this step)."""
         if self.state.worklists:
-            b.call("irgl_ctl_clear", [self.state.worklists[3]])
+            _rt(b, "irgl_ctl_clear", [self.state.worklists[3]])
         for cell in self.cells.values():
-            b.call("irgl_ctl_cell_prepare", [cell, self.state.epoch])
+            _rt(b, "irgl_ctl_cell_prepare", [cell, self.state.epoch])
 
     def _retry_rounds(
         self,
-        b: _Builder,
-        run: Callable[[_Builder, Sequence[SSAValue]], None],
+        b: LoweringBuilder,
+        run: Callable[[LoweringBuilder, Sequence[SSAValue]], None],
         w_in: SSAValue,
         w_out: SSAValue,
         w_retry: SSAValue,
@@ -407,20 +379,20 @@ class _DeviceLowering:
         after = Block(arg_types=types)
         loop = scf.WhileOp([w_in, w_retry, w_spare], types, [before], [after])
         b.insert(loop)
-        cond = _Builder(InsertPoint.at_end(before))
-        (live,) = cond.call("irgl_ctl_has_work", [before.args[1]], [i1])
-        cond.call("irgl_ctl_check", [before.args[1], self.status])
+        cond = b.nested(InsertPoint.at_end(before))
+        live = _rt_value(cond, "irgl_ctl_has_work", [before.args[1]])
+        _rt(cond, "irgl_ctl_check", [before.args[1], self.status])
         cond.insert(scf.ConditionOp(live, *before.args))
-        body = _Builder(InsertPoint.at_end(after))
+        body = b.nested(InsertPoint.at_end(after))
         old_in, new_in, new_retry = after.args
-        body.call("irgl_ctl_clear", [old_in])
+        _rt(body, "irgl_ctl_clear", [old_in])
         run(body, [new_in, w_out, new_retry])
         body.insert(scf.YieldOp(new_in, new_retry, old_in))
         return loop.results[0], loop.results[1], loop.results[2]
 
     # -- structure -----------------------------------------------------
 
-    def lower_ops(self, b: _Builder, ops: Sequence[Operation]) -> None:
+    def lower_ops(self, b: LoweringBuilder, ops: Sequence[Operation]) -> None:
         for op in ops:
             if isinstance(op, InvokeOp):
                 aggr = op.aggregation.data if op.aggregation else None
@@ -438,17 +410,17 @@ class _DeviceLowering:
                 for old, new in zip(op.results, clone.results, strict=True):
                     self.mapping[old] = new
 
-    def _has_work(self, b: _Builder) -> SSAValue:
-        return b.call("irgl_ctl_has_work", [self.state.worklists[0]], [i1])[0]
+    def _has_work(self, b: LoweringBuilder) -> SSAValue:
+        return _rt_value(b, "irgl_ctl_has_work", [self.state.worklists[0]])
 
-    def iterate(self, b: _Builder, op: IterateOp) -> list[SSAValue]:
+    def iterate(self, b: LoweringBuilder, op: IterateOp) -> list[SSAValue]:
         name = op.callee.string_value()
         kernel = self.plan.kernels[name]
-        uses_worklist = int_attr(kernel, WORKLIST_ARG) is not None
+        uses_worklist = _launch(kernel).worklist is not None
         positions = op.carried_positions
         inits = [self.mapping.get(op.args[p], op.args[p]) for p in positions]
         carried_types = [v.type for v in inits]
-        first = self._has_work(b) if uses_worklist else b.boolean(True)
+        first = self._has_work(b) if uses_worklist else _boolean(b, True)
         state_types = self.state.types()
         with_wls = bool(self.state.worklists)
         before = Block(arg_types=[i1, *carried_types, *state_types])
@@ -461,7 +433,7 @@ class _DeviceLowering:
             [after],
         )
         b.insert(loop)
-        body = _Builder(InsertPoint.at_end(after))
+        body = b.nested(InsertPoint.at_end(after))
         ncarried = len(carried_types)
         self.state = _State.of(after.args[ncarried:], with_wls)
         args = list(op.args)
@@ -480,15 +452,15 @@ class _DeviceLowering:
         if op.term_cond is not None and result is not None:
             value = result
             if op.term_cond.data == TermCond.UNTIL:
-                value = body.value(arith.XOrIOp(result, body.boolean(True)))
+                value = body.op(arith.XOrIOp(result, _boolean(body, True)))
             conditions.append(value)
-        condition = conditions[0] if conditions else body.boolean(True)
+        condition = conditions[0] if conditions else _boolean(body, True)
         for other in conditions[1:]:
-            condition = body.value(arith.AndIOp(condition, other))
+            condition = body.op(arith.AndIOp(condition, other))
         if op.extra is not None and terminator.extra is not None:
             combine = arith.AndIOp if op.extra.data == ExtraCond.AND else arith.OrIOp
             extra = self.mapping.get(terminator.extra, terminator.extra)
-            condition = body.value(combine(condition, extra))
+            condition = body.op(combine(condition, extra))
         values = [self.mapping.get(v, v) for v in terminator.values]
         body.insert(scf.YieldOp(condition, *values, *self.state.values()))
         self.state = _State.of(loop.results[ncarried:], with_wls)
@@ -497,7 +469,7 @@ class _DeviceLowering:
             self.mapping[old] = new
         return results
 
-    def pipe(self, b: _Builder, op: PipeOp) -> None:
+    def pipe(self, b: LoweringBuilder, op: PipeOp) -> None:
         ops = [o for o in op.body.block.ops if not isinstance(o, YieldOp)]
         if op.once is not None:
             self.lower_ops(b, ops)
@@ -508,13 +480,13 @@ class _DeviceLowering:
         before.add_op(scf.ConditionOp(before.args[0], *before.args[1:]))
         after = Block(arg_types=state_types)
         loop = scf.WhileOp(
-            [b.boolean(True), *self.state.values()], state_types, [before], [after]
+            [_boolean(b, True), *self.state.values()], state_types, [before], [after]
         )
         b.insert(loop)
-        body = _Builder(InsertPoint.at_end(after))
+        body = b.nested(InsertPoint.at_end(after))
         self.state = _State.of(after.args, with_wls)
         self.lower_ops(body, ops)
-        live = self._has_work(body) if with_wls else body.boolean(False)
+        live = self._has_work(body) if with_wls else _boolean(body, False)
         body.insert(scf.YieldOp(live, *self.state.values()))
         self.state = _State.of(loop.results, with_wls)
 
@@ -560,7 +532,7 @@ class _Outliner:
             if isinstance(op, IterateOp):
                 for result in op.results_:
                     if result.uses:
-                        _suffix(result.type)
+                        _device_read(result.type)
         except _NotOutlinable as why:
             self.remark(op, where, f"not outlined: {why}")
             for inner in op.body.walk():
@@ -590,18 +562,17 @@ class _Outliner:
                 list(kernel.function_type.inputs.data),
                 [],
             )
-            decl.attributes[DEVICE_BODY_OF] = StringAttr(name)
+            DeviceBodyAttr(name).attach(decl)
             self.container.body.block.add_op(decl)
             self.bodies[name] = fname
         return self.bodies[name]
 
     def _build(self, op: IterateOp | PipeOp, plan: _Plan, name: str) -> None:
         for kname, kernel in plan.kernels.items():
-            set_int_attr(kernel, BLOCK_SIZE, plan.block_size)
-            set_int_attr(kernel, PINNED_BLOCK, plan.block_size)
+            _launch(kernel).pinned_to(plan.block_size).attach(kernel)
             self._body_function(kname, kernel)
-        host = _Builder(InsertPoint.before(op))
-        after = _Builder(InsertPoint.after(op))
+        host = LoweringBuilder(InsertPoint.before(op), table=self.module)
+        after = LoweringBuilder(InsertPoint.after(op), table=self.module)
         captured = _captured(op)
 
         # host: pipe context, spare worklist, cells, result buffers, status
@@ -611,61 +582,65 @@ class _Outliner:
             capacity = op.capacity
             if capacity is None:
                 graph = _graph_argument(op)
-                (capacity,) = host.call("irgl_graph_capacity", [graph], [IndexType()])
-            (pipe,) = host.call("irgl_pipe_create", [capacity], [PipeType()])
+                capacity = _rt_value(host, "irgl_graph_capacity", [graph])
+            pipe = _rt_value(host, "irgl_pipe_create", [capacity])
             for value in op.initial:
-                host.call("irgl_pipe_push_initial", [pipe, value])
+                _rt(host, "irgl_pipe_push_initial", [pipe, value])
             if op.initial_array is not None and op.initial_count is not None:
                 array_type = op.initial_array.type
                 assert isinstance(array_type, MemRefType)
-                suffix = _suffix(array_type.element_type)
-                host.call(
-                    f"irgl_pipe_init_from_array_{suffix}",
-                    [pipe, op.initial_array, op.initial_count],
-                )
-            for which in ("in", "out", "retry"):
-                worklists += host.call(f"irgl_pipe_{which}", [pipe], [WorklistType()])
+                fill = overload("irgl_pipe_init_from_array", array_type.element_type)
+                if fill is None:
+                    fail(
+                        op,
+                        "an initial worklist array must hold i32 or index items, "
+                        f"got {array_type}",
+                    )
+                host.call(fill, [pipe, op.initial_array, op.initial_count])
+            for which in ("irgl_pipe_in", "irgl_pipe_out", "irgl_pipe_retry"):
+                worklists.append(_rt_value(host, which, [pipe]))
             if plan.uses_retry:
-                (spare,) = host.call("irgl_wl_create", [capacity], [WorklistType()])
+                spare = _rt_value(host, "irgl_wl_create", [capacity])
                 worklists.append(spare)
             else:
                 # nothing pushes to retry: its worklist serves as the spare
                 worklists.append(worklists[2])
         host_cells = [
-            host.call(
+            _rt_value(
+                host,
                 "irgl_cell_create_slots",
-                [host.boolean(aggr == Aggregation.ANY)],
-                [CellType()],
-            )[0]
+                [_boolean(host, aggr == Aggregation.ANY)],
+            )
             for _, aggr in plan.cells
         ]
-        outputs: list[tuple[SSAValue, SSAValue]] = []
+        outputs: list[tuple[SSAValue, SSAValue, SSAValue]] = []
         if isinstance(op, IterateOp):
             for result in op.results_:
                 if result.uses:
-                    buffer_type = MemRefType(result.type, [1])
-                    buffer = host.value(memref.AllocOp([], [], buffer_type))
-                    outputs.append((result, buffer))
-        status = host.value(memref.AllocOp([], [], MemRefType(i32, [1])))
+                    outputs.append((result, *_device_buffer(host, result.type)))
+        status_alloc, status = _device_buffer(host, i32)
 
         # the control kernel
         operands = [
             *captured,
             *worklists,
             *host_cells,
-            *(buffer for _, buffer in outputs),
+            *(buffer for _, _, buffer in outputs),
             status,
         ]
         block = Block(arg_types=[v.type for v in operands])
         kernel = gpu.FuncOp(
             name, ([v.type for v in operands], []), Region(block), kernel=True
         )
-        kernel.attributes[GRID_SYNC] = UnitAttr()
-        kernel.attributes[CONTROL] = UnitAttr()
-        set_int_attr(kernel, BLOCK_SIZE, plan.block_size)
-        kernel.attributes[LAUNCH_BOUNDS] = DenseArrayBase.from_list(
-            i32, [plan.block_size, max(1, RESIDENT_THREADS // plan.block_size)]
-        )
+        LaunchAttr(
+            plan.block_size,
+            launch_bounds=(
+                plan.block_size,
+                max(1, RESIDENT_THREADS // plan.block_size),
+            ),
+            grid_sync=True,
+            control=True,
+        ).attach(kernel)
         self.container.body.block.add_op(kernel)
         args = list(block.args)
         ncap, nwl, ncell = len(captured), len(worklists), len(host_cells)
@@ -675,7 +650,7 @@ class _Outliner:
             zip(plan.cells, args[ncap + nwl : ncap + nwl + ncell], strict=True)
         )
         buffers = args[ncap + nwl + ncell : -1]
-        device = _Builder(InsertPoint.at_end(block))
+        device = LoweringBuilder(InsertPoint.at_end(block), table=self.container)
         state = _State(list(device_wls), device.index(0))
         lowering = _DeviceLowering(
             plan, self.bodies, mapping, device_cells, args[-1], state
@@ -683,13 +658,13 @@ class _Outliner:
         if isinstance(op, IterateOp):
             results = lowering.iterate(device, op)
             if buffers:
-                (first,) = device.call("irgl_is_first_thread", [], [i1])
+                first = _rt_value(device, "irgl_is_first_thread", [])
                 store = scf.IfOp(first, [], [Region(Block())])
                 device.insert(store)
-                inner = _Builder(InsertPoint.at_end(store.true_region.block))
+                inner = device.nested(InsertPoint.at_end(store.true_region.block))
                 zero = inner.index(0)
                 by_result = dict(zip(op.results_, results, strict=True))
-                for (result, _), buffer in zip(outputs, buffers, strict=True):
+                for (result, _, _), buffer in zip(outputs, buffers, strict=True):
                     inner.insert(memref.StoreOp.get(by_result[result], buffer, [zero]))
                 inner.insert(scf.YieldOp())
         else:
@@ -699,28 +674,33 @@ class _Outliner:
         # host: one cooperative launch, one synchronization
         symbol = SymbolRefAttr(KERNEL_MODULE, [name])
         threads = host.index(plan.block_size)
-        grid = host.value(GridSizeOp(symbol, threads, resident=True))
+        grid = host.op(GridSizeOp(symbol, threads, resident=True))
         one = host.index(1)
         host.insert(
             gpu.LaunchFuncOp(
                 symbol, [grid, one, one], [threads, one, one], None, operands
             )
         )
-        host.call("irgl_outline_finish", [status])
-        for result, buffer in outputs:
-            (value,) = host.call(
-                f"irgl_device_read_{_suffix(result.type)}", [buffer], [result.type]
-            )
+        _rt(host, "irgl_outline_finish", [status])
+        for result, alloc, buffer in outputs:
+            value = host.call_value(_device_read(result.type), [buffer])
             result.replace_all_uses_with(value)
-            after.insert(memref.DeallocOp.get(buffer))
-        after.insert(memref.DeallocOp.get(status))
+            after.insert(memref.DeallocOp.get(alloc))
+        after.insert(memref.DeallocOp.get(status_alloc))
         for cell in host_cells:
-            after.call("irgl_cell_destroy", [cell])
+            _rt(after, "irgl_cell_destroy", [cell])
         if spare is not None:
-            after.call("irgl_wl_destroy", [spare])
+            _rt(after, "irgl_wl_destroy", [spare])
         if pipe is not None:
-            after.call("irgl_pipe_destroy", [pipe])
+            _rt(after, "irgl_pipe_destroy", [pipe])
         Rewriter.erase_op(op, safe_erase=False)
+
+
+def _device_buffer(b: LoweringBuilder, element: Attribute) -> tuple[SSAValue, SSAValue]:
+    """A one-element device buffer: the allocation (`memref<1xT>`, to free)
+    and its `memref<?xT>` view that the control kernel and the runtime take."""
+    alloc = b.op(memref.AllocOp([], [], MemRefType(element, [1])))
+    return alloc, b.op(memref.CastOp.get(alloc, dynamic_memref(element)))
 
 
 def _graph_argument(op: Operation) -> SSAValue:
@@ -786,16 +766,15 @@ class OutlineKernelBodies(ModulePass):
             for decl in list(module.body.block.ops):
                 if not isinstance(decl, func.FuncOp):
                     continue
-                if DEVICE_BODY_OF not in decl.attributes:
+                body_of = DeviceBodyAttr.of(decl)
+                if body_of is None:
                     continue
-                attr = decl.attributes[DEVICE_BODY_OF]
-                assert isinstance(attr, StringAttr)
-                kernel = kernels.get(attr.data)
+                kernel = kernels.get(body_of.kernel_name)
                 if kernel is None:
                     fail(
                         decl,
-                        f"@{decl.sym_name.data} is the body of @{attr.data}, "
-                        "which is not a kernel",
+                        f"@{decl.sym_name.data} is the body of "
+                        f"@{body_of.kernel_name}, which is not a kernel",
                     )
                 body = kernel.body.clone()
                 for inner in list(body.walk()):

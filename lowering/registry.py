@@ -19,6 +19,14 @@ _PASSES: dict[str, tuple[str, str]] = {
         "IrglNestedParallelism",
     ),
     "convert-irgl-loops": ("lowering.convert_irgl_loops", "ConvertIrglLoops"),
+    "convert-irgl-exclusive": (
+        "lowering.convert_irgl_exclusive",
+        "ConvertIrglExclusive",
+    ),
+    "convert-irgl-nested-edges": (
+        "lowering.convert_irgl_nested_edges",
+        "ConvertIrglNestedEdges",
+    ),
     "convert-irgl-sync": ("lowering.convert_irgl_sync", "ConvertIrglSync"),
     "convert-irgl-graph": ("lowering.convert_irgl_graph", "ConvertIrglGraph"),
     "convert-irgl-c": ("lowering.convert_irgl_c", "ConvertIrglC"),

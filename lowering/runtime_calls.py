@@ -1,7 +1,9 @@
 """Calls into the CUDA runtime, and the lowered-kernel conventions.
 
-Patterns emit `func.call @irgl_*` and this module adds the matching external
-`func.func` declaration once, in the symbol table where the call lives (the
+Patterns emit `func.call @irgl_*` to functions of the runtime library
+(`irgl_dialect/runtime_library.py`, the one table of their names and
+signatures) and this module adds the matching external `func.func`
+declaration once, in the symbol table where the call lives (the
 `gpu.module` for device code, the top-level module for host code), in the
 manner of xDSL's `lower-mpi`.
 """
@@ -11,27 +13,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NoReturn
 
-from xdsl.dialects import func, gpu
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.builder import Builder
+from xdsl.dialects import func, gpu, memref
+from xdsl.dialects.builtin import (
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    UnrealizedConversionCastOp,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException, PassFailedException
+
+from irgl_dialect.attributes import GraphType
+from irgl_dialect.runtime import GraphHandleType, LaunchAttr
+from irgl_dialect.runtime_library import RuntimeFunction
 
 #: Name of the gpu.module that holds all lowered kernels.
 KERNEL_MODULE = "irgl_kernels"
-
-#: gpu.func attribute: index of the `in` worklist argument (then out, retry).
-WORKLIST_ARG = "irgl.worklist_arg"
-#: gpu.func attribute: index of the reduction cell argument.
-CELL_ARG = "irgl.cell_arg"
-#: gpu.func attribute: the kernel uses a grid barrier (cooperative launch).
-GRID_SYNC = "irgl.grid_sync"
-#: gpu.func attribute: the kernel pushes to the retry worklist.
-USES_RETRY = "irgl.uses_retry"
-#: gpu.func attribute: the block size chosen for the kernel.
-BLOCK_SIZE = "irgl.block_size"
-#: gpu.func attribute: CUDA __launch_bounds__ values.
-LAUNCH_BOUNDS = "irgl.launch_bounds"
 
 
 def fail(op: Operation, message: str) -> NoReturn:
@@ -49,53 +48,71 @@ def symbol_table_of(op: Operation) -> Operation:
     return parent
 
 
-def declare(
-    table: Operation,
-    name: str,
-    inputs: Sequence[Attribute],
-    outputs: Sequence[Attribute],
-) -> None:
-    """Add `func.func private @name(inputs) -> outputs` to `table` once."""
+def declare(table: Operation, fn: RuntimeFunction) -> None:
+    """Add `func.func private @fn(...)` from the runtime table to `table` once."""
     block = table.regions[0].block
     for existing in block.ops:
-        if isinstance(existing, func.FuncOp) and existing.sym_name.data == name:
-            want = func.FunctionType.from_lists(inputs, outputs)
-            if existing.function_type != want:
-                raise DiagnosticException(
-                    f"runtime function @{name} used with two signatures: "
-                    f"{existing.function_type} and {want}"
+        if isinstance(existing, func.FuncOp) and existing.sym_name.data == fn.name:
+            if existing.function_type != fn.function_type:
+                existing.emit_error(
+                    f"runtime function @{fn.name} is declared as "
+                    f"{existing.function_type}, but the runtime library has "
+                    f"{fn.function_type}",
+                    PassFailedException(f"bad declaration of @{fn.name}"),
                 )
             return
-    decl = func.FuncOp.external(name, list(inputs), list(outputs))
-    block.add_op(decl)
+    block.add_op(func.FuncOp.external(fn.name, list(fn.inputs), list(fn.outputs)))
+
+
+def _adapt(value: SSAValue, want: Attribute, builder: Builder, fn: str) -> SSAValue:
+    """`value` as an argument of type `want`: a static-shaped array becomes
+    `memref<?xT>` (`memref.cast`), an `!irgl.graph` its runtime handle (an
+    `unrealized_conversion_cast` that convert-irgl-graph folds away)."""
+    have = value.type
+    if have == want:
+        return value
+    if (
+        isinstance(have, MemRefType)
+        and isinstance(want, MemRefType)
+        and have.element_type == want.element_type
+        and len(have.get_shape()) == 1
+    ):
+        return builder.insert(memref.CastOp.get(value, want)).dest
+    if isinstance(want, GraphHandleType) and isinstance(have, GraphType):
+        cast = UnrealizedConversionCastOp.get([value], [want])
+        return builder.insert(cast).results[0]
+    raise DiagnosticException(
+        f"runtime function @{fn} takes {want}, but is called with {have}"
+    )
 
 
 def call(
-    name: str,
+    fn: RuntimeFunction,
     args: Sequence[SSAValue],
-    results: Sequence[Attribute],
-    insert_point: InsertPoint,
+    builder: Builder,
     table: Operation | None = None,
 ) -> func.CallOp:
-    """Insert `func.call @name(args)` at `insert_point` and declare `@name`
-    in `table` (by default the symbol table the call ends up in; pass it when
-    inserting into IR that is not attached yet)."""
-    op = func.CallOp(name, list(args), list(results))
-    Rewriter.insert_op(op, insert_point)
-    declare(table or symbol_table_of(op), name, [a.type for a in args], results)
+    """Insert `func.call @fn(args)` with `builder` and declare `@fn` from the
+    runtime table in `table` (by default the symbol table the call ends up
+    in; pass it when building IR that is not attached yet)."""
+    if len(args) != len(fn.inputs):
+        raise DiagnosticException(
+            f"runtime function @{fn.name} takes {len(fn.inputs)} argument(s), "
+            f"got {len(args)}"
+        )
+    operands = [
+        _adapt(a, t, builder, fn.name) for a, t in zip(args, fn.inputs, strict=True)
+    ]
+    op = builder.insert(func.CallOp(fn.name, operands, list(fn.outputs)))
+    declare(table or symbol_table_of(op), fn)
     return op
 
 
-def int_attr(op: Operation, name: str) -> int | None:
-    """An integer attribute of `op`, or None."""
-    attr = op.attributes.get(name)
-    if isinstance(attr, IntegerAttr):
-        return attr.value.data
-    return None
-
-
-def set_int_attr(op: Operation, name: str, value: int) -> None:
-    op.attributes[name] = IntegerAttr(value, i64)
+def call_at(
+    fn: RuntimeFunction, args: Sequence[SSAValue], at: InsertPoint
+) -> func.CallOp:
+    """`call` at an insertion point of attached IR."""
+    return call(fn, args, Builder(at))
 
 
 def enclosing_gpu_func(op: Operation) -> gpu.FuncOp:
@@ -114,7 +131,8 @@ def enclosing_gpu_func(op: Operation) -> gpu.FuncOp:
 def kernel_worklists(op: Operation) -> tuple[SSAValue, SSAValue, SSAValue]:
     """The (in, out, retry) worklist arguments of the kernel around `op`."""
     kernel = enclosing_gpu_func(op)
-    first = int_attr(kernel, WORKLIST_ARG)
+    launch = LaunchAttr.of(kernel)
+    first = None if launch is None else launch.worklist
     if first is None:
         raise DiagnosticException(
             f"kernel @{kernel.sym_name.data} has no worklist arguments"
@@ -126,7 +144,8 @@ def kernel_worklists(op: Operation) -> tuple[SSAValue, SSAValue, SSAValue]:
 def kernel_cell(op: Operation) -> SSAValue:
     """The reduction-cell argument of the kernel around `op`."""
     kernel = enclosing_gpu_func(op)
-    index = int_attr(kernel, CELL_ARG)
+    launch = LaunchAttr.of(kernel)
+    index = None if launch is None else launch.cell
     if index is None:
         raise DiagnosticException(
             f"kernel @{kernel.sym_name.data} has no reduction cell argument"

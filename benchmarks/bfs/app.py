@@ -36,7 +36,6 @@ APP = AppSpec(
     host_fn="main",
     outputs=[ArraySpec("level", "int32", init=init_level)],
     args=lambda ctx: [ctx.device_graph, ctx.arrays["level"], ctx.source],
-    signature=["graph", "memref", "index"],
     check=check,
     weighted=False,
 )

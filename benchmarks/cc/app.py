@@ -25,7 +25,6 @@ APP = AppSpec(
     host_fn="main",
     outputs=[ArraySpec("comp", "int32", init=0)],
     args=lambda ctx: [ctx.device_graph, ctx.arrays["comp"]],
-    signature=["graph", "memref"],
     check=check,
     weighted=False,
     uses_source=False,

@@ -106,8 +106,6 @@ APP = AppSpec(
         *(ctx.arrays[n] for n in ("xy", "tri", "nbr", "flags", "meta", "claims")),
         2 * ctx.input.tcap,
     ],
-    signature=["memref"] * 6 + ["index"],
-    returns="i32",
     check=check,
     symmetrize=False,
     weighted=False,

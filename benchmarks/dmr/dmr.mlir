@@ -51,7 +51,7 @@ irgl.cblock "#define DMR_INFO 8"
 // dmr_build_cavity results besides the lock count
 irgl.cblock "#define DMR_TOO_BIG (-1)"
 irgl.cblock "#define DMR_FAILED (-2)"
-irgl.cblock "#define DMR_MAX_WALK (1 << 20)"
+irgl.cblock "#define DMR_MAX_WALK (1 << 16)"
 // a triangle is bad if its smallest angle is below 30 degrees: 2 cos(30) = sqrt(3)
 irgl.cblock "#define DMR_TWO_COS_MIN_ANGLE 1.7320508075688772"
 
@@ -63,9 +63,13 @@ irgl.cblock "  int old = *p; *p = old + v; return old;"
 irgl.cblock "#endif"
 irgl.cblock "}"
 
-// Twice the signed area of (a, b, p): > 0 when p is left of a->b.
+// Twice the signed area of (a, b, p): > 0 when p is left of a->b. Evaluated in one canonical vertex order, so
+// that orient(a, b, p) == -orient(b, a, p) exactly, whatever the rounding (the GPU contracts to FMA): the two
+// triangles of an edge then never both see p outside it, and a visibility walk cannot bounce between them forever.
 irgl.cblock "DMR_HD double dmr_orient(const double* xy, int a, int b, double px, double py) {"
-irgl.cblock "  return (xy[2 * b] - xy[2 * a]) * (py - xy[2 * a + 1]) - (xy[2 * b + 1] - xy[2 * a + 1]) * (px - xy[2 * a]);"
+irgl.cblock "  double sign = 1.0;"
+irgl.cblock "  if (a > b) { int t = a; a = b; b = t; sign = -1.0; }"
+irgl.cblock "  return sign * ((xy[2 * b] - xy[2 * a]) * (py - xy[2 * a + 1]) - (xy[2 * b + 1] - xy[2 * a + 1]) * (px - xy[2 * a]));"
 irgl.cblock "}"
 
 // Smallest angle below 30 degrees: the angle A opposite the shortest edge a has cos A = (b2 + c2 - a2) / (2 b c).
@@ -352,7 +356,9 @@ irgl.kernel @identify_bad_triangles(%xy: memref<?xf64>, %tri: memref<?xi32>, %fl
 // triangle (reading the mesh only), then all of them contend for their
 // cavities and the triangles around them with Exclusive; the winners
 // re-triangulate and push the new bad triangles (and their own triangle if a
-// boundary split left it alive), the losers retry. A cavity that does not fit
+// boundary split left it alive); the losers go to the next invocation with
+// them (retry merge: one launch per round of the Pipe instead of relaunching
+// on the losers until none is left, which halves the launches). A cavity that does not fit
 // the 256-entry lock array is postponed to the next invocation (at most
 // DMR_MAX_TRIES times, then given up and counted).
 irgl.kernel @refine(%xy: memref<?xf64>, %tri: memref<?xi32>, %nbr: memref<?xi32>, %flags: memref<?xi32>, %meta: memref<?xi32>, %claims: memref<?xi32>) {
@@ -402,7 +408,7 @@ irgl.kernel @refine(%xy: memref<?xf64>, %tri: memref<?xi32>, %nbr: memref<?xi32>
         }
       }
     } else {
-      irgl.retry %t
+      irgl.retry %t merge
     }
     irgl.sync_running_threads
   }

@@ -33,7 +33,6 @@ APP = AppSpec(
     host_fn="main",
     outputs=[ArraySpec("in_set", "int32", init=0)],
     args=lambda ctx: [ctx.device_graph, ctx.arrays["in_set"]],
-    signature=["graph", "memref"],
     check=check,
     weighted=False,
     uses_source=False,

@@ -72,7 +72,6 @@ APP = AppSpec(
         ArraySpec("total", "int64", init=0, length=1),
     ],
     args=lambda ctx: [ctx.device_graph, ctx.arrays["comp"], ctx.arrays["total"]],
-    signature=["graph", "memref", "memref"],
     check=check,
     weighted=True,
     uses_source=False,

@@ -26,7 +26,6 @@ APP = AppSpec(
     host_fn="main",
     outputs=[ArraySpec("dist", "int32", init=INF)],
     args=lambda ctx: [ctx.device_graph, ctx.arrays["dist"], ctx.source],
-    signature=["graph", "memref", "index"],
     check=check,
     weighted=True,
 )

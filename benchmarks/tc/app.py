@@ -38,7 +38,6 @@ APP = AppSpec(
     host_fn="main",
     outputs=[ArraySpec("count", "int64", init=-1, length=1)],
     args=lambda ctx: [ctx.device_graph, ctx.arrays["count"]],
-    signature=["graph", "memref"],
     check=check,
     weighted=False,
     uses_source=False,

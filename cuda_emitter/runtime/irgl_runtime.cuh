@@ -270,7 +270,7 @@ __device__ __forceinline__ void irgl_cell_reduce(irgl::Cell c, bool v) {
 /// contended locks are not hammered with CASes. Never blocks. Callers retry
 /// in a divergence-safe loop (`while (!done) { if (try) {...; release; done =
 /// true;} }`), which is correct under independent thread scheduling.
-__device__ __forceinline__ bool irgl_lock_try(int32_t* locks, irgl_index i) {
+__device__ __forceinline__ bool irgl_lock_try_i32(int32_t* locks, irgl_index i) {
   cuda::atomic_ref<int32_t, cuda::thread_scope_device> lock(locks[i]);
   if (lock.load(cuda::memory_order_relaxed) != 0) return false;
   int32_t expected = 0;
@@ -280,13 +280,13 @@ __device__ __forceinline__ bool irgl_lock_try(int32_t* locks, irgl_index i) {
 
 /// Releases spin lock locks[i]: a release store of 0 at device scope (writes
 /// made in the critical section are visible to the next acquirer).
-__device__ __forceinline__ void irgl_lock_release(int32_t* locks, irgl_index i) {
+__device__ __forceinline__ void irgl_lock_release_i32(int32_t* locks, irgl_index i) {
   cuda::atomic_ref<int32_t, cuda::thread_scope_device> lock(locks[i]);
   lock.store(0, cuda::memory_order_release);
 }
 
-/// irgl_lock_try on 64-bit lock words (0 = free, 1 = held).
-__device__ __forceinline__ bool irgl_lock_try(int64_t* locks, irgl_index i) {
+/// irgl_lock_try_i32 for 64-bit lock words (0 = free, 1 = held).
+__device__ __forceinline__ bool irgl_lock_try_i64(int64_t* locks, irgl_index i) {
   cuda::atomic_ref<int64_t, cuda::thread_scope_device> lock(locks[i]);
   if (lock.load(cuda::memory_order_relaxed) != 0) return false;
   int64_t expected = 0;
@@ -294,8 +294,8 @@ __device__ __forceinline__ bool irgl_lock_try(int64_t* locks, irgl_index i) {
                                       cuda::memory_order_relaxed);
 }
 
-/// irgl_lock_release on 64-bit lock words.
-__device__ __forceinline__ void irgl_lock_release(int64_t* locks, irgl_index i) {
+/// irgl_lock_release_i32 for 64-bit lock words.
+__device__ __forceinline__ void irgl_lock_release_i64(int64_t* locks, irgl_index i) {
   cuda::atomic_ref<int64_t, cuda::thread_scope_device> lock(locks[i]);
   lock.store(0, cuda::memory_order_release);
 }

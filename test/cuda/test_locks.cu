@@ -1,4 +1,4 @@
-// GPU tests of the spin lock (irgl_lock_try / irgl_lock_release, the Atomic
+// GPU tests of the spin lock (irgl_lock_try_i32 / irgl_lock_release_i32, the Atomic
 // construct) and the ticket lock (irgl_ticket_acquire / _release) under heavy
 // contention: 1M threads, 16 locks, non-atomic read-modify-writes of two
 // fields inside the critical section. Lanes of one warp share locks, so this
@@ -15,10 +15,10 @@ __global__ void spin_critical(int32_t* locks, int* count, long long* sum, int n)
   int l = i % LOCKS;
   bool done = false;
   while (!done) {
-    if (irgl_lock_try(locks, l)) {
+    if (irgl_lock_try_i32(locks, l)) {
       count[l] = count[l] + 1;  // plain loads and stores
       sum[l] = sum[l] + i;
-      irgl_lock_release(locks, l);
+      irgl_lock_release_i32(locks, l);
       done = true;
     }
   }
@@ -29,9 +29,9 @@ __global__ void try_once(int32_t* locks, int* count, int* failed, int n) {
   int i = irgl_global_thread_id();
   if (i >= n) return;
   int l = i % LOCKS;
-  if (irgl_lock_try(locks, l)) {
+  if (irgl_lock_try_i32(locks, l)) {
     count[l] = count[l] + 1;
-    irgl_lock_release(locks, l);
+    irgl_lock_release_i32(locks, l);
   } else {
     atomicAdd(failed, 1);
   }

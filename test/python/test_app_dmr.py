@@ -320,11 +320,11 @@ class _CpuProgram:
     def alloc(self, n: int, dtype):
         return self._Array(n, dtype)
 
-    def time_call(self, host_fn, *args, signature=None, returns=None) -> float:
-        assert host_fn == "main" and returns == "i32"
+    def time_call(self, host_fn, *args) -> float:
+        assert host_fn == "main"
         *arrays, wlcap = args
         names = ("xy", "tri", "nbr", "flags", "meta", "claims")
-        assert wlcap == 2 * len(arrays[5].values) and len(signature) == len(args)
+        assert wlcap == 2 * len(arrays[5].values) and len(args) == 7
         host = {n: a.values for n, a in zip(names, arrays, strict=True)}
         self.last_result = cpu.refine(host, threads=512)
         return 1.0
@@ -333,7 +333,7 @@ class _CpuProgram:
 def test_load_app_finds_dmr() -> None:
     app = load_app("dmr")
     assert app.name == "dmr" and app.mlir == APP.mlir and app.load_input is not None
-    assert app.returns == "i32" and not app.uses_source
+    assert not app.uses_source
 
 
 def test_app_runs_through_execute_and_checks() -> None:
@@ -353,9 +353,9 @@ def test_app_runs_through_execute_and_checks() -> None:
 
 @functools.cache
 def _program():
-    from irgl_runner.bench_cli import load_program
+    from irgl_runner.api import Program, build
 
-    return load_program(APP)
+    return Program(build(APP.mlir))
 
 
 @pytest.mark.gpu

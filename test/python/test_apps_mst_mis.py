@@ -83,7 +83,7 @@ def test_lowers(tmp_path: Path, variant: str) -> None:
     assert "func.func @main" in lowered
     if variant == "mst":
         # blocking Atomic: the divergence-safe CAS loop on 32-bit lock words
-        assert "@irgl_lock_try(%locks" in lowered
+        assert "@irgl_lock_try_i32(%locks" in lowered
         assert "irgl_ticket_acquire" not in lowered
     if variant == "mst-ticket":
         assert "@irgl_ticket_acquire(%locks" in lowered
@@ -180,27 +180,25 @@ GRAPHS = {
     "equal-weights": lambda: _equal_weights(1000, 3000, 7),
     "path": lambda: _path(5000),
     "no-edges": lambda: generate("random:100:0"),
+    "star": lambda: generate("star:5000"),
+    "hub": lambda: generate("hub:50000:2"),
 }
 
 #: Runs one app on one graph in a fresh interpreter and exits 0 iff it checks.
 DRIVER = r"""
 import subprocess, sys
 from pathlib import Path
-from irgl_runner.api import Program, compile_cuda, emit_cuda
+from irgl_runner.api import Program, build
 from irgl_runner.apps import execute, load_app
 from irgl_runner.graphs import read_gr
 
-bench, variant, graph_path, irgl_opt, work = sys.argv[1:6]
+bench, variant, graph_path, work = sys.argv[1:5]
 app = load_app("mst" if variant == "mst-ticket" else variant, bench)
 if variant == "mst-ticket":
-    proc = subprocess.run(
-        [irgl_opt, "-p", "lower-irgl{ticket_locks=true}", "-t", "cuda",
-         str(Path(work) / "mst-ticket.mlir")],
-        capture_output=True, text=True, check=True)
-    cuda = proc.stdout
+    program = Program(build(Path(work) / "mst-ticket.mlir",
+                            pipeline="lower-irgl{ticket_locks=true}"))
 else:
-    cuda = emit_cuda(app.mlir)
-program = Program(compile_cuda(cuda))
+    program = Program(build(app.mlir))
 graph = read_gr(graph_path)
 if not app.weighted:
     graph.weights = None
@@ -228,7 +226,6 @@ def test_runs_on_gpu(tmp_path: Path, variant: str, graph_name: str) -> None:
         str(BENCHMARKS),
         variant,
         str(graph_path),
-        _irgl_opt(),
         str(tmp_path),
     ]
     try:

@@ -21,18 +21,26 @@ import numpy as np
 import pytest
 from conftest import nvcc_path
 
-from irgl_runner.api import compile_cuda, emit_cuda
+from irgl_runner.api import Program, build, compile_cuda, emit_cuda
 from irgl_runner.apps import AppSpec, execute, load_app
-from irgl_runner.bench_cli import load_program, resolve_graph
 from irgl_runner.generators import generate
+from irgl_runner.graph_args import resolve_graph
 from irgl_runner.graphs import CSRGraph
 from irgl_runner.reference import pagerank, triangle_count
 
 APPS = ("pr", "tc")
 
 #: Small graphs: power-law, high-diameter without triangles, random with
-#: isolated nodes, and a dense random one (many triangles).
-SMALL_GRAPHS = ("rmat:10", "grid:16x12", "random:2000:1500", "random:300:12000")
+#: isolated nodes, a dense random one (many triangles), and skewed ones: a
+#: star and two hubs of degree 200,000 (PageRank's sums on a hub).
+SMALL_GRAPHS = (
+    "rmat:10",
+    "grid:16x12",
+    "random:2000:1500",
+    "random:300:12000",
+    "star:5000",
+    "hub:200000:2",
+)
 
 
 def irgl_opt() -> str:
@@ -74,31 +82,31 @@ def test_emitted_cuda_compiles(name: str, tmp_path: Path) -> None:
 def pr_model(
     graph: CSRGraph, tol: float, seed: int = 0
 ) -> tuple[np.ndarray, np.ndarray]:
-    """benchmarks/pr/pr.mlir run sequentially in float32, rounds in random order."""
-    f32 = np.float32
-    tol32 = f32(tol)
+    """benchmarks/pr/pr.mlir run sequentially in float64, rounds in random order."""
+    f64 = np.float64
+    tol64 = f64(tol)
     rs, dst = graph.row_start, graph.edge_dst
-    rank = np.zeros(graph.num_nodes, f32)
-    residual = np.full(graph.num_nodes, f32(0.15), f32)
+    rank = np.zeros(graph.num_nodes, f64)
+    residual = np.full(graph.num_nodes, f64(0.15), f64)
     worklist = list(range(graph.num_nodes))
     rng = np.random.default_rng(seed)
     while worklist:
         out = []
         for k in rng.permutation(len(worklist)):
             n = worklist[k]
-            if not residual[n] >= tol32:
+            if not residual[n] >= tol64:
                 continue
-            r, residual[n] = residual[n], f32(0)
-            rank[n] = f32(rank[n] + r)
+            r, residual[n] = residual[n], f64(0)
+            rank[n] = f64(rank[n] + r)
             deg = rs[n + 1] - rs[n]
             if deg == 0:
                 continue
-            contrib = f32(f32(f32(0.85) * r) / f32(deg))
+            contrib = f64(f64(f64(0.85) * r) / f64(deg))
             for e in range(rs[n], rs[n + 1]):
                 d = dst[e]
                 old = residual[d]
-                residual[d] = new = f32(old + contrib)
-                if old < tol32 <= new:
+                residual[d] = new = f64(old + contrib)
+                if old < tol64 <= new:
                     out.append(d)
         worklist = out
     return rank, residual
@@ -148,7 +156,7 @@ def test_pr_check_accepts_model_and_rejects_errors(spec: str, tol: float) -> Non
     too_low[hub] = exact[hub] * (1 - 2 * tol / 0.15)
     assert "values outside" in check_ranks(too_low, residual, exact, tol)
     unconverged = residual.copy()
-    unconverged[3] = np.float32(tol)
+    unconverged[3] = tol
     assert "did not converge" in check_ranks(rank, unconverged, exact, tol)
     nan = rank.copy()
     nan[0] = np.nan
@@ -193,7 +201,7 @@ def test_tc_check() -> None:
 
 @pytest.fixture(scope="module")
 def programs() -> dict[str, object]:
-    return {name: load_program(load_app(name)) for name in APPS}
+    return {name: Program(build(load_app(name).mlir)) for name in APPS}
 
 
 def run_app(app: AppSpec, program: object, spec: str) -> str | None:

@@ -1,7 +1,7 @@
 """BFS, SSSP and connected components compiled from IrGL: they lower and
 compile with nvcc (CI), and on a GPU they agree exactly with scipy's
-csgraph on RMAT, 2D-grid and random graphs (the random ones built from raw
-inputs with isolated nodes, duplicate edges and self loops)."""
+csgraph on RMAT, 2D-grid, random graphs (built from raw inputs with isolated
+nodes, duplicate edges and self loops), a star, a hub-heavy graph and a path."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from conftest import has_gpu, nvcc_object_errors
 
 from irgl_runner import generators
 from irgl_runner.apps import AppSpec, execute, load_app
-from irgl_runner.bench_cli import default_source
+from irgl_runner.graph_args import default_source
 from irgl_runner.graphs import CSRGraph, clean
 
 APPS = ["bfs", "sssp", "cc"]
@@ -28,14 +28,17 @@ GRAPHS = {
     "rmat10": lambda: generators.rmat(10, seed=3),
     "grid": lambda: generators.grid2d(37, 23, seed=5),
     "random-raw": lambda: _raw_random(3000, 4000, seed=11),
+    "star": lambda: generators.generate("star:5000"),
+    "hub": lambda: generators.generate("hub:50000:2"),
+    "path": lambda: generators.generate("path:3000"),
 }
 
 
 @functools.cache
 def _program(name: str):
-    from irgl_runner.bench_cli import load_program
+    from irgl_runner.api import Program, build
 
-    return load_program(load_app(name))
+    return Program(build(load_app(name).mlir))
 
 
 @pytest.mark.parametrize("name", APPS)
@@ -57,4 +60,4 @@ def test_app_matches_scipy(name: str, graph_name: str) -> None:
         default_source(graph, generators.parse_spec("rmat:10")) if name != "cc" else 0
     )
     ctx = execute(app, _program(name), graph, source=source, reps=1, warmup=0)
-    assert app.check(ctx) is None
+    assert app.check is not None and app.check(ctx) is None

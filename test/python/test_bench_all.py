@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from irgl_runner import bench_cli
-from irgl_runner.bench_cli import BenchJob, SubprocessRunner, discover_apps, run_all
+from irgl_runner import bench_all, bench_cli
+from irgl_runner.bench_all import BenchJob, SubprocessRunner, discover_apps, run_all
 from irgl_runner.generators import parse_spec
 from irgl_runner.report import (
     BEGIN_MARKER,
@@ -129,12 +129,12 @@ def test_discover_apps_known_order_first(tmp_path: Path) -> None:
 
 
 def test_default_graph_lists_are_valid_specs() -> None:
-    for g in (*bench_cli.DEFAULT_GRAPHS, *bench_cli.QUICK_GRAPHS):
+    for g in (*bench_all.DEFAULT_GRAPHS, *bench_all.QUICK_GRAPHS):
         assert parse_spec(g) is not None
-    kinds = {parse_spec(g).kind for g in bench_cli.DEFAULT_GRAPHS}  # type: ignore[union-attr]
+    kinds = {parse_spec(g).kind for g in bench_all.DEFAULT_GRAPHS}  # type: ignore[union-attr]
     assert kinds == {"rmat", "grid", "random"}
-    assert "rmat:20" in bench_cli.DEFAULT_GRAPHS
-    assert "grid:2048x2048" in bench_cli.DEFAULT_GRAPHS
+    assert "rmat:20" in bench_all.DEFAULT_GRAPHS
+    assert "grid:2048x2048" in bench_all.DEFAULT_GRAPHS
 
 
 def test_repository_apps_are_discovered() -> None:
@@ -369,7 +369,7 @@ def test_quick_uses_small_graphs(tmp_path: Path, bench: Path) -> None:
     runner = FakeRunner()
     rc, _ = run_main(tmp_path, bench, runner, "--quick", "--apps", "bfs")
     assert rc == 0
-    assert [j.graph for j in runner.jobs] == list(bench_cli.QUICK_GRAPHS)
+    assert [j.graph for j in runner.jobs] == list(bench_all.QUICK_GRAPHS)
     assert all(j.nodes is not None and j.nodes <= 20000 for j in runner.jobs)
 
 
@@ -608,3 +608,24 @@ def test_all_quick_on_gpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert len(doc["results"]) == 15
     assert all(r["status"] == "passed" for r in doc["results"]), err
     assert doc["meta"]["gpu"]
+
+
+def test_pipeline_and_backend_reach_every_run(tmp_path: Path, bench: Path) -> None:
+    runner = FakeRunner()
+    pipeline = "lower-irgl{ticket_locks=true}"
+    rc, _ = run_main(
+        tmp_path,
+        bench,
+        runner,
+        "--apps",
+        "bfs,pr",
+        "--graphs",
+        "grid:2x2",
+        "-p",
+        pipeline,
+    )
+    assert rc == 0 and len(runner.jobs) == 2
+    for job in runner.jobs:
+        assert job.extra_args == ["--backend", "cuda", "--pipeline", pipeline]
+        cmd = SubprocessRunner().command(job)
+        assert cmd[-4:] == ["--backend", "cuda", "--pipeline", pipeline]

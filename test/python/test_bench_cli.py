@@ -7,6 +7,8 @@ The API is exercised against a host-only C mock of the runtime ABI
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -19,16 +21,27 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from irgl_runner import bench_cli
+from cuda_emitter.host_abi import (
+    AbiKind,
+    AbiValue,
+    EntryPoint,
+    dump_manifest,
+    load_manifest,
+    manifest_path,
+)
+from irgl_runner import bench_cli, graph_args
 from irgl_runner.api import (
     CompileError,
+    IrglError,
     IrglRuntimeError,
     Program,
     compile_cuda,
     emit_cuda,
+    emit_program,
 )
+from irgl_runner.backends import BACKENDS
 from irgl_runner.generators import generate
-from irgl_runner.graphs import read_gr
+from irgl_runner.graphs import load_graph, read_gr
 from irgl_runner.reference import INF, bfs_levels
 
 REPO = Path(__file__).resolve().parents[2]
@@ -106,6 +119,34 @@ int irgl_entry_touch(void *ap) { ((int32_t *)ap)[0] = 42; return 0; }
 """
 
 
+def _abi(name: str, params: str, result: str | None = None) -> EntryPoint:
+    def value(t: str) -> AbiValue:
+        kind = {
+            "!irgl.graph": AbiKind.POINTER,
+            "index": AbiKind.INT,
+            "i32": AbiKind.INT,
+            "f64": AbiKind.FLOAT,
+            "i1": AbiKind.BOOL,
+        }.get(t, AbiKind.POINTER)
+        return AbiValue(kind, t)
+
+    return EntryPoint(
+        name,
+        tuple(value(t) for t in params.split()),
+        None if result is None else value(result),
+    )
+
+
+#: The ABI of the mock's entry points, as a build's manifest would give it.
+MOCK_ABI = (
+    _abi("main", "!irgl.graph memref<?xi32> index"),
+    _abi("sum", "memref<?xf64> index f64 i1", "f64"),
+    _abi("count", "memref<?xi32> index i32", "index"),
+    _abi("positive", "f64", "i1"),
+    _abi("touch", "memref<?xi32>"),
+)
+
+
 @pytest.fixture(scope="module")
 def mock_so(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cc = shutil.which("cc") or shutil.which("gcc")
@@ -117,7 +158,25 @@ def mock_so(tmp_path_factory: pytest.TempPathFactory) -> Path:
     subprocess.run(
         [cc, "-shared", "-fPIC", "-O1", "-o", str(so), str(d / "mock.c")], check=True
     )
+    manifest_path(so).write_text(dump_manifest(MOCK_ABI))
     return so
+
+
+def use_mock(monkeypatch: pytest.MonkeyPatch, so: Path) -> list[str]:
+    """Make ``--backend cuda`` load the mock (no GPU check); the pipelines it
+    was asked for land in the returned list."""
+    pipelines: list[str] = []
+
+    def load(app: object, args: argparse.Namespace) -> Program:
+        pipelines.append(args.pipeline)
+        return Program(so)
+
+    monkeypatch.setitem(
+        BACKENDS,
+        "cuda",
+        dataclasses.replace(BACKENDS["cuda"], unavailable=lambda: None, load=load),
+    )
+    return pipelines
 
 
 def run_cli(
@@ -227,55 +286,69 @@ def test_gen_writes_gr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_resolve_graph_caches(tmp_path: Path) -> None:
-    g1, spec = bench_cli.resolve_graph("grid:5x4", cache_dir=tmp_path)
+    g1, spec = graph_args.resolve_graph("grid:5x4", cache_dir=tmp_path)
     cached = tmp_path / "grid_5x4.gr"
     assert spec is not None and cached.is_file()
-    g2, _ = bench_cli.resolve_graph("grid:5x4", cache_dir=tmp_path)
+    g2, _ = graph_args.resolve_graph("grid:5x4", cache_dir=tmp_path)
     np.testing.assert_array_equal(g1.edge_dst, g2.edge_dst)
     cached.write_bytes(b"junk")  # a corrupt cache entry is regenerated
-    g3, _ = bench_cli.resolve_graph("grid:5x4", cache_dir=tmp_path)
+    g3, _ = graph_args.resolve_graph("grid:5x4", cache_dir=tmp_path)
     np.testing.assert_array_equal(g1.weights, g3.weights)
     assert read_gr(cached).num_nodes == 20
 
 
 def test_default_source() -> None:
-    g, spec = bench_cli.resolve_graph("rmat:7:8")
-    src = bench_cli.default_source(g, spec)
+    g, spec = graph_args.resolve_graph("rmat:7:8")
+    src = graph_args.default_source(g, spec)
     assert g.degrees()[src] == g.degrees().max()
-    g2, spec2 = bench_cli.resolve_graph("grid:3x3")
-    assert bench_cli.default_source(g2, spec2) == 0
+    g2, spec2 = graph_args.resolve_graph("grid:3x3")
+    assert graph_args.default_source(g2, spec2) == 0
 
 
 # ----------------------------------------------------------- API with the mock
 
 
 def test_program_api(mock_so: Path) -> None:
-    prog = Program(mock_so)
+    prog = Program(mock_so)  # the ABI comes from the manifest beside it
+    assert set(prog.entry_points) == {"main", "sum", "count", "positive", "touch"}
     assert prog.device_name() == "Mock Device"
     arr = prog.alloc(4, np.float64).from_numpy(np.array([1.0, 2.0, 3.0, 4.0]))
     np.testing.assert_array_equal(arr.to_numpy(), [1, 2, 3, 4])
-    assert prog.call("sum", arr, 4, 0.5, True, returns="f64") == -5.0
-    sig = ["memref", "index", "f64", "i1"]
-    assert prog.call("sum", arr, 2, 1.0, False, signature=sig, returns="f64") == 3.0
-    ms = prog.time_call("sum", arr, 4, 1.0, False, returns="f64")
+    assert prog.call("sum", arr, 4, 0.5, True) == -5.0
+    assert prog.call("sum", arr, 2, 1, False) == 3.0  # an int for an f64 is fine
+    ms = prog.time_call("sum", arr, 4, 1.0, False)
     assert ms >= 0 and prog.last_result == 10.0
     ints = prog.alloc(5, "int32").from_numpy(np.array([3, 1, 3, 3, 0]))
-    assert (
-        prog.call(
-            "count", ints, 5, 3, signature=["memref", "index", "i32"], returns="index"
-        )
-        == 3
-    )
-    assert prog.call("positive", 2.5, returns="i1") is True
-    assert prog.call("positive", -1.0, returns="i1") is False
+    assert prog.call("count", ints, 5, np.int32(3)) == 3
+    assert prog.call("positive", 2.5) is True
+    assert prog.call("positive", -1.0) is False
     assert prog.call("touch", ints) is None
     assert ints.to_numpy()[0] == 42
-    with pytest.raises(ValueError, match="unknown result kind 'f16'"):
-        prog.call("positive", 1.0, returns="f16")
+    with pytest.raises(TypeError, match="@sum takes 4 arguments, got 2"):
+        prog.call("sum", arr, 4)
+    with pytest.raises(
+        TypeError,
+        match=r"@sum argument 0 \(memref<\?xf64>\): got a device array of int32",
+    ):
+        prog.call("sum", ints, 4, 1.0, False)
+    with pytest.raises(TypeError, match=r"@count argument 2 \(i32\): cannot pass"):
+        prog.call("count", ints, 5, 1.5)
     with pytest.raises(ValueError, match="3 values for a device array of 4"):
         arr.from_numpy(np.zeros(3))
     arr.free()
     arr.free()  # idempotent
+
+
+def test_program_needs_an_abi(mock_so: Path, tmp_path: Path) -> None:
+    bare = tmp_path / "bare.so"
+    shutil.copy(mock_so, bare)  # no manifest beside it
+    with pytest.raises(IrglError, match="has no ABI manifest"):
+        Program(bare).call("positive", 1.0)
+    # the escape hatch: an explicit ABI
+    assert Program(bare, entry_points=MOCK_ABI).call("positive", 1.0) is True
+    manifest_path(bare).write_text("{}")
+    with pytest.raises(IrglError, match="not a valid ABI manifest"):
+        Program(bare)
 
 
 def test_program_errors(mock_so: Path) -> None:
@@ -284,10 +357,12 @@ def test_program_errors(mock_so: Path) -> None:
     level = prog.alloc(9, np.int32)
     with pytest.raises(IrglRuntimeError, match="mock: source out of range"):
         prog.call("main", g, level, 99)
-    with pytest.raises(Exception, match="no entry point irgl_entry_nope"):
+    with pytest.raises(IrglError, match="no entry point @nope"):
         prog.call("nope", 1)
-    with pytest.raises(TypeError, match="cannot pass str"):
-        prog.call("main", "x")
+    with pytest.raises(TypeError, match="expected a device value, got str"):
+        prog.call("main", "x", level, 0)
+    with pytest.raises(TypeError, match="got a graph, expected a device array"):
+        prog.call("main", g, g, 0)
     prog.call("main", g, level, 4)
     assert level.to_numpy().tolist() == [2, 1, 2, 1, 0, 1, 2, 1, 2]
     g.free()
@@ -312,7 +387,7 @@ def test_run_bfs_with_mock(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(bench_cli, "load_program", lambda app: Program(mock_so))
+    pipelines = use_mock(monkeypatch, mock_so)
     g = tmp_path / "g.txt"
     g.write_text("# two pieces\n0 1\n1 2\n2 3\n5 6\n")  # node 4 isolated
     out_file = tmp_path / "levels.txt"
@@ -329,7 +404,7 @@ def test_run_bfs_with_mock(
     )
     assert rec["nodes"] == 7 and rec["edges"] == 8 and rec["source"] == 0
     assert len(rec["times_ms"]) == 3 and rec["median_ms"] == sorted(rec["times_ms"])[1]
-    assert rec["check"] == "passed"
+    assert rec["check"] == "passed" and pipelines == ["lower-irgl"]
     assert rec["edges_per_s"] is None or rec["edges_per_s"] > 0
     assert out_file.read_text().splitlines() == [
         "0 0",
@@ -345,16 +420,20 @@ def test_run_bfs_with_mock(
 def test_run_rmat_default_source_and_check_failure(
     mock_so: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(bench_cli, "load_program", lambda app: Program(mock_so))
+    pipelines = use_mock(monkeypatch, mock_so)
+    pipeline = "lower-irgl{block_size=128 ticket_locks=true}"
     code, out, err = run_cli(
-        ["run", "bfs", "--graph", "rmat:6:4", "--reps", "1", "--no-cache"], capsys
+        ["run", "bfs", "--graph", "rmat:6:4", "--reps", "1", "--no-cache"]
+        + ["-p", pipeline],
+        capsys,
     )
     assert code == 0, err
     rec = json.loads(out)
-    g, spec = bench_cli.resolve_graph("rmat:6:4")
+    g, spec = graph_args.resolve_graph("rmat:6:4")
     assert (
-        rec["source"] == bench_cli.default_source(g, spec) and rec["check"] == "passed"
+        rec["source"] == graph_args.default_source(g, spec) and rec["check"] == "passed"
     )
+    assert pipelines == [pipeline]  # passed through as given
 
     # A wrong answer: the check catches it, the JSON line still comes, exit code 1.
     from irgl_runner.apps import load_app
@@ -428,3 +507,169 @@ def test_compile_cuda_failure_message(tmp_path: Path) -> None:
 def test_emit_cuda_missing_file(tmp_path: Path) -> None:
     with pytest.raises(CompileError, match="no such MLIR file"):
         emit_cuda(tmp_path / "nope.mlir")
+
+
+def test_emit_cuda_in_process_and_pipeline_as_given(tmp_path: Path) -> None:
+    """The pipeline is used as given (options once, no second lower-irgl)."""
+    from irgl_runner.apps import load_app
+
+    mst_app = load_app("mst")
+    ticket = tmp_path / "mst64.mlir"  # the MST program with 64-bit lock words
+    ticket.write_text(mst_app.check.__globals__["ticket_lock_mlir"]())  # type: ignore[union-attr]
+    default = emit_program(ticket)
+    tickets = emit_program(ticket, pipeline="lower-irgl{ticket_locks=true}")
+    assert tickets.cuda != default.cuda
+    assert [e.name for e in tickets.entry_points] == ["main"]
+    # a second lower-irgl would fail: nothing irgl is left to lower, so
+    # equal text means the option reached the one run
+    twice = emit_program(ticket, pipeline="lower-irgl{ticket_locks=true},lower-irgl")
+    assert twice.cuda == tickets.cuda
+    with pytest.raises(CompileError, match=r"bad pass pipeline 'nope'"):
+        emit_program(ticket, pipeline="nope")
+    with pytest.raises(CompileError, match=r"not found in expected arguments"):
+        emit_program(ticket, pipeline="lower-irgl{bogus=1}")
+
+
+def test_compile_errors_are_located_diagnostics(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.mlir"
+    bad.write_text("irgl.kernel host @main(%n: index) {\n  %x = arith.addi %n, %q\n}\n")
+    with pytest.raises(CompileError) as info:
+        emit_program(bad)
+    assert str(info.value).startswith(f"{bad}:")
+    wrong = tmp_path / "wrong.mlir"
+    wrong.write_text(
+        "func.func @main(%n: index) -> i32 {\n"
+        "  %x = arith.addi %n, %n : index\n"
+        "  func.return %x : index\n}\n"
+    )
+    with pytest.raises(CompileError) as info:
+        emit_program(wrong, pipeline="")
+    text = str(info.value)
+    assert text.startswith(f"{wrong}: error: ") and "^^^^" in text
+    assert len(text.splitlines()) < 20  # the module is cut to the failing op
+
+
+def test_run_reports_compile_errors_without_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app_dir = tmp_path / "apps" / "broken"
+    app_dir.mkdir(parents=True)
+    (app_dir / "broken.mlir").write_text("irgl.kernel host @main( {\n")
+    (app_dir / "app.py").write_text(
+        "from pathlib import Path\n"
+        "from irgl_runner.apps import AppSpec\n"
+        "APP = AppSpec(name='broken', mlir=Path(__file__).with_name('broken.mlir'),\n"
+        "              host_fn='main', outputs=[], args=lambda ctx: [],\n"
+        "              uses_source=False)\n"
+    )
+    cuda = BACKENDS["cuda"]
+    monkeypatch.setitem(
+        BACKENDS, "cuda", dataclasses.replace(cuda, unavailable=lambda: None)
+    )
+    code, out, err = run_cli(
+        ["run", "broken", "--graph", "grid:2x2", "--no-cache"]
+        + ["--benchmarks-dir", str(tmp_path / "apps")],
+        capsys,
+    )
+    assert code == 1 and out == "" and "Traceback" not in err
+    assert err.startswith(f"irgl-bench: error: {app_dir / 'broken.mlir'}:1:")
+
+
+def test_run_without_gpu_says_so_before_compiling(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_build(app: object, args: object) -> Program:
+        raise AssertionError("compiled although no GPU is present")
+
+    monkeypatch.setitem(
+        BACKENDS,
+        "cuda",
+        dataclasses.replace(
+            BACKENDS["cuda"], unavailable=lambda: "no GPU here", load=no_build
+        ),
+    )
+    code, out, err = run_cli(
+        ["run", "bfs", "--graph", "grid:2x2", "--no-cache"], capsys
+    )
+    assert code == 1 and out == ""
+    assert (
+        err.strip() == "irgl-bench: error: cannot run with --backend cuda: no GPU here"
+    )
+
+
+def test_cuda_unavailable_names_the_reason() -> None:
+    from irgl_runner.backends import cuda_unavailable
+
+    reason = cuda_unavailable()
+    assert reason is None or "GPU" in reason or "CUDA" in reason
+
+
+@pytest.mark.parametrize("suffix", [".gr", ".mtx", ".txt", ".el"])
+def test_gen_writes_the_format_its_suffix_names(
+    suffix: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out_file = tmp_path / f"g{suffix}"
+    code, _, err = run_cli(["gen", "rmat:6:4", "-o", str(out_file)], capsys)
+    assert code == 0, err
+    head = out_file.read_bytes()[:60]
+    if suffix == ".gr":
+        assert head[:8] == struct.pack("<Q", 1)
+    elif suffix == ".mtx":
+        assert head.startswith(b"%%MatrixMarket matrix coordinate integer general")
+    else:
+        assert head.startswith(b"# 64 nodes")
+    ref = generate("rmat:6:4")
+    back = load_graph(out_file)
+    # an edge list cannot hold isolated nodes after the last edge's
+    n = back.num_nodes if suffix in (".txt", ".el") else ref.num_nodes
+    np.testing.assert_array_equal(back.row_start, ref.row_start[: n + 1])
+    np.testing.assert_array_equal(back.edge_dst, ref.edge_dst)
+    np.testing.assert_array_equal(back.weights, ref.weights)
+
+
+def test_gen_errors_name_what_the_user_gave(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "missing" / "dir" / "x.gr"
+    code, out, err = run_cli(["gen", "rmat:4", "-o", str(missing)], capsys)
+    assert code == 2 and out == ""
+    assert err.strip() == f"irgl-bench: error: {missing}: No such file or directory"
+    code, _, err = run_cli(["gen", "grid:0x5", "-o", str(tmp_path / "g.gr")], capsys)
+    assert code == 2 and "grid dimensions must be at least 1x1" in err
+    code, _, err = run_cli(["gen", "rmat:4", "-o", str(tmp_path / "g.csv")], capsys)
+    assert code == 2 and "unknown graph file extension '.csv'" in err
+
+
+def test_build_writes_the_abi_manifest(tmp_path: Path) -> None:
+    """build(): in-process CUDA (the same text irgl-opt prints), a library from
+    (here a fake) nvcc, and the ABI manifest beside it, read by Program."""
+    from irgl_runner.api import build
+    from irgl_runner.build import runtime_include_dir
+
+    fake = tmp_path / "nvcc"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'while [ "$#" -gt 0 ]; do if [ "$1" = "-o" ]; then out="$2"; fi; shift; done\n'
+        'echo built > "$out"\n'
+    )
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    bfs = REPO / "benchmarks" / "bfs" / "bfs.mlir"
+    so = build(bfs, nvcc=str(fake), cache=tmp_path / "cache")
+    cu = so.with_suffix(".cu")
+    opt = Path(sys.executable).with_name("irgl-opt")
+    printed = subprocess.run(
+        [str(opt), "--lower-irgl", "-t", "cuda", str(bfs)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert cu.read_text() == printed
+    (main,) = load_manifest(manifest_path(so).read_text())
+    assert main.name == "main" and main.result is None
+    assert [p.kind for p in main.params] == [
+        AbiKind.POINTER,
+        AbiKind.POINTER,
+        AbiKind.INT,
+    ]
+    assert [p.mlir_type for p in main.params][1:] == ["memref<?xi32>", "index"]
+    assert (runtime_include_dir() / "irgl_runtime.cuh").is_file()

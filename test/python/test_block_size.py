@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from lowering.block_size import (
     BlockCategory,
     BlockConstraint,
@@ -75,5 +77,33 @@ def test_launch_bounds_set_the_lowered_block_size(tmp_path: Path) -> None:
         text=True,
         check=True,
     ).stdout
-    assert 'sym_name = "k"' in out and "irgl.block_size = 128" in out
-    assert 'sym_name = "e"' in out and "irgl.block_size = 256" in out
+    assert 'sym_name = "k"' in out and "#irgl_rt.launch<block = 128" in out
+    assert 'sym_name = "e"' in out and "#irgl_rt.launch<block = 256" in out
+
+
+@pytest.mark.parametrize("value", [0, 16, 96, 2048])
+def test_block_size_option_is_validated(value: int) -> None:
+    from lowering.convert_irgl_kernels import ConvertIrglKernels
+    from lowering.lower_irgl import LowerIrgl
+
+    with pytest.raises(ValueError, match="lower-irgl: block_size must be a power"):
+        LowerIrgl(block_size=value)
+    with pytest.raises(ValueError, match="convert-irgl-kernels: block_size must"):
+        ConvertIrglKernels(block_size=value)
+
+
+def test_bad_block_size_is_a_clear_cli_error() -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "tools" / "irgl-opt"),
+            str(REPO / "examples" / "bfs.mlir"),
+            "-p",
+            "lower-irgl{block_size=0}",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode != 0
+    assert "block_size must be a power of two from 32 to 1024, got 0" in proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -82,6 +82,22 @@ def test_target_is_registered_with_its_options() -> None:
     assert target == CudaTarget(arch="sm_80", index_bitwidth=64, inline_runtime=False)
     with pytest.raises(ValueError, match="index-bitwidth must be 32 or 64"):
         CudaTarget(index_bitwidth=16)
+    for arch in ("sm_1", "sm_52", "compute_90", "90"):
+        with pytest.raises(ValueError, match="arch must be sm_<NN> with NN >= 60"):
+            CudaTarget(arch=arch)
+    assert CudaTarget(arch="sm_90a").arch == "sm_90a"
+
+
+def test_unlowered_module_asks_for_lower_irgl() -> None:
+    ctx = _context()
+    from irgl_dialect.dialect import Irgl
+
+    ctx.load_dialect(Irgl)
+    module = _parse(ctx, (ROOT / "examples" / "bfs.mlir").read_text(), "bfs.mlir")
+    with pytest.raises(DiagnosticException, match="run the lowering first") as info:
+        CudaTarget().emit(ctx, module, StringIO())
+    assert "--lower-irgl" in str(info.value)
+    assert "'irgl.kernel'" in str(info.value)
 
 
 @pytest.mark.parametrize("path", VALID_INPUTS, ids=lambda p: p.name)

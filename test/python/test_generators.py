@@ -13,8 +13,11 @@ from irgl_runner.generators import (
     GraphSpec,
     generate,
     grid2d,
+    hub_graph,
     parse_spec,
+    path_graph,
     rmat,
+    star,
     uniform_random,
 )
 from irgl_runner.graphs import COOGraph, CSRGraph, clean
@@ -45,7 +48,7 @@ def same_graph(a: CSRGraph, b: CSRGraph) -> bool:
         a.num_nodes == b.num_nodes
         and np.array_equal(a.row_start, b.row_start)
         and np.array_equal(a.edge_dst, b.edge_dst)
-        and np.array_equal(a.weights, b.weights)
+        and np.array_equal(np.asarray(a.weights), np.asarray(b.weights))
     )
 
 
@@ -53,6 +56,9 @@ GENERATORS = {
     "rmat": lambda seed: rmat(8, 8, seed=seed),
     "grid": lambda seed: grid2d(7, 5, seed=seed),
     "random": lambda seed: uniform_random(300, 900, seed=seed),
+    "path": lambda seed: path_graph(50, seed=seed),
+    "star": lambda seed: star(40, seed=seed),
+    "hub": lambda seed: hub_graph(200, 3, seed=seed),
 }
 
 
@@ -68,7 +74,7 @@ def test_deterministic_and_clean(kind: str) -> None:
     assert_clean(c)
     if kind == "grid":
         assert np.array_equal(a.edge_dst, c.edge_dst) and not np.array_equal(
-            a.weights, c.weights
+            np.asarray(a.weights), np.asarray(c.weights)
         )
     else:
         assert not same_graph(a, c)
@@ -174,3 +180,49 @@ def test_generate_matches_functions() -> None:
     assert same_graph(generate("grid:4x3"), grid2d(4, 3))  # type: ignore[arg-type]
     assert same_graph(generate("rmat:5:4@2"), rmat(5, 4, seed=2))  # type: ignore[arg-type]
     assert same_graph(generate("random:40:60"), uniform_random(40, 60))  # type: ignore[arg-type]
+
+
+def test_path_star_hub_structure() -> None:
+    path = generate("path:6")
+    assert path.num_nodes == 6 and path.degrees().tolist() == [1, 2, 2, 2, 2, 1]
+    assert path.edge_dst[path.row_start[2] : path.row_start[3]].tolist() == [1, 3]
+    levels = csgraph.shortest_path(path.to_scipy(weighted=False), indices=0)
+    assert levels.tolist() == [0, 1, 2, 3, 4, 5]  # diameter n - 1
+    assert generate("path:1").num_edges == 0
+
+    s = generate("star:7")
+    assert s.degrees().tolist() == [6, 1, 1, 1, 1, 1, 1]
+    assert s.edge_dst[: s.row_start[1]].tolist() == [1, 2, 3, 4, 5, 6]
+    assert set(s.edge_dst[s.row_start[1] :].tolist()) == {0}
+
+    n, hubs = 1000, 2
+    h = generate(f"hub:{n}:{hubs}")
+    deg = h.degrees()
+    assert deg[0] == deg[1] == n - 1  # each hub reaches every other node
+    assert deg[hubs:].max() < 30 and deg[hubs:].min() >= hubs
+    assert same_graph(h, hub_graph(n, hubs))  # type: ignore[arg-type]
+    assert generate("hub:50").degrees()[0] == 49  # one hub by default
+
+
+def test_path_star_hub_specs() -> None:
+    assert parse_spec("path:1048576") == GraphSpec("path", (1048576,))
+    assert parse_spec("star:10@3") == GraphSpec("star", (10,), 3)
+    assert parse_spec("hub:100") == GraphSpec("hub", (100, 1))
+    assert parse_spec("hub:100:4") == GraphSpec("hub", (100, 4))
+    assert GraphSpec("path", (9,)).name == "path:9"
+    assert GraphSpec("hub", (9, 2), 5).name == "hub:9:2@5"
+    assert same_graph(generate("path:30@4"), path_graph(30, seed=4))  # type: ignore[arg-type]
+    assert same_graph(generate("star:30"), star(30))  # type: ignore[arg-type]
+    for bad in ["path:0", "path:", "star:0", "star:1x2", "hub:0", "hub:5:6", "hub:5:0"]:
+        with pytest.raises(ValueError, match="graph spec"):
+            parse_spec(bad)
+    with pytest.raises(ValueError, match="at least 1 node"):
+        path_graph(0)
+    with pytest.raises(ValueError, match="hub count"):
+        hub_graph(3, 4)
+
+
+@pytest.mark.parametrize("bad", ["grid:0x5", "grid:5x0", "grid:0x0"])
+def test_empty_grid_spec_is_an_error(bad: str) -> None:
+    with pytest.raises(ValueError, match="at least 1x1"):
+        parse_spec(bad)

@@ -169,11 +169,12 @@ def test_pagerank_matches_linear_solve() -> None:
     n, d = g.num_nodes, 0.85
     deg = g.degrees().astype(float)
     inv = np.divide(1.0, deg, out=np.zeros(n), where=deg > 0)
-    p_t = sp.csr_matrix(
-        (np.ones(g.num_edges), (g.edge_dst, g.edge_src())), shape=(n, n)
-    ) @ sp.diags(inv)
-    exact = spla.spsolve(
-        sp.identity(n, format="csc") - d * p_t.tocsc(), np.full(n, 1 - d)
+    p_t = sp.csc_matrix(
+        sp.csr_matrix((np.ones(g.num_edges), (g.edge_dst, g.edge_src())), shape=(n, n))
+        @ sp.diags(inv)
+    )
+    exact = np.asarray(
+        spla.spsolve(sp.identity(n, format="csc") - d * p_t, np.full(n, 1 - d))
     )
     got = pagerank(g, tolerance=1e-10)
     assert compare_close("pr", got, exact, rtol=1e-6, atol=1e-8) is None

@@ -41,9 +41,9 @@ __global__ void device_side(irgl::Graph g, irgl::Worklist in, irgl::Worklist out
   irgl_cell_reduce(cell, acc > 0);
   bool done = false;
   while (!done) {
-    if (irgl_lock_try(locks, id % 16)) {
+    if (irgl_lock_try_i32(locks, id % 16)) {
       sink[0] += acc;
-      irgl_lock_release(locks, id % 16);
+      irgl_lock_release_i32(locks, id % 16);
       done = true;
     }
   }

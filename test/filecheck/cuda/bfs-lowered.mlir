@@ -42,7 +42,7 @@ builtin.module attributes {gpu.container_module} {
         memref.store %value, %level[%n] : memref<?xi32>
       }
       "gpu.return"() : () -> ()
-    }) {sym_name = "init", irgl.block_size = 256 : i64, irgl.launch_bounds = array<i32: 256>} : () -> ()
+    }) {sym_name = "init", irgl_rt.launch = #irgl_rt.launch<block = 256, bounds = [256]>} : () -> ()
 
     // CHECK-LABEL: __global__ void __launch_bounds__(256) bfs(irgl::Graph g, int32_t* level, int32_t LEVEL, irgl::Worklist in, irgl::Worklist out) {
     // CHECK-NEXT:    irgl_index tid = irgl_global_thread_id();
@@ -85,7 +85,7 @@ builtin.module attributes {gpu.container_module} {
         }
       }
       "gpu.return"() : () -> ()
-    }) {sym_name = "bfs", irgl.block_size = 256 : i64, irgl.launch_bounds = array<i32: 256>} : () -> ()
+    }) {sym_name = "bfs", irgl_rt.launch = #irgl_rt.launch<block = 256, bounds = [256]>} : () -> ()
 
     func.func private @irgl_global_thread_id() -> index
     func.func private @irgl_global_num_threads() -> index

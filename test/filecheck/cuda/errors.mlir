@@ -114,3 +114,33 @@ builtin.module {
   }
 }
 // CHECK: CUDA emitter: functions with more than one result are not supported (func.func @pair)
+
+// -----
+
+// Runtime calls must match the runtime library (irgl_dialect/runtime_library.py).
+builtin.module attributes {gpu.container_module} {
+  "gpu.module"() <{sym_name = "irgl_kernels"}> ({
+    "gpu.func"() <{function_type = (memref<?xi16>) -> (), kernel}> ({
+    ^bb0(%a: memref<?xi16>):
+      %c0 = arith.constant 0 : index
+      %got = func.call @irgl_lock_try(%a, %c0) : (memref<?xi16>, index) -> i1
+      "gpu.return"() : () -> ()
+    }) {sym_name = "k"} : () -> ()
+    func.func private @irgl_lock_try(memref<?xi16>, index) -> i1
+  }) : () -> ()
+}
+// CHECK: CUDA emitter: @irgl_lock_try is not a function of the IrGL runtime library (in gpu.func @k)
+
+// -----
+
+builtin.module attributes {gpu.container_module} {
+  "gpu.module"() <{sym_name = "irgl_kernels"}> ({
+    "gpu.func"() <{function_type = (memref<?xi32>) -> (), kernel}> ({
+    ^bb0(%a: memref<?xi32>):
+      %got = func.call @irgl_lock_try_i32(%a) : (memref<?xi32>) -> i1
+      "gpu.return"() : () -> ()
+    }) {sym_name = "k"} : () -> ()
+    func.func private @irgl_lock_try_i32(memref<?xi32>) -> i1
+  }) : () -> ()
+}
+// CHECK: CUDA emitter: @irgl_lock_try_i32 is declared as (memref<?xi32>) -> i1, but the runtime library has (memref<?xi32>, index) -> i1 (in gpu.func @k)

@@ -66,7 +66,7 @@ builtin.module attributes {gpu.container_module} {
       memref.store %3, %out[%gid] : memref<?xindex>
       "gpu.barrier"() : () -> ()
       "gpu.return"() : () -> ()
-    }) {sym_name = "ids", irgl.block_size = 256 : i64, irgl.launch_bounds = array<i32: 256>} : () -> ()
+    }) {sym_name = "ids", irgl_rt.launch = #irgl_rt.launch<block = 256, bounds = [256]>} : () -> ()
 
     // A grid-stride loop over a worklist; names that are C++ keywords or
     // reserved get a prefix, dotted names become valid identifiers.
@@ -101,7 +101,7 @@ builtin.module attributes {gpu.container_module} {
         func.call @irgl_cell_reduce(%any, %big) : (!irgl_rt.cell, i1) -> ()
       }
       "gpu.return"() : () -> ()
-    }) {sym_name = "count_degrees", irgl.launch_bounds = array<i32: 128, 4>} : () -> ()
+    }) {sym_name = "count_degrees", irgl_rt.launch = #irgl_rt.launch<block = 128, bounds = [128, 4]>} : () -> ()
 
     // A kernel with a grid barrier: launched cooperatively.
     // CHECK:       __global__ void relax(irgl::Graph g, int32_t* dist) {
@@ -118,7 +118,7 @@ builtin.module attributes {gpu.container_module} {
       %t32 = arith.index_cast %t : index to i32
       memref.store %t32, %dist[%c0] : memref<?xi32>
       "gpu.return"() : () -> ()
-    }) {sym_name = "relax", irgl.grid_sync} : () -> ()
+    }) {sym_name = "relax", irgl_rt.launch = #irgl_rt.launch<block = 256, grid_sync>} : () -> ()
 
     // CHECK:       __device__ irgl_index twice(irgl_index x) {
     // CHECK-NEXT:    irgl_index r = x * 2;

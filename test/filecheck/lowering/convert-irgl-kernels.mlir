@@ -38,9 +38,9 @@ irgl.kernel host @main(%g: !irgl.graph, %x: memref<?xi32>) {
 // CHECK:          "gpu.func"() <{function_type = (!irgl.graph, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist) -> (), kernel}>
 // CHECK:            irgl.forall %i in worklist
 // CHECK:            "gpu.return"() : () -> ()
-// CHECK:          sym_name = "wl", irgl.worklist_arg = 1 : i64, irgl.launch_bounds = array<i32: 128>, irgl.block_size = 128 : i64
+// CHECK:          sym_name = "wl", irgl_rt.launch = #irgl_rt.launch<block = 128, worklist = 1, bounds = [128]>
 // CHECK:          "gpu.func"() <{function_type = (!irgl.graph, memref<?xi32>, !irgl_rt.cell) -> (), kernel}>
-// CHECK:          sym_name = "red", irgl.cell_arg = 2 : i64, irgl.block_size = 256 : i64
-// CHECK:          sym_name = "barrier", irgl.grid_sync
+// CHECK:          sym_name = "red", irgl_rt.launch = #irgl_rt.launch<block = 256, cell = 2>
+// CHECK:          sym_name = "barrier", irgl_rt.launch = #irgl_rt.launch<block = 256, grid_sync>
 // CHECK:          func.func @dev(%a: i32) -> i32 {
 // CHECK-NEXT:       func.return %a : i32

@@ -36,7 +36,7 @@ irgl.kernel @k(%g: !irgl.graph) {
 // CHECK-NEXT:       %d = irgl.graph.edge_dst %g[%e]
 // CHECK-NEXT:       func.call @irgl_wl_push(%[[OUT]], %d)
 // CHECK-NEXT:     }
-// CHECK-NEXT:   } {irgl.forall}
+// CHECK-NEXT:   } {irgl_rt.forall = #irgl_rt.forall<grid_stride>}
 
 // -----
 
@@ -97,4 +97,32 @@ irgl.kernel @s(%x: memref<?xi32>, %n: index) {
 // CHECK-NEXT:      scf.if %[[ACTIVE]] {
 // CHECK-NEXT:        memref.store %[[V]], %x[%{{.*}}] : memref<?xi32>
 // CHECK-NEXT:      }
-// CHECK-NEXT:    } {irgl.forall}
+// CHECK-NEXT:    } {irgl_rt.forall = #irgl_rt.forall<uniform>}
+
+// -----
+
+// A LocalBarrier directly in the outermost ForAll: the loop runs in uniform
+// rounds, so every thread of a block reaches the barrier (__syncthreads()
+// never runs in divergent code); the work around it is guarded.
+irgl.kernel @stage(%g: !irgl.graph, %x: memref<?xi32>, %y: memref<?xi32>) {
+  irgl.forall %n in nodes(%g) {
+    %v = memref.load %x[%n] : memref<?xi32>
+    irgl.local_barrier
+    memref.store %v, %y[%n] : memref<?xi32>
+  }
+}
+
+// CHECK-LABEL: ^bb0(%g: !irgl.graph, %x: memref<?xi32>, %y: memref<?xi32>):
+// CHECK:         arith.ceildivsi
+// CHECK-NEXT:    %[[ROUNDS:.*]] = arith.ceildivsi
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %[[ROUNDS]] step
+// CHECK:           %[[ACTIVE:.*]] = arith.cmpi slt
+// CHECK:           %[[V:.*]] = scf.if %[[ACTIVE]] -> (i32) {
+// CHECK-NEXT:        %v = memref.load %x[%n]
+// CHECK:             scf.yield %{{[0-9]+}} : i32
+// CHECK-NEXT:      }
+// CHECK-NEXT:      irgl.local_barrier
+// CHECK-NEXT:      scf.if %[[ACTIVE]] {
+// CHECK-NEXT:        memref.store %[[V]], %y[%n]
+// CHECK-NEXT:      }
+// CHECK-NEXT:    } {irgl_rt.forall = #irgl_rt.forall<uniform>}

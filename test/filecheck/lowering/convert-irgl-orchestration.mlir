@@ -42,7 +42,8 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) {
 }
 
 // CHECK-LABEL: func.func @main
-// CHECK:         %[[CAP:.*]] = func.call @irgl_graph_capacity(%g)
+// CHECK:         %[[GH:.*]] = builtin.unrealized_conversion_cast %g : !irgl.graph to !irgl_rt.graph
+// CHECK-NEXT:    %[[CAP:.*]] = func.call @irgl_graph_capacity(%[[GH]])
 // CHECK-NEXT:    %[[P:.*]] = func.call @irgl_pipe_create(%[[CAP]])
 // CHECK-NEXT:    func.call @irgl_pipe_push_initial(%[[P]], %src)
 // CHECK-NEXT:    %[[S0:.*]] = func.call @irgl_pipe_in_size(%[[P]])

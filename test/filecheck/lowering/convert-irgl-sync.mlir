@@ -16,11 +16,11 @@ irgl.kernel @a(%locks: memref<?xi32>, %x: memref<?xi32>, %i: index) {
 // CHECK-NEXT:      %[[GO:.*]] = arith.xori %[[DONE]], %[[T]] : i1
 // CHECK-NEXT:      scf.condition(%[[GO]])
 // CHECK-NEXT:    } do {
-// CHECK-NEXT:      %[[GOT:.*]] = func.call @irgl_lock_try(%locks, %i)
+// CHECK-NEXT:      %[[GOT:.*]] = func.call @irgl_lock_try_i32(%locks, %i)
 // CHECK-NEXT:      scf.if %[[GOT]] {
 // CHECK-NEXT:        %v = memref.load %x[%i]
 // CHECK-NEXT:        memref.store %v, %x[%i]
-// CHECK-NEXT:        func.call @irgl_lock_release(%locks, %i)
+// CHECK-NEXT:        func.call @irgl_lock_release_i32(%locks, %i)
 // CHECK-NEXT:      }
 // CHECK-NEXT:      scf.yield %[[GOT]] : i1
 // CHECK-NEXT:    }
@@ -42,21 +42,21 @@ irgl.kernel @b(%locks: memref<?xi64>, %x: memref<?xi32>, %i: index, %j: index) {
   }
 }
 
-// CHECK:         %[[GOT:.*]] = func.call @irgl_lock_try(%locks, %i)
+// CHECK:         %[[GOT:.*]] = func.call @irgl_lock_try_i64(%locks, %i)
 // CHECK-NEXT:    scf.if %[[GOT]] {
-// CHECK:           func.call @irgl_lock_try(%locks, %j)
-// CHECK:           func.call @irgl_lock_release(%locks, %i)
+// CHECK:           func.call @irgl_lock_try_i64(%locks, %j)
+// CHECK:           func.call @irgl_lock_release_i64(%locks, %i)
 // CHECK-NEXT:    } else {
 // CHECK-NEXT:      %c = arith.constant 1 : i32
 // CHECK-NEXT:      memref.store %c, %x[%i]
 // CHECK-NEXT:    }
 
-// TICKET:        %[[GOT:.*]] = func.call @irgl_lock_try(%locks, %i)
+// TICKET:        %[[GOT:.*]] = func.call @irgl_lock_try_i64(%locks, %i)
 // TICKET:        func.call @irgl_ticket_acquire(%locks, %j)
 // TICKET-NEXT:   %z = arith.constant 0 : i32
 // TICKET-NEXT:   memref.store %z, %x[%j]
 // TICKET-NEXT:   func.call @irgl_ticket_release(%locks, %j)
-// TICKET-NEXT:   func.call @irgl_lock_release(%locks, %i)
+// TICKET-NEXT:   func.call @irgl_lock_release_i64(%locks, %i)
 
 // -----
 
@@ -74,3 +74,4 @@ irgl.kernel @c(%x: memref<?xi32>) {
 // CHECK-NEXT:    "gpu.barrier"() : () -> ()
 // CHECK-NEXT:    %t = arith.constant true
 // CHECK-NEXT:    func.call @irgl_cell_reduce(%[[CELL]], %t)
+

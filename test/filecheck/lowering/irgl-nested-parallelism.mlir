@@ -1,5 +1,6 @@
 // RUN: irgl-opt %s -p convert-irgl-kernels,irgl-nested-parallelism | filecheck %s --check-prefix=MARK
-// RUN: irgl-opt %s -p convert-irgl-kernels,irgl-nested-parallelism,convert-irgl-loops | filecheck %s
+// RUN: irgl-opt %s -p convert-irgl-kernels,irgl-nested-parallelism,convert-irgl-loops,convert-irgl-nested-edges | filecheck %s
+// RUN: irgl-opt %s -p convert-irgl-kernels,irgl-nested-parallelism,convert-irgl-loops | filecheck %s --check-prefix=LOOPS
 
 // An edge loop directly in the outermost ForAll is marked; one nested in an
 // scf.if is not; a kernel with a grid barrier is left alone.
@@ -29,8 +30,17 @@ irgl.kernel @synced(%g: !irgl.graph) {
   }
 }
 
-// MARK:      irgl.forall %e in edges(%g, %n) attributes {irgl.schedule = "nested"}
-// MARK-NOT:  irgl.schedule
+// MARK:      irgl.forall %e in edges(%g, %n) attributes {irgl_rt.nested_edges = #irgl_rt.nested_edges}
+// MARK-NOT:  irgl_rt.nested_edges
+
+// convert-irgl-loops: uniform rounds; the marked loop is wrapped in
+// irgl_rt.collective (whether this thread has an iteration, its rank) for
+// convert-irgl-nested-edges.
+// LOOPS:        scf.for
+// LOOPS:          %[[ACTIVE:.*]] = arith.cmpi slt
+// LOOPS:          irgl_rt.collective active(%[[ACTIVE]]) rank(%{{.*}}) {
+// LOOPS-NEXT:       irgl.forall %e in edges(%g, %{{.*}}) attributes {irgl_rt.nested_edges = #irgl_rt.nested_edges} {
+// LOOPS:          } {irgl_rt.forall = #irgl_rt.forall<uniform>}
 
 // The marked loop: uniform rounds; the pop and load guarded by "active";
 // then the block phase (elect, broadcast the owner's range and %d, all
@@ -60,4 +70,4 @@ irgl.kernel @synced(%g: !irgl.graph) {
 // CHECK:            scf.for
 // CHECK:          scf.if %{{.*}} {
 // CHECK-NEXT:       scf.for %e = %[[LO]] to %[[HI]]
-// CHECK:        } {irgl.forall}
+// CHECK:        } {irgl_rt.forall = #irgl_rt.forall<uniform>}

@@ -24,33 +24,36 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
 }
 
 // CHECK-LABEL: func.func @main
-// CHECK:         %[[CAP:.*]] = func.call @irgl_graph_capacity(%g)
+// CHECK:         %[[GH:.*]] = builtin.unrealized_conversion_cast %g : !irgl.graph to !irgl_rt.graph
+// CHECK-NEXT:    %[[CAP:.*]] = func.call @irgl_graph_capacity(%[[GH]])
 // CHECK-NEXT:    %[[P:.*]] = func.call @irgl_pipe_create(%[[CAP]])
 // CHECK-NEXT:    func.call @irgl_pipe_push_initial(%[[P]], %src)
 // CHECK-NEXT:    %[[IN:.*]] = func.call @irgl_pipe_in(%[[P]])
 // CHECK-NEXT:    %[[OUT:.*]] = func.call @irgl_pipe_out(%[[P]])
 // CHECK-NEXT:    %[[RETRY:.*]] = func.call @irgl_pipe_retry(%[[P]])
-// CHECK-NEXT:    %[[RES:.*]] = memref.alloc() : memref<1xi32>
-// CHECK-NEXT:    %[[STATUS:.*]] = memref.alloc() : memref<1xi32>
+// CHECK-NEXT:    %[[RESA:.*]] = memref.alloc() : memref<1xi32>
+// CHECK-NEXT:    %[[RES:.*]] = "memref.cast"(%[[RESA]]) : (memref<1xi32>) -> memref<?xi32>
+// CHECK-NEXT:    %[[STATUSA:.*]] = memref.alloc() : memref<1xi32>
+// CHECK-NEXT:    %[[STATUS:.*]] = "memref.cast"(%[[STATUSA]]) : (memref<1xi32>) -> memref<?xi32>
 // CHECK-NEXT:    %[[B:.*]] = arith.constant 1024 : index
 // CHECK-NEXT:    %[[G:.*]] = irgl_rt.grid_size @irgl_kernels::@main_control, %[[B]] resident
 // CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1 : index
 // CHECK-NEXT:    "gpu.launch_func"(%[[G]], %[[ONE]], %[[ONE]], %[[B]], %[[ONE]], %[[ONE]], %g, %c1, %[[IN]], %[[OUT]], %[[RETRY]], %[[RETRY]], %[[RES]], %[[STATUS]]) <{kernel = @irgl_kernels::@main_control
 // CHECK-NEXT:    func.call @irgl_outline_finish(%[[STATUS]])
-// CHECK-NEXT:    %[[LAST:.*]] = func.call @irgl_device_read_i32(%[[RES]]) : (memref<1xi32>) -> i32
-// CHECK-NEXT:    memref.dealloc %[[RES]]
-// CHECK-NEXT:    memref.dealloc %[[STATUS]]
+// CHECK-NEXT:    %[[LAST:.*]] = func.call @irgl_device_read_i32(%[[RES]]) : (memref<?xi32>) -> i32
+// CHECK-NEXT:    memref.dealloc %[[RESA]]
+// CHECK-NEXT:    memref.dealloc %[[STATUSA]]
 // CHECK-NEXT:    func.call @irgl_pipe_destroy(%[[P]])
 // CHECK-NEXT:    func.return %[[LAST]] : i32
 
 // The kernel runs with the control block size (the largest every kernel of
 // the control kernel admits: 1024 here), pinned, and gets a
 // device-function twin that irgl-outline-kernel-bodies fills in.
-// CHECK:         }) {sym_name = "step", {{.*}}irgl.block_size = 1024 : i64, irgl.control_block_size = 1024 : i64}
-// CHECK-NEXT:    func.func private @step_device(!irgl.graph, i32, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist) -> () attributes {irgl.device_body_of = "step"}
+// CHECK:         }) {sym_name = "step", irgl_rt.launch = #irgl_rt.launch<block = 1024, worklist = 2, pinned>}
+// CHECK-NEXT:    func.func private @step_device(!irgl.graph, i32, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist) -> () attributes {irgl_rt.device_body = #irgl_rt.device_body<@step>}
 
-// CHECK:         "gpu.func"() <{function_type = (!irgl.graph, i32, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, memref<1xi32>, memref<1xi32>) -> (), kernel}> ({
-// CHECK-NEXT:    ^{{.*}}(%[[DG:[0-9a-z_]+]]: !irgl.graph, %[[DC1:[0-9a-z_]+]]: i32, %[[W0:[0-9a-z_]+]]: !irgl_rt.worklist, %[[W1:[0-9a-z_]+]]: !irgl_rt.worklist, %[[W2:[0-9a-z_]+]]: !irgl_rt.worklist, %[[W3:[0-9a-z_]+]]: !irgl_rt.worklist, %[[DRES:[0-9a-z_]+]]: memref<1xi32>, %[[DST:[0-9a-z_]+]]: memref<1xi32>):
+// CHECK:         "gpu.func"() <{function_type = (!irgl.graph, i32, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, memref<?xi32>, memref<?xi32>) -> (), kernel}> ({
+// CHECK-NEXT:    ^{{.*}}(%[[DG:[0-9a-z_]+]]: !irgl.graph, %[[DC1:[0-9a-z_]+]]: i32, %[[W0:[0-9a-z_]+]]: !irgl_rt.worklist, %[[W1:[0-9a-z_]+]]: !irgl_rt.worklist, %[[W2:[0-9a-z_]+]]: !irgl_rt.worklist, %[[W3:[0-9a-z_]+]]: !irgl_rt.worklist, %[[DRES:[0-9a-z_]+]]: memref<?xi32>, %[[DST:[0-9a-z_]+]]: memref<?xi32>):
 // CHECK-NEXT:      %[[E0:.*]] = arith.constant 0 : index
 // CHECK-NEXT:      %[[GO:.*]] = func.call @irgl_ctl_has_work(%[[W0]])
 // CHECK-NEXT:      %[[LOOP:[0-9]+]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} = scf.while (%{{[0-9]+}} = %[[GO]], %{{[0-9]+}} = %[[DC1]], %{{[0-9]+}} = %[[W0]], %{{[0-9]+}} = %[[W1]], %{{[0-9]+}} = %[[W2]], %{{[0-9]+}} = %[[W3]], %{{[0-9]+}} = %[[E0]])
@@ -68,9 +71,9 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
 // CHECK:         %[[FIRST:.*]] = func.call @irgl_is_first_thread()
 // CHECK-NEXT:    scf.if %[[FIRST]] {
 // CHECK-NEXT:      %[[Z:.*]] = arith.constant 0 : index
-// CHECK-NEXT:      memref.store %[[LOOP]], %[[DRES]]{{\[}}%[[Z]]] : memref<1xi32>
+// CHECK-NEXT:      memref.store %[[LOOP]], %[[DRES]]{{\[}}%[[Z]]] : memref<?xi32>
 // CHECK:         "gpu.return"() : () -> ()
-// CHECK-NEXT:  }) {sym_name = "main_control", irgl.grid_sync, irgl.control, irgl.block_size = 1024 : i64, irgl.launch_bounds = array<i32: 1024, 1>}
+// CHECK-NEXT:  }) {sym_name = "main_control", irgl_rt.launch = #irgl_rt.launch<block = 1024, bounds = [1024, 1], grid_sync, control>}
 
 // REMARK: remark: irgl.iterate @step in @main: outlined into control kernel @main_control (block size 1024)
 
@@ -170,9 +173,9 @@ irgl.kernel host @main(%x: memref<?xi32>, %n: index) {
 // CHECK-LABEL: func.func @main
 // CHECK:         %[[B:.*]] = arith.constant 128 : index
 // CHECK-NEXT:    irgl_rt.grid_size @irgl_kernels::@main_control, %[[B]] resident
-// CHECK:         }) {sym_name = "seed", {{.*}}irgl.block_size = 128 : i64, irgl.control_block_size = 128 : i64}
-// CHECK:         }) {sym_name = "a", {{.*}}irgl.block_size = 128 : i64, irgl.control_block_size = 128 : i64}
-// CHECK:         }) {sym_name = "b", {{.*}}irgl.block_size = 128 : i64, irgl.control_block_size = 128 : i64}
+// CHECK:         }) {sym_name = "seed", irgl_rt.launch = #irgl_rt.launch<block = 128, {{.*}}pinned>}
+// CHECK:         }) {sym_name = "a", irgl_rt.launch = #irgl_rt.launch<block = 128, {{.*}}pinned>}
+// CHECK:         }) {sym_name = "b", irgl_rt.launch = #irgl_rt.launch<block = 128, {{.*}}pinned>}
 // CHECK:         func.call @seed_device
 // CHECK-NEXT:    func.call @irgl_grid_sync()
 // CHECK:         scf.while
@@ -182,7 +185,7 @@ irgl.kernel host @main(%x: memref<?xi32>, %n: index) {
 // CHECK-NEXT:    func.call @irgl_grid_sync()
 // CHECK:         %[[MORE:.*]] = func.call @irgl_ctl_has_work
 // CHECK-NEXT:    scf.yield %[[MORE]]
-// CHECK:         {sym_name = "main_control", irgl.grid_sync, irgl.control, irgl.block_size = 128 : i64, irgl.launch_bounds = array<i32: 128, 8>}
+// CHECK:         {sym_name = "main_control", irgl_rt.launch = #irgl_rt.launch<block = 128, bounds = [128, 8], grid_sync, control>}
 
 // REMARK: remark: irgl.pipe in @main: outlined into control kernel @main_control (block size 128)
 // REMARK-NEXT: remark: irgl.pipe in @main: outlined inside control kernel @main_control

@@ -45,11 +45,11 @@ irgl.kernel host @main(%g: !irgl.graph, %locks: memref<?xi32>, %x: memref<?xi32>
 // CHECK-NEXT:      while (true) {
 // CHECK-NEXT:        bool [[GO:v[0-9]+]] = [[DONE]] ^ true;
 // CHECK-NEXT:        if (![[GO]]) break;
-// CHECK-NEXT:        bool [[GOT:v[0-9]+]] = irgl_lock_try(locks, n);
+// CHECK-NEXT:        bool [[GOT:v[0-9]+]] = irgl_lock_try_i32(locks, n);
 // CHECK-NEXT:        if ([[GOT]]) {
 // CHECK-NEXT:          int32_t v = x[n];
 // CHECK-NEXT:          x[n] = v;
-// CHECK-NEXT:          irgl_lock_release(locks, n);
+// CHECK-NEXT:          irgl_lock_release_i32(locks, n);
 // CHECK-NEXT:        }
 // CHECK-NEXT:        [[DONE]] = [[GOT]];
 // CHECK-NEXT:      }

@@ -1,6 +1,7 @@
-// RUN: irgl-opt %s -p convert-irgl-kernels,convert-irgl-loops | filecheck %s
+// RUN: irgl-opt %s -p convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive | filecheck %s
+// RUN: irgl-opt %s -p convert-irgl-kernels,convert-irgl-loops | filecheck %s --check-prefix=LOOPS
 
-// Exclusive: race (write claims), grid barrier, priority check (losers raise
+// convert-irgl-exclusive. Exclusive: race (write claims), grid barrier, priority check (losers raise
 // their claims), grid barrier, check (a thread whose claims all stand runs
 // the body, the others the else statements), grid barrier. Only threads
 // with an iteration this round contend.
@@ -17,6 +18,14 @@ irgl.kernel @refine(%claims: memref<?xi32>, %items: memref<4xindex>, %out: memre
     }
   }
 }
+
+// convert-irgl-loops alone: uniform rounds, the Exclusive wrapped in
+// irgl_rt.collective (whether this thread contends, its rank).
+// LOOPS:       scf.for
+// LOOPS:         %[[ACTIVE:.*]] = arith.cmpi slt
+// LOOPS:         irgl_rt.collective active(%[[ACTIVE]]) rank(%{{.*}}) {
+// LOOPS-NEXT:      irgl.exclusive %claims array(%items[%c4])
+// LOOPS:       } {irgl_rt.forall = #irgl_rt.forall<uniform>}
 
 // CHECK:       scf.for
 // CHECK:         %[[ACTIVE:.*]] = arith.cmpi slt
@@ -42,4 +51,4 @@ irgl.kernel @refine(%claims: memref<?xi32>, %items: memref<4xindex>, %out: memre
 // CHECK-NEXT:        memref.store %two
 // CHECK-NEXT:      }
 // CHECK:         func.call @irgl_grid_sync()
-// CHECK:       } {irgl.forall}
+// CHECK:       } {irgl_rt.forall = #irgl_rt.forall<uniform>}

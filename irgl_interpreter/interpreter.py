@@ -1,0 +1,326 @@
+"""Build an interpreter for IrGL programs and run a host kernel.
+
+    module = load_program("benchmarks/bfs/bfs.mlir")
+    level = np.zeros(graph.num_nodes, dtype=np.int32)
+    run = run_host(module, "main", [graph, level, 0], schedule="random:1")
+
+`load_program` parses and verifies exactly as `irgl-opt` does and raises
+:class:`ProgramError` with irgl-opt's diagnostic for a bad program; a
+program that goes wrong while running raises :class:`InterpretationFailure`
+naming the kernel and the operation.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import arith, builtin, func, memref, scf
+from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.interpreter import (
+    Interpreter,
+    OpImplResult,
+    PythonValues,
+    ReturnedValues,
+)
+from xdsl.interpreters.arith import ArithFunctions
+from xdsl.interpreters.builtin import BuiltinFunctions
+from xdsl.interpreters.func import FuncFunctions
+from xdsl.interpreters.scf import ScfFunctions
+from xdsl.ir import Operation, Region, SSAValue
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import (
+    DiagnosticException,
+    InterpretationError,
+    ParseError,
+)
+from xdsl.utils.scoped_dict import ScopedDict
+
+from irgl_dialect.attributes import GraphType, KernelKind
+from irgl_dialect.kernels import KernelOp
+from irgl_interpreter.c_escape import (
+    DEFAULT_REGISTRY,
+    CEscapeFunctions,
+    CImpl,
+    CRegistry,
+)
+from irgl_interpreter.graph import GraphFunctions
+from irgl_interpreter.kernels import KernelFunctions
+from irgl_interpreter.loops import LoopFunctions
+from irgl_interpreter.memory import ArithExtraFunctions, MemoryFunctions, numpy_dtype
+from irgl_interpreter.state import (
+    Graph,
+    IrglRuntimeError,
+    IrglState,
+    Schedule,
+    Stats,
+    irgl_state,
+    set_irgl_state,
+)
+from irgl_interpreter.sync import SyncFunctions
+
+
+class ProgramError(Exception):
+    """A program that does not parse or verify; the message is irgl-opt's
+    diagnostic (the IR with the offending op underlined)."""
+
+
+class InterpretationFailure(Exception):
+    """A program that went wrong while running (see `IrglRuntimeError`)."""
+
+    def __init__(self, message: str, op: Operation | None = None):
+        super().__init__(message)
+        self.op = op
+
+
+def context() -> Context:
+    """The dialects IrGL programs use (as irgl-opt knows them)."""
+    from irgl_dialect.dialect import Irgl
+
+    ctx = Context()
+    for dialect in (
+        builtin.Builtin,
+        arith.Arith,
+        memref.MemRef,
+        scf.Scf,
+        func.Func,
+        Irgl,
+    ):
+        ctx.load_dialect(dialect)
+    return ctx
+
+
+def _diagnostic(error: Exception) -> str:
+    """The text irgl-opt prints for a parse or verification error."""
+    lines = [str(error).rstrip()]
+    lines += [str(note).rstrip() for note in getattr(error, "__notes__", ())]
+    return "\n".join(lines)
+
+
+def parse_program(text: str, name: str = "<program>") -> ModuleOp:
+    """Parse and verify IrGL text; ProgramError with irgl-opt's diagnostic."""
+    try:
+        module = Parser(context(), text, name).parse_module()
+        module.verify()
+    except (DiagnosticException, ParseError) as error:
+        raise ProgramError(_diagnostic(error)) from None
+    return module
+
+
+def load_program(path: str | Path) -> ModuleOp:
+    """Parse and verify an IrGL file (see `parse_program`)."""
+    path = Path(path)
+    return parse_program(path.read_text(), str(path))
+
+
+class IrglInterpreter(Interpreter):
+    """xDSL's interpreter, running op implementations directly: errors of
+    the program surface as `IrglRuntimeError` naming the op, instead of each
+    enclosing op re-printing the module."""
+
+    def _run_op(self, op: Operation, inputs: PythonValues) -> OpImplResult:
+        entry = self._impls._impl_dict.get(type(op))  # pyright: ignore[reportPrivateUsage]
+        if entry is None:
+            raise IrglRuntimeError(
+                op, f"'{op.name}' cannot be interpreted: no implementation for it"
+            )
+        functions, implementation = entry
+        try:
+            return implementation(functions, self, op, inputs)
+        except IrglRuntimeError:
+            raise
+        except (
+            ArithmeticError,
+            AssertionError,
+            InterpretationError,
+            LookupError,
+            TypeError,
+            ValueError,
+        ) as error:
+            # a Python error in an op's function (e.g. xDSL's own checks)
+            what = f"{type(error).__name__}: {error}".rstrip(": ")
+            raise IrglRuntimeError(op, f"'{op.name}' failed: {what}") from error
+
+    def run_ssacfg_region(
+        self, region: Region, args: PythonValues, name: str = "unknown"
+    ) -> PythonValues:
+        """As `Interpreter.run_ssacfg_region`, without its per-op checks."""
+        block = region.blocks.first
+        initial = self._ctx
+        results: PythonValues = ()
+        while block is not None:
+            ctx = ScopedDict[SSAValue, Any](self._ctx, name=name)
+            self._ctx = ctx
+            for arg, value in zip(block.args, args, strict=True):
+                ctx[arg] = value
+            op = block.first_op
+            block = None
+            while op is not None:
+                result = self._run_op(op, tuple(ctx[v] for v in op.operands))
+                for res, value in zip(op.results, result.values, strict=True):
+                    ctx[res] = value
+                jump = result.terminator_value
+                if jump is not None:
+                    if isinstance(jump, ReturnedValues):
+                        results = jump.values
+                    else:
+                        block, args = jump
+                    break
+                op = op.next_op
+        self._ctx = initial
+        return results
+
+
+def make_interpreter(
+    module: ModuleOp,
+    schedule: Schedule | str = "sequential",
+    c_impls: Mapping[str, CImpl] | None = None,
+) -> IrglInterpreter:
+    """An interpreter of `module` with every IrGL construct family registered."""
+    interpreter = IrglInterpreter(module, index_bitwidth=64)
+    register_irgl_implementations(interpreter)
+    if isinstance(schedule, str):
+        schedule = Schedule.parse(schedule)
+    registry = CRegistry(dict(DEFAULT_REGISTRY.impls))
+    if c_impls:
+        registry.update(dict(c_impls))
+    set_irgl_state(interpreter, IrglState(schedule=schedule, c_registry=registry))
+    return interpreter
+
+
+def register_irgl_implementations(interpreter: Interpreter) -> None:
+    """Register xDSL's arith/scf/func/builtin functions and ours on `interpreter`."""
+    for functions in (
+        ArithFunctions(),
+        ScfFunctions(),
+        FuncFunctions(),
+        BuiltinFunctions(),
+    ):
+        interpreter.register_implementations(functions)
+    for functions in (ArithExtraFunctions(), MemoryFunctions()):
+        interpreter.register_implementations(functions, override=True)
+    for functions in (
+        KernelFunctions(),
+        LoopFunctions(),
+        SyncFunctions(),
+        GraphFunctions(),
+        CEscapeFunctions(),
+    ):
+        interpreter.register_implementations(functions)
+
+
+@dataclass
+class RunResult:
+    """What `run_host` returns: the host kernel's results and counters."""
+
+    values: tuple[Any, ...]
+    stats: Stats
+    seconds: float
+    schedule: Schedule
+    arrays: list[np.ndarray] = field(default_factory=list[np.ndarray])
+
+    @property
+    def edge_visits_per_second(self) -> float:
+        return self.stats.edge_visits / self.seconds if self.seconds > 0 else 0.0
+
+
+def find_host_kernel(module: ModuleOp, name: str) -> KernelOp:
+    """The host kernel @name of `module` (InterpretationFailure if none)."""
+    kernels = [op for op in module.ops if isinstance(op, KernelOp)]
+    for kernel in kernels:
+        if kernel.sym_name.data == name:
+            if kernel.kernel_kind != KernelKind.HOST:
+                raise InterpretationFailure(
+                    f"@{name} is a {kernel.kernel_kind.value} kernel; only host "
+                    "kernels are entry points"
+                )
+            return kernel
+    hosts = [k.sym_name.data for k in kernels if k.kernel_kind == KernelKind.HOST]
+    raise InterpretationFailure(
+        f"no host kernel @{name} (host kernels: {', '.join(hosts) or 'none'})"
+    )
+
+
+def _convert_args(kernel: KernelOp, args: Sequence[Any]) -> list[Any]:
+    inputs = kernel.function_type.inputs.data
+    name = kernel.sym_name.data
+    if len(args) != len(inputs):
+        raise InterpretationFailure(
+            f"@{name} takes {len(inputs)} argument(s), got {len(args)}"
+        )
+    values: list[Any] = []
+    for position, (arg, type_) in enumerate(zip(args, inputs, strict=True)):
+        where = f"argument {position} of @{name} ({type_})"
+        if isinstance(type_, GraphType):
+            values.append(arg if isinstance(arg, Graph) else Graph.from_csr(arg))
+        elif isinstance(type_, MemRefType):
+            if not isinstance(arg, np.ndarray):
+                raise InterpretationFailure(f"{where}: expected a numpy array")
+            want = np.dtype(numpy_dtype(type_.get_element_type()))
+            if arg.dtype != want:
+                raise InterpretationFailure(
+                    f"{where}: expected a {want} array, got {arg.dtype}"
+                )
+            values.append(arg)
+        elif isinstance(type_, builtin.AnyFloat):
+            values.append(float(arg))
+        else:
+            values.append(int(arg))
+    return values
+
+
+def describe_failure(error: IrglRuntimeError) -> str:
+    """A one-screen diagnostic: the message, the kernel and the op."""
+    op = error.op
+    if op is None:
+        return f"error: {error.message}"
+    kernel = op if isinstance(op, KernelOp) else op.parent_op()
+    while kernel is not None and not isinstance(kernel, KernelOp):
+        kernel = kernel.parent_op()
+    where = f" in kernel @{kernel.sym_name.data}" if kernel is not None else ""
+    if error.iteration is not None and f"iteration {error.iteration}" not in str(error):
+        where += f", iteration {error.iteration}"
+    return f"error{where}: {error.message}\n  at: {_one_line(op)}"
+
+
+def _one_line(op: Operation) -> str:
+    from io import StringIO
+
+    if op.regions:
+        return op.name + " { ... }"
+    text = StringIO()
+    Printer(stream=text).print_op(op)
+    first = text.getvalue().strip().splitlines()
+    return first[0] if first else op.name
+
+
+def run_host(
+    module: ModuleOp,
+    name: str,
+    args: Iterable[Any],
+    schedule: Schedule | str = "sequential",
+    c_impls: Mapping[str, CImpl] | None = None,
+) -> RunResult:
+    """Run host kernel @name of a verified `module` on `args`: graphs (a
+    CSRGraph or `Graph`), numpy arrays for memrefs (updated in place) and
+    numbers. InterpretationFailure if the program goes wrong."""
+    kernel = find_host_kernel(module, name)
+    values = _convert_args(kernel, list(args))
+    interpreter = make_interpreter(module, schedule, c_impls)
+    state = irgl_state(interpreter)
+    start = time.perf_counter()
+    try:
+        results = interpreter.run_ssacfg_region(kernel.body, tuple(values), name)
+    except IrglRuntimeError as error:
+        raise InterpretationFailure(describe_failure(error), error.op) from None
+    except RecursionError:
+        raise InterpretationFailure(f"@{name}: nesting too deep to interpret") from None
+    seconds = time.perf_counter() - start
+    arrays = [v for v in values if isinstance(v, np.ndarray)]
+    return RunResult(tuple(results), state.stats, seconds, state.schedule, arrays)

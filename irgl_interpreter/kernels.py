@@ -1,0 +1,237 @@
+"""Interpreter functions of kernels and orchestration: kernel bodies, their
+return and yield, Invoke, Iterate and Pipe with their worklist initializers.
+
+The semantics are those of the lowering (convert-irgl-orchestration): the
+outermost Pipe or Iterate of a worklist kernel creates the pipe context and
+nested ones inherit it (so worklists flow to whichever kernel the host code
+picks: dynamic piping). An invocation of a worklist kernel pops `in` and
+pushes `out`; while it retried items it is re-invoked on them (`in` and
+`retry` swapped, `out` kept); then `in` and `out` are swapped. Worklists
+hold `capacity` items, by default max(nodes, edges) + 1 of the host
+kernel's graph argument as in the runtime (unbounded without one). Any/All
+aggregate the ReduceAndReturn values of the invocation (false/true when
+there are none). Iterate invokes while `in` is not empty (for worklist
+kernels), and While/Until Any/All holds, combined with the extra condition.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    ReturnedValues,
+    TerminatorValue,
+    impl,
+    impl_terminator,
+    register_impls,
+)
+from xdsl.ir import Operation, SSAValue
+from xdsl.traits import SymbolTable
+
+from irgl_dialect.attributes import Aggregation, ExtraCond, GraphType, TermCond
+from irgl_dialect.kernels import KernelOp, ReturnOp, YieldOp
+from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
+from irgl_dialect.placement import kernel_uses_retry, kernel_uses_worklist
+from irgl_interpreter.state import (
+    IrglRuntimeError,
+    IrglState,
+    KernelFrame,
+    PipeContext,
+    irgl_state,
+)
+
+
+def _kernel(state: IrglState, op: InvokeOp | IterateOp) -> KernelOp:
+    key = (op, "callee")
+    kernel = state.cache.get(key)
+    if kernel is None:
+        kernel = SymbolTable.lookup_symbol(op, op.callee)
+        if not isinstance(kernel, KernelOp):
+            raise IrglRuntimeError(
+                op, f"@{op.callee.string_value()} is not an irgl.kernel"
+            )
+        state.cache[key] = kernel
+    return kernel
+
+
+def _uses(state: IrglState, kernel: KernelOp) -> tuple[bool, bool]:
+    key = (kernel, "uses")
+    uses = state.cache.get(key)
+    if uses is None:
+        uses = (kernel_uses_worklist(kernel), kernel_uses_retry(kernel))
+        state.cache[key] = uses
+    return uses
+
+
+def invoke(
+    interpreter: Interpreter,
+    op: Operation,
+    kernel: KernelOp,
+    args: PythonValues,
+    aggregation: Aggregation | None,
+) -> bool:
+    """Run one invocation of a plain kernel; its aggregated return value."""
+    state = irgl_state(interpreter)
+    uses_worklist, uses_retry = _uses(state, kernel)
+    pipe = state.pipe if uses_worklist else None
+    if uses_worklist and pipe is None:
+        raise IrglRuntimeError(
+            op,
+            f"invokes @{kernel.sym_name.data}, which uses the worklist, outside "
+            "any Pipe or Iterate",
+        )
+    frame = KernelFrame(kernel, pipe)
+    state.frames.append(frame)
+    try:
+        _launch(interpreter, state, kernel, args)
+        while pipe is not None and uses_retry and pipe.retry:
+            pipe.advance_retry()
+            _launch(interpreter, state, kernel, args)
+    finally:
+        state.frames.pop()
+    if pipe is not None:
+        pipe.advance()
+    return frame.aggregate(aggregation)
+
+
+def _launch(
+    interpreter: Interpreter, state: IrglState, kernel: KernelOp, args: PythonValues
+) -> None:
+    state.stats.invocations += 1
+    interpreter.run_ssacfg_region(kernel.body, args, kernel.sym_name.data)
+
+
+def _initial_pipe(interpreter: Interpreter, op: PipeOp | IterateOp) -> PipeContext:
+    def value(v: SSAValue | None) -> Any:
+        return None if v is None else interpreter.get_values((v,))[0]
+
+    capacity = value(op.capacity)
+    if capacity is None:
+        capacity = _default_capacity(interpreter, op)
+    pipe = PipeContext(capacity=capacity)
+    items: list[int] = [int(x) for x in interpreter.get_values(op.initial)]
+    array = value(op.initial_array)
+    if array is not None:
+        count = int(value(op.initial_count))
+        if not 0 <= count <= array.shape[0]:
+            raise IrglRuntimeError(
+                op,
+                f"initial worklist of {count} items from an array of {array.shape[0]}",
+            )
+        items = [int(x) for x in array[:count]]
+    if capacity is not None and len(items) > capacity:
+        raise IrglRuntimeError(
+            op,
+            f"worklist overflow: {len(items)} initial items, capacity {capacity}",
+        )
+    pipe.in_ = items
+    return pipe
+
+
+def _default_capacity(interpreter: Interpreter, op: Operation) -> int | None:
+    """The runtime's default worklist capacity, max(nodes, edges) + 1 of the
+    host kernel's first graph argument; unbounded without one."""
+    kernel = op.parent_op()
+    while kernel is not None and not isinstance(kernel, KernelOp):
+        kernel = kernel.parent_op()
+    if kernel is None:
+        return None
+    for arg in kernel.body.block.args:
+        if isinstance(arg.type, GraphType):
+            graph = interpreter.get_values((arg,))[0]
+            return max(graph.num_nodes, len(graph.edge_dst)) + 1
+    return None
+
+
+@register_impls
+class KernelFunctions(InterpreterFunctions):
+    """Kernel terminators and the orchestration constructs."""
+
+    @impl_terminator(ReturnOp)
+    def run_return(
+        self, interpreter: Interpreter, op: ReturnOp, args: PythonValues
+    ) -> tuple[TerminatorValue, PythonValues]:
+        return ReturnedValues(args), ()
+
+    @impl_terminator(YieldOp)
+    def run_yield(
+        self, interpreter: Interpreter, op: YieldOp, args: PythonValues
+    ) -> tuple[TerminatorValue, PythonValues]:
+        return ReturnedValues(args), ()
+
+    @impl(InvokeOp)
+    def run_invoke(
+        self, interpreter: Interpreter, op: InvokeOp, args: PythonValues
+    ) -> PythonValues:
+        state = irgl_state(interpreter)
+        aggregation = op.aggregation.data if op.aggregation is not None else None
+        result = invoke(interpreter, op, _kernel(state, op), args, aggregation)
+        return (result,) if op.result is not None else ()
+
+    @impl(PipeOp)
+    def run_pipe(
+        self, interpreter: Interpreter, op: PipeOp, args: PythonValues
+    ) -> PythonValues:
+        state = irgl_state(interpreter)
+        owned = state.pipe is None
+        if owned:
+            state.pipe = _initial_pipe(interpreter, op)
+        pipe = state.pipe
+        assert pipe is not None
+        try:
+            while True:
+                interpreter.run_ssacfg_region(op.body, (), "pipe")
+                if op.once is not None or not pipe.in_:
+                    break
+        finally:
+            if owned:
+                state.pipe = None
+        return ()
+
+    @impl(IterateOp)
+    def run_iterate(
+        self, interpreter: Interpreter, op: IterateOp, args: PythonValues
+    ) -> PythonValues:
+        state = irgl_state(interpreter)
+        kernel = _kernel(state, op)
+        uses_worklist, _ = _uses(state, kernel)
+        owned = uses_worklist and state.pipe is None
+        if owned:
+            state.pipe = _initial_pipe(interpreter, op)
+        pipe = state.pipe if uses_worklist else None
+        args = args[: len(op.args)]  # the rest are the initializer's operands
+        positions = op.carried_positions
+        carried = [args[p] for p in positions]
+        aggregation = op.aggregation.data if op.aggregation is not None else None
+        term = op.term_cond.data if op.term_cond is not None else None
+        extra = op.extra.data if op.extra is not None else None
+        try:
+            keep_going = bool(pipe.in_) if pipe is not None else True
+            while keep_going:
+                call_args = list(args)
+                for p, v in zip(positions, carried, strict=True):
+                    call_args[p] = v
+                result = invoke(interpreter, op, kernel, tuple(call_args), aggregation)
+                yielded = interpreter.run_ssacfg_region(
+                    op.body, tuple(carried), "iterate"
+                )
+                carried = list(yielded[: len(positions)])
+                conditions: list[bool] = []
+                if pipe is not None:
+                    conditions.append(bool(pipe.in_))
+                if term is not None:
+                    conditions.append(result if term == TermCond.WHILE else not result)
+                keep_going = all(conditions)
+                if extra is not None:
+                    extra_value = bool(yielded[len(positions)])
+                    if extra == ExtraCond.AND:
+                        keep_going = keep_going and extra_value
+                    else:
+                        keep_going = keep_going or extra_value
+        finally:
+            if owned:
+                state.pipe = None
+        return tuple(carried)

@@ -1,0 +1,251 @@
+"""Interpreter functions of ForAll and For, and of the worklist (pop, push).
+
+The outermost ForAll of a plain kernel runs its iterations in the order of
+the schedule. When its body holds a barrier (SyncRunningThreads,
+LocalBarrier) or an Exclusive, every iteration is a resumable task (a Python
+generator) that runs up to the barrier and waits there; once every iteration
+waits at the same barrier they all go on (an Exclusive is resolved across
+all of them first). An iteration that finishes while others wait at a
+barrier makes the program wrong, and the error names it. Inner ForAlls,
+ForAlls of host kernels and For run sequentially.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from typing import Any
+
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    impl,
+    register_impls,
+)
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.utils.scoped_dict import ScopedDict
+
+from irgl_dialect.attributes import IteratorKind
+from irgl_dialect.kernels import YieldOp
+from irgl_dialect.loops import ForAllOp, ForOp, LoopBase
+from irgl_dialect.sync import ExclusiveOp, LocalBarrierOp, SyncRunningThreadsOp
+from irgl_dialect.worklist import PopOp, PushOp
+from irgl_interpreter.state import (
+    IrglRuntimeError,
+    IrglState,
+    KernelFrame,
+    PipeContext,
+    irgl_state,
+)
+from irgl_interpreter.sync import resolve_exclusive
+
+#: Operations at which all iterations of the outermost ForAll meet.
+BARRIERS = (SyncRunningThreadsOp, LocalBarrierOp, ExclusiveOp)
+
+#: What a task yields at a barrier: the op and its operand values.
+_Stop = tuple[Operation, PythonValues]
+
+
+def _space(op: LoopBase, args: PythonValues, frame: KernelFrame | None) -> range:
+    kind = op.iterator.data
+    if kind == IteratorKind.RANGE:
+        if len(args) == 3 and args[2] <= 0:
+            raise IrglRuntimeError(op, f"range step must be positive, got {args[2]}")
+        return range(*args)
+    if kind == IteratorKind.NODES:
+        return range(args[0].num_nodes)
+    if kind == IteratorKind.EDGES:
+        graph, n = args
+        if not 0 <= n < graph.num_nodes:
+            raise IrglRuntimeError(
+                op, f"node {n} out of range: the graph has {graph.num_nodes} nodes"
+            )
+        return range(graph.row_start[n], graph.row_start[n + 1])
+    return range(len(_pipe(op, frame).in_))
+
+
+def _pipe(op: Operation, frame: KernelFrame | None) -> PipeContext:
+    if frame is None or frame.pipe is None:
+        raise IrglRuntimeError(
+            op, f"'{op.name}' needs a worklist, but no Pipe or Iterate established one"
+        )
+    return frame.pipe
+
+
+def _has_barrier(state: IrglState, op: ForAllOp) -> bool:
+    cached = state.cache.get(op)
+    if cached is None:
+        cached = any(isinstance(inner, BARRIERS) for inner in op.body.block.ops)
+        state.cache[op] = cached
+    return cached
+
+
+@register_impls
+class LoopFunctions(InterpreterFunctions):
+    """ForAll (scheduled, with barriers), For, and worklist pop/push."""
+
+    @impl(ForAllOp)
+    def run_forall(
+        self, interpreter: Interpreter, op: ForAllOp, args: PythonValues
+    ) -> PythonValues:
+        state = irgl_state(interpreter)
+        frame = state.frame
+        space = _space(op, args, frame)
+        if frame is None:  # a host ForAll is a For
+            _sequential(interpreter, op, space, None)
+            return ()
+        indices = [space[p] for p in state.order(len(space))]
+        if frame.forall_depth == 0 and _has_barrier(state, op):
+            _run_tasks(interpreter, state, op, indices, frame)
+        else:
+            _sequential(interpreter, op, indices, frame)
+        return ()
+
+    @impl(ForOp)
+    def run_for(
+        self, interpreter: Interpreter, op: ForOp, args: PythonValues
+    ) -> PythonValues:
+        state = irgl_state(interpreter)
+        _sequential(interpreter, op, _space(op, args, state.frame), state.frame)
+        return ()
+
+    @impl(PopOp)
+    def run_pop(
+        self, interpreter: Interpreter, op: PopOp, args: PythonValues
+    ) -> PythonValues:
+        items = _pipe(op, irgl_state(interpreter).frame).in_
+        (slot,) = args
+        if not 0 <= slot < len(items):
+            raise IrglRuntimeError(
+                op, f"slot {slot} out of range: the worklist holds {len(items)} items"
+            )
+        return (items[slot],)
+
+    @impl(PushOp)
+    def run_push(
+        self, interpreter: Interpreter, op: PushOp, args: PythonValues
+    ) -> PythonValues:
+        push(op, _pipe(op, irgl_state(interpreter).frame), "out", args[0])
+        return ()
+
+
+def push(op: Operation, pipe: PipeContext, which: str, item: int) -> None:
+    """Append `item` to the `out` or `retry` worklist, within its capacity."""
+    items: list[int] = pipe.out if which == "out" else pipe.retry
+    if pipe.capacity is not None and len(items) >= pipe.capacity:
+        raise IrglRuntimeError(
+            op,
+            f"worklist overflow: pushing to the full {which} worklist "
+            f"(capacity {pipe.capacity})",
+        )
+    items.append(item)
+
+
+def _sequential(
+    interpreter: Interpreter,
+    op: LoopBase,
+    indices: Sequence[int],
+    frame: KernelFrame | None,
+) -> None:
+    body = op.body
+    if frame is None:
+        for index in indices:
+            interpreter.run_ssacfg_region(body, (index,), op.name)
+        return
+    if not isinstance(op, ForAllOp):  # a For runs in the current iteration
+        for index in indices:
+            interpreter.run_ssacfg_region(body, (index,), op.name)
+        return
+    outermost = frame.forall_depth == 0
+    frame.forall_depth += 1
+    try:
+        for index in indices:
+            if outermost:
+                frame.iteration = index
+            interpreter.run_ssacfg_region(body, (index,), op.name)
+    except IrglRuntimeError as error:
+        if error.iteration is None:
+            error.iteration = frame.iteration
+        raise
+    finally:
+        frame.forall_depth -= 1
+        if outermost:
+            frame.iteration = None
+
+
+def _task(
+    interpreter: Interpreter, block: Block, index: int, outer: ScopedDict[SSAValue, Any]
+) -> Generator[_Stop, bool | None, None]:
+    """One iteration of the outermost ForAll, suspended at every barrier."""
+    scope = ScopedDict[SSAValue, Any](outer, name="forall")
+    scope[block.args[0]] = index
+    op = block.first_op
+    while op is not None and not isinstance(op, YieldOp):
+        interpreter._ctx = scope  # pyright: ignore[reportPrivateUsage]
+        values = interpreter.get_values(op.operands)
+        if isinstance(op, BARRIERS):
+            won = yield (op, values)
+            if isinstance(op, ExclusiveOp):
+                interpreter._ctx = scope  # pyright: ignore[reportPrivateUsage]
+                region = op.body if won else op.else_body
+                interpreter.run_ssacfg_region(region, (), "exclusive")
+        else:
+            results = interpreter.run_op(op, values)
+            interpreter.set_values(zip(op.results, results, strict=True))
+        op = op.next_op
+
+
+def _run_tasks(
+    interpreter: Interpreter,
+    state: IrglState,
+    op: ForAllOp,
+    indices: Sequence[int],
+    frame: KernelFrame,
+) -> None:
+    outer = interpreter._ctx  # pyright: ignore[reportPrivateUsage]
+    block = op.body.block
+    pending = [(i, _task(interpreter, block, i, outer)) for i in indices]
+    replies: dict[int, bool] = {}
+    frame.forall_depth += 1
+    try:
+        while pending:
+            waiting: list[tuple[int, Generator[_Stop, bool | None, None], _Stop]] = []
+            finished: list[int] = []
+            for index, task in pending:
+                frame.iteration = index
+                try:
+                    stop = task.send(replies.get(index))
+                except StopIteration:
+                    finished.append(index)
+                    continue
+                waiting.append((index, task, stop))
+            if not waiting:
+                return
+            barrier = waiting[0][2][0]
+            if finished:
+                raise IrglRuntimeError(
+                    barrier,
+                    f"iteration {finished[0]} of the ForAll finished without "
+                    f"reaching this '{barrier.name}', where the other iterations "
+                    "wait: every iteration must reach it",
+                )
+            for index, _, (other, _) in waiting:
+                if other is not barrier:
+                    raise IrglRuntimeError(
+                        other,
+                        f"iteration {index} of the ForAll waits at this "
+                        f"'{other.name}' while others wait at another barrier",
+                    )
+            replies = {}
+            if isinstance(barrier, ExclusiveOp):
+                contenders = [(index, values) for index, _, (_, values) in waiting]
+                replies = resolve_exclusive(state, barrier, contenders, indices)
+            pending = [(index, task) for index, task, _ in waiting]
+    except IrglRuntimeError as error:
+        if error.iteration is None:
+            error.iteration = frame.iteration
+        raise
+    finally:
+        frame.forall_depth -= 1
+        frame.iteration = None
+        interpreter._ctx = outer  # pyright: ignore[reportPrivateUsage]

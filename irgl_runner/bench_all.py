@@ -1,0 +1,507 @@
+"""``irgl-bench all``: every app on every graph, each run in its own
+``irgl-bench run`` process (a crash or hang loses one row, not the table),
+with progress on stderr and the reports (``RESULTS.md`` between its
+markers, ``results.json``, ``results.png``) written as rows come in.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TextIO
+
+from .apps import AppError, AppSpec, default_benchmarks_dir, load_app
+from .errors import UsageError
+from .generators import parse_spec
+from .graph_args import check_graph_arg, default_cache_dir, resolve_graph
+from .graphs import GraphFormatError
+from .report import (
+    BenchRow,
+    ReportError,
+    check_markdown,
+    render_section,
+    update_markdown,
+    write_chart,
+    write_json,
+    wrong_rows,
+)
+
+__all__ = [
+    "APP_ORDER",
+    "BenchJob",
+    "DEFAULT_GRAPHS",
+    "DEFAULT_TIMEOUT_S",
+    "QUICK_GRAPHS",
+    "Runner",
+    "SubprocessRunner",
+    "cmd_all",
+    "discover_apps",
+    "run_all",
+]
+
+#: Graphs of the full table: a power-law graph (Graph500 RMAT), a
+#: high-diameter road-like grid, and a uniform random graph (with isolated
+#: nodes), each with about a million nodes or more.
+DEFAULT_GRAPHS: tuple[str, ...] = (
+    "rmat:20",
+    "grid:2048x2048",
+    "random:1000000:8000000",
+)
+
+#: Graphs of ``irgl-bench all --quick`` (seconds per app).
+QUICK_GRAPHS: tuple[str, ...] = ("rmat:12", "grid:64x64", "random:10000:40000")
+
+#: Apps listed in this order first, others after them alphabetically.
+APP_ORDER: tuple[str, ...] = ("bfs", "sssp", "cc", "pr", "tc", "mst", "mis", "dmr")
+
+DEFAULT_TIMEOUT_S = 1200.0
+
+
+def discover_apps(benchmarks_dir: str | Path | None = None) -> list[str]:
+    """Names of the directories of ``benchmarks_dir`` that hold an ``app.py``."""
+    base = (
+        Path(benchmarks_dir) if benchmarks_dir is not None else default_benchmarks_dir()
+    )
+    names = {
+        p.parent.name
+        for p in base.glob("*/app.py")
+        if not p.parent.name.startswith((".", "_"))
+    }
+    known = [a for a in APP_ORDER if a in names]
+    return known + sorted(names - set(known))
+
+
+@dataclass
+class BenchJob:
+    """One (app, graph) run of ``irgl-bench all``.
+
+    ``nodes``/``edges`` are filled when the harness loaded the graph itself
+    (so that even a failed row shows its size); ``error`` set means the run
+    cannot happen (the app or graph did not load) and the runner is not called.
+    """
+
+    app: str
+    graph: str
+    reps: int = 5
+    nodes: int | None = None
+    edges: int | None = None
+    timeout_s: float | None = DEFAULT_TIMEOUT_S
+    benchmarks_dir: Path | None = None
+    cache_dir: Path | None = None
+    error: str | None = None
+    extra_args: list[str] = field(default_factory=list)
+
+
+#: Runs one job and describes the outcome; must not raise for a failing app
+#: (``run_all`` turns an exception into an error row anyway).
+Runner = Callable[[BenchJob], BenchRow]
+
+
+def _now() -> str:
+    return datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+def _one_line(text: str, limit: int = 400) -> str:
+    s = " ".join(text.split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def _error_text(stderr: str, returncode: int) -> str:
+    """The gist of a failed ``irgl-bench run``'s stderr."""
+    marker = "irgl-bench: error: "
+    at = stderr.rfind(marker)
+    if at >= 0:
+        return _one_line(stderr[at + len(marker) :])
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    if returncode < 0:
+        import signal
+
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"crashed ({name})" + (f": {_one_line(lines[-1])}" if lines else "")
+    if lines:
+        return _one_line(lines[-1])
+    return f"exit code {returncode} without a message"
+
+
+def _last_record(stdout: str) -> dict | None:
+    for line in reversed(stdout.splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(record, dict) and "app" in record:
+                return record
+    return None
+
+
+class SubprocessRunner:
+    """Runs each job as ``python -m irgl_runner.bench_cli run ...`` (isolation:
+    a CUDA fault, crash or hang costs one row; ``timeout_s`` bounds a run)."""
+
+    def __init__(self, python: str = sys.executable) -> None:
+        self.python = python
+
+    def command(self, job: BenchJob) -> list[str]:
+        """The command line for ``job``."""
+        cmd = [
+            self.python,
+            "-m",
+            "irgl_runner.bench_cli",
+            "run",
+            job.app,
+            "--graph",
+            job.graph,
+            "--reps",
+            str(job.reps),
+        ]
+        if job.benchmarks_dir is not None:
+            cmd += ["--benchmarks-dir", str(job.benchmarks_dir)]
+        if job.cache_dir is None:
+            cmd.append("--no-cache")
+        else:
+            cmd += ["--cache-dir", str(job.cache_dir)]
+        return cmd + list(job.extra_args)
+
+    def __call__(self, job: BenchJob) -> BenchRow:
+        date = _now()
+        start = time.monotonic()
+        proc = subprocess.Popen(
+            self.command(job),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,  # so that a timeout also stops nvcc etc.
+        )
+        try:
+            out, err = proc.communicate(timeout=job.timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            out, err = proc.communicate()
+            return BenchRow(
+                job.app,
+                job.graph,
+                f"error: timed out after {job.timeout_s:g} s",
+                nodes=job.nodes,
+                edges=job.edges,
+                date=date,
+                wall_s=time.monotonic() - start,
+                log=(err or "")[-4000:] or None,
+            )
+        except BaseException:
+            _kill_group(proc)
+            proc.wait()
+            raise
+        wall = time.monotonic() - start
+        record = _last_record(out)
+        log = (
+            err[-4000:]
+            if err.strip() and (proc.returncode != 0 or record is None)
+            else None
+        )
+        if record is None:
+            return BenchRow(
+                job.app,
+                job.graph,
+                "error: " + _error_text(err, proc.returncode),
+                nodes=job.nodes,
+                edges=job.edges,
+                date=date,
+                wall_s=wall,
+                log=log,
+            )
+        check = record.get("check")
+        if check == "failed":
+            status = "failed: " + _one_line(
+                str(record.get("problem") or _error_text(err, 1))
+            )
+        elif check in ("passed", "skipped"):
+            status = (
+                check
+                if proc.returncode == 0
+                else "error: " + _error_text(err, proc.returncode)
+            )
+        else:
+            status = f"error: unexpected check status {check!r}"
+        return BenchRow(
+            job.app,
+            job.graph,
+            status,
+            nodes=record.get("nodes", job.nodes),
+            edges=record.get("edges", job.edges),
+            median_ms=record.get("median_ms"),
+            times_ms=list(record.get("times_ms") or []),
+            gpu=record.get("gpu"),
+            date=date,
+            wall_s=wall,
+            result=record.get("result"),
+            log=log,
+        )
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    import signal
+
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
+def _summary(row: BenchRow) -> str:
+    parts = []
+    if row.median_ms is not None:
+        parts.append(f"{row.median_ms:.3f} ms")
+        if row.edges_per_s:
+            parts.append(f"{row.edges_per_s:.3g} edges/s")
+    if row.status == "passed":
+        parts.append("correct")
+    elif row.status == "skipped":
+        parts.append("unchecked")
+    elif row.status.startswith("failed"):
+        parts.append("WRONG: " + row.status.partition(":")[2].strip())
+    else:
+        parts.append("ERROR: " + row.status.partition(":")[2].strip())
+    text = ", ".join(parts)
+    if row.wall_s is not None:
+        text += f" ({row.wall_s:.1f} s)"
+    return text
+
+
+def run_all(
+    jobs: Sequence[BenchJob],
+    runner: Runner,
+    progress: TextIO | None = None,
+    on_row: Callable[[list[BenchRow]], None] | None = None,
+) -> list[BenchRow]:
+    """Run every job (in order) with ``runner``; one row per job, always.
+
+    Progress goes to ``progress`` (stderr by default), one line per job;
+    ``on_row(rows_so_far)`` is called after each (to write partial reports).
+    """
+    out = progress if progress is not None else sys.stderr
+    rows: list[BenchRow] = []
+    width = len(str(len(jobs)))
+    for k, job in enumerate(jobs, 1):
+        out.write(f"[{k:>{width}}/{len(jobs)}] {job.app} on {job.graph} ... ")
+        out.flush()
+        start = time.monotonic()
+        if job.error is not None:
+            row = BenchRow(job.app, job.graph, "error: " + job.error, date=_now())
+        else:
+            try:
+                row = runner(job)
+            except Exception as e:  # a broken runner must not lose the table
+                row = BenchRow(
+                    job.app,
+                    job.graph,
+                    f"error: {type(e).__name__}: {_one_line(str(e))}",
+                    date=_now(),
+                )
+        if row.nodes is None:
+            row.nodes = job.nodes
+        if row.edges is None:
+            row.edges = job.edges
+        if row.wall_s is None:
+            row.wall_s = time.monotonic() - start
+        out.write(_summary(row) + "\n")
+        out.flush()
+        rows.append(row)
+        if on_row is not None:
+            on_row(rows)
+    return rows
+
+
+def _split_list(values: Sequence[str] | None) -> list[str]:
+    items: list[str] = []
+    for v in values or ():
+        items += [x.strip() for x in v.split(",") if x.strip()]
+    return list(dict.fromkeys(items))
+
+
+def _app_graphs(app: AppSpec, graphs: list[str], quick: bool) -> list[str]:
+    key = "bench_graphs_quick" if quick else "bench_graphs"
+    own = app.params.get(key) if quick else None
+    if own is None:
+        own = app.params.get("bench_graphs")
+    return list(own) if own else graphs
+
+
+def _plan(
+    args: argparse.Namespace, progress: TextIO
+) -> tuple[list[BenchJob], list[str], int]:
+    """The jobs of ``irgl-bench all`` (app-major), the graph list and reps."""
+    bdir = args.benchmarks_dir
+    found = discover_apps(bdir)
+    wanted = _split_list(args.apps)
+    unknown = [a for a in wanted if a not in found]
+    if unknown:
+        raise UsageError(
+            f"unknown app(s) {', '.join(unknown)} (known: {', '.join(found) or 'none'})"
+        )
+    apps = wanted or found
+    if not apps:
+        where = bdir or default_benchmarks_dir()
+        raise UsageError(f"no apps found (no */app.py under {where})")
+    graphs = _split_list(args.graphs) or list(
+        QUICK_GRAPHS if args.quick else DEFAULT_GRAPHS
+    )
+    for g in graphs:
+        check_graph_arg(g)
+    reps = args.reps if args.reps is not None else (3 if args.quick else 5)
+    if reps < 1:
+        raise UsageError(f"--reps must be at least 1, got {reps}")
+    cache = None if args.no_cache else (args.cache_dir or default_cache_dir())
+    extra_args = ["--backend", args.backend, "--pipeline", args.pipeline]
+
+    per_app: dict[str, tuple[list[str], str | None]] = {}
+    for name in apps:
+        try:
+            spec = load_app(name, bdir)
+        except AppError as e:
+            per_app[name] = (graphs, f"app does not load: {_one_line(str(e))}")
+            continue
+        per_app[name] = (_app_graphs(spec, graphs, args.quick), None)
+
+    sizes: dict[str, tuple[int | None, int | None, str | None]] = {}
+    for g in dict.fromkeys(x for gs, _ in per_app.values() for x in gs):
+        if cache is None and parse_spec(g) is not None:
+            sizes[g] = (None, None, None)  # each run generates it anyway
+            continue
+        progress.write(f"irgl-bench all: preparing graph {g} ... ")
+        progress.flush()
+        start = time.monotonic()
+        try:
+            graph, _ = resolve_graph(g, True, False, cache)
+        except (GraphFormatError, UsageError, OSError, ValueError) as e:
+            sizes[g] = (None, None, f"graph does not load: {_one_line(str(e))}")
+            progress.write(f"ERROR: {e}\n")
+            continue
+        sizes[g] = (graph.num_nodes, graph.num_edges, None)
+        progress.write(
+            f"{graph.num_nodes:,} nodes, {graph.num_edges:,} edges "
+            f"({time.monotonic() - start:.1f} s)\n"
+        )
+        del graph
+
+    jobs = []
+    for name in apps:
+        app_graphs, app_error = per_app[name]
+        for g in app_graphs:
+            nodes, edges, graph_error = sizes.get(g, (None, None, None))
+            jobs.append(
+                BenchJob(
+                    name,
+                    g,
+                    reps,
+                    nodes=nodes,
+                    edges=edges,
+                    timeout_s=args.timeout if args.timeout > 0 else None,
+                    benchmarks_dir=bdir,
+                    cache_dir=cache,
+                    error=app_error or graph_error,
+                    extra_args=list(extra_args),
+                )
+            )
+    return jobs, graphs, reps
+
+
+def cmd_all(args: argparse.Namespace, runner: Runner | None = None) -> int:
+    """``irgl-bench all``: plan, run every job, write the reports; the exit code."""
+    progress = sys.stderr
+    out_dir = Path(args.out_dir) if args.out_dir else default_benchmarks_dir()
+    md_path, json_path, png_path = (
+        out_dir / "RESULTS.md",
+        out_dir / "results.json",
+        out_dir / "results.png",
+    )
+    meta: dict[str, object] = {
+        "generated": _now(),
+        "command": "irgl-bench " + shlex.join(args.argv),
+    }
+    # fail on broken markers before spending hours on runs
+    try:
+        check_markdown(md_path)
+    except ReportError as e:
+        raise UsageError(str(e)) from None
+    jobs, graphs, reps = _plan(args, progress)
+    meta.update(
+        reps=reps,
+        apps=list(dict.fromkeys(j.app for j in jobs)),
+        graphs=graphs,
+        planned=len(jobs),
+    )
+    n_apps = len({j.app for j in jobs})
+    progress.write(
+        f"irgl-bench all: {len(jobs)} runs ({n_apps} apps, {reps} timed runs "
+        f"each) -> {md_path}\n"
+    )
+
+    def write(
+        rows: list[BenchRow], chart: str | None = None, notes: Sequence[str] = ()
+    ) -> None:
+        gpus = sorted({r.gpu for r in rows if r.gpu})
+        full = {**meta, "gpu": ", ".join(gpus) or None, "done": len(rows)}
+        write_json(json_path, rows, full)
+        update_markdown(md_path, render_section(rows, full, chart=chart, notes=notes))
+
+    def write_partial(rows: list[BenchRow]) -> None:
+        try:
+            write(rows)
+        except (ReportError, OSError) as e:  # keep running; the end retries
+            progress.write(f"irgl-bench all: warning: cannot write results: {e}\n")
+
+    rows: list[BenchRow] = []
+    try:
+        rows = run_all(jobs, runner or SubprocessRunner(), progress, write_partial)
+    except KeyboardInterrupt:
+        progress.write("\nirgl-bench all: interrupted; partial results written\n")
+        return 130
+    notes: list[str] = []
+    chart = None
+    if args.no_chart:
+        notes.append("No chart (`--no-chart`).")
+    else:
+        gpus = sorted({r.gpu for r in rows if r.gpu})
+        title = "irgl-bench all" + (f" on {', '.join(gpus)}" if gpus else "")
+        title += f" ({str(meta['generated'])[:10]})"
+        note = write_chart(png_path, rows, title=title)
+        if note is None:
+            chart = os.path.relpath(png_path, md_path.parent)
+        else:
+            if png_path.exists():
+                png_path.unlink()  # a stale chart would contradict the table
+            notes.append(note)
+            progress.write(f"irgl-bench all: note: {note}\n")
+    try:
+        write(rows, chart, notes)
+    except ReportError as e:
+        raise UsageError(str(e)) from None
+    wrong = wrong_rows(rows)
+    if wrong:
+        lines = [
+            f"irgl-bench all: FAILED: {len(wrong)} of {len(rows)} results are wrong "
+            "or did not run:"
+        ]
+        lines += [f"  {r.app} on {r.graph}: {r.status}" for r in wrong]
+        lines.append(f"(details in {json_path}; table in {md_path})")
+        progress.write("\n".join(lines) + "\n")
+        return 1
+    progress.write(
+        f"irgl-bench all: all {len(rows)} results correct; wrote {md_path}, "
+        f"{json_path}" + (f", {png_path}" if chart else "") + "\n"
+    )
+    return 0

@@ -1,0 +1,327 @@
+"""Build IrGL programs: lower and emit in process, compile with nvcc, cache.
+
+The compiler runs inside this process: the MLIR file is parsed with the irgl
+dialects, the pass pipeline (default :data:`DEFAULT_PIPELINE`) is applied as
+given, and the `cuda` target prints the module. The host ABI of the entry
+points comes from the lowered module (:mod:`cuda_emitter.host_abi`) and is
+written as a JSON manifest beside the cached `.cu`/`.so`, so that a cached
+library knows its ABI without the compiler::
+
+    so = build("benchmarks/bfs/bfs.mlir", pipeline="lower-irgl{block_size=128}")
+    # ~/.cache/irgl/irgl_<key>.so and irgl_<key>.abi.json
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from io import StringIO
+from pathlib import Path
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.universe import Universe
+from xdsl.utils.arg_spec import parse_spec
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.utils.target import Target
+
+from cuda_emitter.host_abi import (
+    AbiTypeError,
+    EntryPoint,
+    dump_manifest,
+    entry_points,
+    manifest_path,
+)
+from irgl_tools.universe import IRGL_UNIVERSE
+
+from .errors import CompileError
+
+__all__ = [
+    "CompileError",
+    "DEFAULT_NVCC_FLAGS",
+    "DEFAULT_PIPELINE",
+    "DEFAULT_TARGET",
+    "EmittedProgram",
+    "build",
+    "cache_dir",
+    "compile_cuda",
+    "emit_cuda",
+    "emit_program",
+    "runtime_include_dir",
+]
+
+#: The pass pipeline a program is lowered with unless told otherwise.
+DEFAULT_PIPELINE = "lower-irgl"
+
+#: The target that prints the lowered module (an xDSL target spec).
+DEFAULT_TARGET = "cuda"
+
+DEFAULT_NVCC_FLAGS: tuple[str, ...] = (
+    "-arch=sm_90",
+    "-O3",
+    "-std=c++17",
+    "-shared",
+    "-Xcompiler",
+    "-fPIC",
+)
+
+
+# ------------------------------------------------------------------ compiler
+
+
+@dataclass(frozen=True)
+class EmittedProgram:
+    """The CUDA text of a lowered program and the ABI of its entry points."""
+
+    cuda: str
+    entry_points: tuple[EntryPoint, ...]
+
+
+def _context() -> Context:
+    """A context with every dialect xDSL knows plus the irgl ones."""
+    ctx = Context()
+    multiverse = Universe.get_multiverse()
+    for name, factory in multiverse.all_dialects.items():
+        ctx.register_dialect(name, factory)
+    known = set(ctx.registered_dialect_names)
+    for name, factory in IRGL_UNIVERSE.all_dialects.items():
+        if name not in known:
+            ctx.register_dialect(name, factory)
+    return ctx
+
+
+def _passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    passes = dict(Universe.get_multiverse().all_passes)
+    for name, factory in IRGL_UNIVERSE.all_passes.items():
+        passes.setdefault(name, factory)
+    return passes
+
+
+def _target(spec_text: str) -> Target:
+    spec = parse_spec(spec_text)
+    targets = dict(Universe.get_multiverse().all_targets)
+    for name, factory in IRGL_UNIVERSE.all_targets.items():
+        targets.setdefault(name, factory)
+    factory = targets.get(spec.name)
+    if factory is None:
+        raise CompileError(
+            f"unknown target {spec.name!r} (known: {', '.join(sorted(targets))})"
+        )
+    return factory()().from_spec(spec)
+
+
+#: Lines of the printed module kept above and below a verifier's underline.
+_CONTEXT_LINES = 4
+
+_UNDERLINE = re.compile(r"\s*\^+-*\s*")
+
+
+def _shorten(note: str) -> str:
+    """A verifier note (the whole module, the failing op underlined) cut to the
+    lines around the underline."""
+    lines = note.rstrip().split("\n")
+    marks = [i for i, line in enumerate(lines) if _UNDERLINE.fullmatch(line)]
+    if not marks or len(lines) <= 4 * _CONTEXT_LINES:
+        return note.rstrip()
+    first = max(marks[0] - _CONTEXT_LINES, 0)
+    last = min(marks[-1] + _CONTEXT_LINES + 3, len(lines))
+    return "\n".join(["...", *lines[first:last], "..."])
+
+
+def _diagnostic(error: BaseException) -> str:
+    """An xDSL diagnostic with its notes (verifier errors underline the op)."""
+    parts = [str(error).rstrip()]
+    parts += [_shorten(str(note)) for note in getattr(error, "__notes__", ())]
+    return "\n".join(p for p in parts if p)
+
+
+def _parse(ctx: Context, text: str, name: str) -> ModuleOp:
+    """Parse a module (ParseError carries ``name:line:col``)."""
+    return Parser(ctx, text, name).parse_module()
+
+
+def _verify(module: ModuleOp) -> None:
+    """Verify a module (VerifyException underlines the failing op)."""
+    module.verify()
+
+
+def emit_program(
+    mlir: str | os.PathLike[str],
+    pipeline: str = DEFAULT_PIPELINE,
+    target: str = DEFAULT_TARGET,
+) -> EmittedProgram:
+    """Parse the MLIR file `mlir`, apply `pipeline` (an xDSL pass-pipeline
+    spec, used as given: `"lower-irgl{ticket_locks=true}"` lowers once, with
+    that option) and print it with `target`.
+
+    The module is verified after parsing and after every pass. Raises
+    :class:`CompileError` with the compiler's diagnostic.
+    """
+    path = Path(mlir)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CompileError(f"{path}: no such MLIR file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise CompileError(f"{path}: cannot read: {e}") from None
+    name = str(path)
+    try:
+        ctx = _context()
+        try:
+            passes = PassPipeline.parse_spec(
+                _passes(), pipeline, lambda _p, module, _n: _verify(module)
+            )
+        except (ValueError, TypeError) as e:
+            raise CompileError(f"bad pass pipeline {pipeline!r}: {e}") from None
+        try:
+            emitter = _target(target)
+        except (ValueError, TypeError) as e:
+            raise CompileError(f"bad target {target!r}: {e}") from None
+        module = _parse(ctx, text, name)
+        if not passes.passes:
+            _verify(module)
+        passes.apply(ctx, module)
+        out = StringIO()
+        emitter.emit(ctx, module, out)
+        abi = entry_points(module)
+    except CompileError:
+        raise
+    except ParseError as e:
+        raise CompileError(_diagnostic(e)) from None
+    except (DiagnosticException, AbiTypeError) as e:
+        raise CompileError(f"{name}: error: {_diagnostic(e)}") from None
+    except Exception as e:  # a compiler defect: a message, never a traceback
+        if os.environ.get("IRGL_DEBUG"):
+            raise
+        raise CompileError(
+            f"{name}: internal compiler error ({type(e).__name__}): {e}\n"
+            "(set IRGL_DEBUG=1 for a traceback and please report it)"
+        ) from None
+    return EmittedProgram(out.getvalue(), abi)
+
+
+def emit_cuda(
+    mlir: str | os.PathLike[str],
+    pipeline: str = DEFAULT_PIPELINE,
+    target: str = DEFAULT_TARGET,
+) -> str:
+    """The CUDA text of an IrGL MLIR file (see :func:`emit_program`)."""
+    return emit_program(mlir, pipeline, target).cuda
+
+
+# ------------------------------------------------------------------ nvcc
+
+
+def cache_dir() -> Path:
+    """Where compiled libraries live: ``$IRGL_CACHE_DIR`` or ``~/.cache/irgl``."""
+    env = os.environ.get("IRGL_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "irgl"
+
+
+def runtime_include_dir() -> Path:
+    """The folder of ``irgl_runtime.cuh``, from the installed ``cuda_emitter``
+    package (``importlib.resources``)."""
+    folder = resources.files("cuda_emitter").joinpath("runtime")
+    return Path(str(folder))
+
+
+def _looks_like_path(src: str | os.PathLike[str]) -> bool:
+    if isinstance(src, os.PathLike):
+        return True
+    return "\n" not in src and len(src) < 4096 and Path(src).is_file()
+
+
+def compile_cuda(
+    source: str | os.PathLike[str] | EmittedProgram,
+    flags: Sequence[str] = DEFAULT_NVCC_FLAGS,
+    include_dirs: Sequence[str | os.PathLike[str]] = (),
+    nvcc: str = "nvcc",
+    cache: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Compile CUDA source (an :class:`EmittedProgram`, a ``.cu`` path or the
+    text itself) to a shared library.
+
+    The library is cached under :func:`cache_dir` keyed by the SHA-256 of the
+    source, the flags, the include dirs and the headers in them, and reused
+    when present. An :class:`EmittedProgram`'s ABI manifest is written beside
+    it (``irgl_<key>.abi.json``, read by :class:`irgl_runner.api.Program`).
+    Raises :class:`CompileError` with nvcc's output.
+    """
+    includes = [runtime_include_dir(), *map(Path, include_dirs)]
+    abi: tuple[EntryPoint, ...] | None = None
+    if isinstance(source, EmittedProgram):
+        text, abi = source.cuda, source.entry_points
+    elif _looks_like_path(source):
+        path = Path(source)
+        try:
+            text = path.read_text()
+        except OSError as e:
+            raise CompileError(
+                f"cannot read CUDA source {path}: {e.strerror or e}"
+            ) from None
+        includes.append(path.resolve().parent)
+    else:
+        text = str(source)
+    args = [*flags, *(f"-I{d}" for d in includes)]
+    h = hashlib.sha256()
+    h.update(text.encode())
+    h.update(b"\0" + "\0".join(args).encode())
+    for d in includes:  # a changed header must force a rebuild
+        for hdr in sorted(Path(d).glob("*.cuh")) + sorted(Path(d).glob("*.h")):
+            h.update(hdr.name.encode() + b"\0" + hdr.read_bytes())
+    key = h.hexdigest()[:32]
+    out_dir = Path(cache) if cache is not None else cache_dir()
+    so = out_dir / f"irgl_{key}.so"
+    manifest = manifest_path(so)
+    if abi is not None and not manifest.is_file():
+        out_dir.mkdir(parents=True, exist_ok=True)
+        _atomic_write(manifest, dump_manifest(abi))
+    if so.is_file():
+        return so
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cu = out_dir / f"irgl_{key}.cu"
+    cu.write_text(text)
+    tmp = out_dir / f".irgl_{key}.{os.getpid()}.so"
+    cmd = [nvcc, *args, "-o", str(tmp), str(cu)]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise CompileError(
+            f"nvcc not found (tried {nvcc!r}); is the CUDA toolkit on PATH?"
+        ) from None
+    if proc.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        raise CompileError(
+            f"nvcc failed (exit {proc.returncode}) on {cu}:\n"
+            + (proc.stderr.strip() or proc.stdout.strip())
+        )
+    os.replace(tmp, so)
+    return so
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def build(
+    mlir: str | os.PathLike[str],
+    pipeline: str = DEFAULT_PIPELINE,
+    target: str = DEFAULT_TARGET,
+    *,
+    flags: Sequence[str] = DEFAULT_NVCC_FLAGS,
+    nvcc: str = "nvcc",
+    cache: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Lower, emit and compile an IrGL MLIR file; the cached library's path
+    (its ABI manifest beside it). See :func:`compile_cuda` for the rest."""
+    program = emit_program(mlir, pipeline, target)
+    return compile_cuda(program, flags=flags, nvcc=nvcc, cache=cache)

@@ -1,0 +1,88 @@
+"""Graph arguments of ``irgl-bench``: a graph file or a generator spec, with a
+cache of generated graphs, and the default source node."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .apps import default_benchmarks_dir
+from .errors import UsageError
+from .generators import SPEC_FORMS, GraphSpec, generate, parse_spec
+from .graphs import CSRGraph, GraphFormatError, load_graph, read_gr, write_gr
+
+__all__ = [
+    "check_graph_arg",
+    "default_cache_dir",
+    "default_source",
+    "resolve_graph",
+]
+
+
+def default_cache_dir() -> Path:
+    """Generated-graph cache: ``$IRGL_GRAPH_CACHE`` or ``benchmarks/.cache``."""
+    env = os.environ.get("IRGL_GRAPH_CACHE")
+    return Path(env) if env else default_benchmarks_dir() / ".cache"
+
+
+def resolve_graph(
+    text: str,
+    symmetrize: bool = True,
+    weighted: bool = True,
+    cache_dir: Path | None = None,
+) -> tuple[CSRGraph, GraphSpec | None]:
+    """Load a graph file or build a generator spec (cached as ``.gr`` if ``cache_dir``).
+
+    Returns the graph and the parsed spec (``None`` for files).
+    """
+    try:
+        spec = parse_spec(text)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if spec is None:
+        return load_graph(text, symmetrize=symmetrize, weighted=weighted), None
+    graph: CSRGraph | None = None
+    cached = (
+        cache_dir / (spec.name.replace(":", "_").replace("@", "_seed") + ".gr")
+        if cache_dir
+        else None
+    )
+    if cached is not None and cached.is_file():
+        try:
+            graph = read_gr(cached)
+        except GraphFormatError as e:
+            print(
+                f"irgl-bench: warning: regenerating corrupt cache file ({e})",
+                file=sys.stderr,
+            )
+    if graph is None:
+        graph = generate(spec)
+        if cached is not None:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            write_gr(cached, graph)
+    if not weighted:
+        graph.weights = None
+    return graph, spec
+
+
+def default_source(graph: CSRGraph, spec: GraphSpec | None) -> int:
+    """The highest-degree node for RMAT graphs (lowest id on ties), else 0."""
+    if spec is not None and spec.kind == "rmat" and graph.num_nodes:
+        return int(np.argmax(graph.degrees()))
+    return 0
+
+
+def check_graph_arg(text: str) -> None:
+    """Raise :class:`UsageError` unless ``text`` is a valid spec or a file."""
+    try:
+        spec = parse_spec(text)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if spec is None and not Path(text).is_file():
+        raise UsageError(
+            f"graph {text!r} is neither a generator spec ({SPEC_FORMS}) "
+            "nor an existing file"
+        )

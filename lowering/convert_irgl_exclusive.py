@@ -1,0 +1,176 @@
+"""convert-irgl-exclusive: Exclusive becomes a three-phase claim protocol.
+
+convert-irgl-loops runs the outermost ForAll of a kernel with an Exclusive
+in uniform rounds and wraps the Exclusive in `irgl_rt.collective active(%a)
+rank(%r)`: every thread of the grid reaches it, `%a` says whether the thread
+has an iteration (and so contends) this round. This pass lowers it:
+
+race (each contender writes its priority `rank + 1` into the claim cell of
+every element), grid barrier, priority check (a contender that lost a claim
+raises every claim to its priority with atomicMax), grid barrier, check (a
+contender whose priority stands on every element wins and runs the body;
+others run the else statements), grid barrier. The contender with the
+highest priority always wins, so some thread always makes progress, and no
+two winners share an element.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import IndexType, IntegerType, ModuleOp, i32
+from xdsl.ir import Block, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+
+from irgl_dialect.attributes import ExclusiveForm
+from irgl_dialect.runtime import CollectiveOp
+from irgl_dialect.runtime_library import runtime_function
+from irgl_dialect.sync import ExclusiveOp
+from lowering.builders import LoweringBuilder, take_body
+from lowering.runtime_calls import fail, symbol_table_of
+
+
+def _for_each_element(
+    at: LoweringBuilder, op: ExclusiveOp, make_body, init: list[SSAValue] | None = None
+) -> list[SSAValue]:
+    """Emit a loop over the elements named by an Exclusive; `make_body(b,
+    element, carried)` returns the next carried values."""
+    if op.form.data == ExclusiveForm.ARRAY:
+        start, end, step = (
+            at.const(0, IndexType()),
+            op.range[0],
+            at.const(1, IndexType()),
+        )
+    else:
+        start, end, step = op.range
+    carried = init or []
+    block = Block(arg_types=[IndexType(), *[v.type for v in carried]])
+    b = at.nested(InsertPoint.at_end(block))
+    raw = b.op(memref.LoadOp.get(op.items, [block.args[0]]))
+    element = (
+        raw
+        if isinstance(raw.type, IndexType)
+        else b.op(arith.IndexCastOp(raw, IndexType()))
+    )
+    nexts = make_body(b, element, list(block.args[1:]))
+    block.add_op(scf.YieldOp(*nexts))
+    loop = scf.ForOp(start, end, step, carried, Region(block))
+    at.stmt(loop)
+    return list(loop.results)
+
+
+def _lower_exclusive(
+    op: ExclusiveOp, active: SSAValue, rank: SSAValue, at: LoweringBuilder
+) -> None:
+    """Lower one Exclusive at `at`; `active` tells whether this thread
+    contends this round, its priority is `rank + 1` (unique, > 0)."""
+    claims = op.object
+    priority = at.op(arith.AddiOp(rank, at.const(1, IndexType())))
+    prio = at.op(arith.IndexCastOp(priority, i32))
+    true = at.const(1, IntegerType(1))
+
+    def guarded(fill) -> None:
+        block = Block()
+        fill(at.nested(InsertPoint.at_end(block)))
+        block.add_op(scf.YieldOp())
+        at.stmt(scf.IfOp(active, [], Region(block)))
+
+    def all_mine(b: LoweringBuilder) -> SSAValue:
+        def check(
+            inner: LoweringBuilder, element: SSAValue, carried: list[SSAValue]
+        ) -> list[SSAValue]:
+            (value,) = inner.call(
+                runtime_function("irgl_claim_read"), [claims, element]
+            )
+            mine = inner.op(arith.CmpiOp(value, prio, "eq"))
+            return [inner.op(arith.AndIOp(carried[0], mine))]
+
+        return _for_each_element(b, op, check, [true])[0]
+
+    def write_claim(
+        b: LoweringBuilder, element: SSAValue, _: list[SSAValue]
+    ) -> list[SSAValue]:
+        b.call(runtime_function("irgl_claim_write"), [claims, element, prio])
+        return []
+
+    def raise_claim(
+        b: LoweringBuilder, element: SSAValue, _: list[SSAValue]
+    ) -> list[SSAValue]:
+        b.call(runtime_function("irgl_claim_raise"), [claims, element, prio])
+        return []
+
+    # phase 1: race
+    guarded(lambda b: _for_each_element(b, op, write_claim))
+    at.call(runtime_function("irgl_grid_sync"), [])
+
+    # phase 2: priority check
+    def raise_lost(b: LoweringBuilder) -> None:
+        lost = b.op(arith.XOrIOp(all_mine(b), b.const(1, IntegerType(1))))
+        block = Block()
+        inner = b.nested(InsertPoint.at_end(block))
+        _for_each_element(inner, op, raise_claim)
+        block.add_op(scf.YieldOp())
+        b.stmt(scf.IfOp(lost, [], Region(block)))
+
+    guarded(raise_lost)
+    at.call(runtime_function("irgl_grid_sync"), [])
+
+    # phase 3: check, then the body or the else statements
+    then_block = Block()
+    then_at = at.nested(InsertPoint.at_end(then_block))
+    won = all_mine(then_at)
+    then_block.add_op(scf.IfOp(won, [], Region(take_body(op.body)), _else_region(op)))
+    then_block.add_op(scf.YieldOp())
+    at.stmt(scf.IfOp(active, [], Region(then_block)))
+    at.call(runtime_function("irgl_grid_sync"), [])
+
+
+def _else_region(op: ExclusiveOp) -> Region | None:
+    if not op.else_body.blocks:
+        return None
+    return Region(take_body(op.else_body))
+
+
+class LowerExclusive(RewritePattern):
+    """`irgl_rt.collective` around an Exclusive → the claim protocol."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: CollectiveOp, rewriter: PatternRewriter) -> None:
+        exclusive = op.inner
+        if not isinstance(exclusive, ExclusiveOp):
+            return
+        at = LoweringBuilder(
+            InsertPoint.before(op), table=symbol_table_of(op), rewriter=rewriter
+        )
+        _lower_exclusive(exclusive, op.active, op.rank, at)
+        rewriter.erase(op, safe_erase=False)
+
+
+@dataclass(frozen=True)
+class ConvertIrglExclusive(ModulePass):
+    """Lower Exclusives (in `irgl_rt.collective`, made by convert-irgl-loops)
+    to the three-phase claim protocol (see the module docstring)."""
+
+    name = "convert-irgl-exclusive"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        # each rewrite restructures a whole round body: apply the pattern
+        # once per collective op rather than through a worklist driver
+        pattern = LowerExclusive()
+        for collective in [o for o in op.walk() if isinstance(o, CollectiveOp)]:
+            pattern.match_and_rewrite(collective, PatternRewriter(collective))
+        for inner in op.walk():
+            if isinstance(inner, ExclusiveOp):
+                fail(
+                    inner,
+                    "'irgl.exclusive' must be lowered with its outermost ForAll: "
+                    "run convert-irgl-loops first",
+                )

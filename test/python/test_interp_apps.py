@@ -1,0 +1,137 @@
+"""All eight benchmark applications on the CPU interpreter (no GPU): small
+graphs with isolated nodes, self loops, duplicate edges and a star (cleaned
+as `irgl-bench` cleans every input), under several schedules, each checked
+by its app's own checker; DMR on a small mesh. Also `irgl-bench run
+--backend interp`."""
+
+from __future__ import annotations
+
+import functools
+import json
+
+import numpy as np
+import pytest
+
+from irgl_interpreter.apps import run_app
+from irgl_interpreter.dmr import compiler
+from irgl_runner import bench_cli, generators
+from irgl_runner.apps import AppSpec, load_app
+from irgl_runner.graphs import COOGraph, CSRGraph, clean
+
+GRAPH_APPS = ["bfs", "sssp", "cc", "mis", "mst", "pr", "tc"]
+SCHEDULES = ["sequential", "random:7"]
+
+
+def _mixed_raw() -> COOGraph:
+    """18 nodes: a random core with duplicate edges and self loops, a star
+    (hub 9, leaves 10..15) and isolated nodes 16 and 17."""
+    rng = np.random.default_rng(5)
+    core_src = rng.integers(0, 9, 20)
+    core_dst = rng.integers(0, 9, 20)
+    src = [*core_src.tolist(), 3, 3, 4, 9, 9, 9, 9, 9, 9, 2, 5]
+    dst = [*core_dst.tolist(), 3, 7, 4, 10, 11, 12, 13, 14, 15, 2, 9]
+    src += [3, 10]  # duplicates of 3->7 and of 9->10 reversed
+    dst += [7, 9]
+    weights = rng.integers(1, 20, len(src)).astype(np.int32)
+    return COOGraph(18, np.array(src), np.array(dst), weights)
+
+
+def _random_raw() -> COOGraph:
+    coo = generators.uniform_random(40, 70, seed=3, raw=True)
+    assert isinstance(coo, COOGraph)
+    return coo
+
+
+RAW = {"mixed": _mixed_raw, "random": _random_raw}
+
+
+@functools.cache
+def small_graph(name: str, symmetrize: bool, weighted: bool) -> CSRGraph:
+    graph = clean(RAW[name](), symmetrize=symmetrize)
+    if not weighted:
+        graph.weights = None
+    return graph
+
+
+def test_mixed_graph_has_what_it_claims() -> None:
+    raw = _mixed_raw()
+    pairs = list(zip(raw.src.tolist(), raw.dst.tolist(), strict=True))
+    assert any(s == d for s, d in pairs), "self loops"
+    assert len(set(pairs)) < len(pairs), "duplicate edges"
+    graph = small_graph("mixed", True, True)
+    degrees = graph.degrees()
+    assert degrees[16] == degrees[17] == 0, "isolated nodes"
+    assert degrees[9] >= 6, "a star"
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("graph_name", sorted(RAW))
+@pytest.mark.parametrize("name", GRAPH_APPS)
+def test_app_on_interpreter(name: str, graph_name: str, schedule: str) -> None:
+    app: AppSpec = load_app(name)
+    graph = small_graph(graph_name, app.symmetrize, app.weighted)
+    source = 9 if app.uses_source else 0  # the hub of the star, or node 9
+    run = run_app(app, graph, schedule, source=source)
+    assert run.problem is None, f"{name} on {graph_name} ({schedule}): {run.problem}"
+    assert run.stats.invocations > 0
+
+
+def test_schedules_change_the_execution_not_the_result() -> None:
+    app = load_app("sssp")
+    graph = small_graph("random", True, True)
+    runs = [run_app(app, graph, s) for s in ("sequential", "reversed", "random:1")]
+    assert all(r.problem is None for r in runs)
+    dist = [r.ctx.outputs["dist"] for r in runs]
+    assert all(np.array_equal(dist[0], d) for d in dist[1:])
+    visits = {r.stats.edge_visits for r in runs}
+    assert len(visits) > 1, "the orders should relax edges differently"
+
+
+needs_cxx = pytest.mark.skipif(compiler() is None, reason="no host C++ compiler")
+
+
+@needs_cxx
+@pytest.mark.parametrize("schedule", ["sequential", "random:3,fail=0.3"])
+def test_dmr_on_interpreter(schedule: str) -> None:
+    app = load_app("dmr")
+    app.params["points"] = 24
+    graph = generators.generate("random:24:0")
+    run = run_app(app, graph, schedule)
+    assert run.problem is None, run.problem
+    assert run.ctx.result == 0
+    meta = run.ctx.outputs["meta"]
+    assert meta[10] > 0, "the mesh had bad triangles to refine"
+
+
+def test_irgl_bench_run_backend_interp(capsys: pytest.CaptureFixture[str]) -> None:
+    rc = bench_cli.main(
+        [
+            "run",
+            "bfs",
+            "--graph",
+            "random:30:60",
+            "--backend",
+            "interp",
+            "--schedule",
+            "random:2",
+            "--reps",
+            "1",
+            "--no-cache",
+        ]
+    )
+    assert rc == 0
+    record = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert record["app"] == "bfs"
+    assert record["check"] == "passed"
+    assert record["backend"] == "interp"
+    assert record["schedule"] == "random:2"
+    assert "CPU interpreter" in record["gpu"]
+    assert record["edges"] > 0 and len(record["times_ms"]) == 1
+
+
+def test_irgl_bench_bad_schedule(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["run", "bfs", "--graph", "random:5:5", "--no-cache", "--backend"]
+    assert bench_cli.main([*args, "interp", "--schedule", "random"]) == 2
+    assert "random needs a seed" in capsys.readouterr().err
+    assert bench_cli.main([*args, "cuda", "--schedule", "reversed"]) == 2
+    assert "only to --backend interp" in capsys.readouterr().err

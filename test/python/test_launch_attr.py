@@ -1,0 +1,122 @@
+"""The typed launch information (`#irgl_rt.launch`, `#irgl_rt.forall`):
+construction, accessors and located diagnostics for bad values."""
+
+from __future__ import annotations
+
+import pytest
+from xdsl.context import Context
+from xdsl.dialects.builtin import Builtin
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import ParseError, VerifyException
+
+from irgl_dialect.runtime import ForAllAttr, IrglRuntime, LaunchAttr
+
+
+def _parse(text: str):
+    ctx = Context()
+    ctx.load_dialect(Builtin)
+    ctx.load_dialect(IrglRuntime)
+    return Parser(ctx, text, "attr.mlir").parse_attribute()
+
+
+def test_round_trip_and_accessors() -> None:
+    text = (
+        "#irgl_rt.launch<block = 128, worklist = 1, cell = 4, bounds = [128, 4], "
+        "grid_sync, retry>"
+    )
+    attr = _parse(text)
+    assert isinstance(attr, LaunchAttr)
+    assert (attr.block, attr.worklist, attr.cell, attr.bounds) == (128, 1, 4, (128, 4))
+    assert attr.cooperative and attr.retries
+    assert str(attr) == text
+    plain = LaunchAttr(256)
+    assert str(plain) == "#irgl_rt.launch<block = 256>"
+    assert plain.worklist is None and not plain.cooperative
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("#irgl_rt.launch<block = 0>", "block size must be in 1..1024, got 0"),
+        ("#irgl_rt.launch<block = 2048>", "block size must be in 1..1024, got 2048"),
+        (
+            "#irgl_rt.launch<block = 512, bounds = [256]>",
+            "block size 512 exceeds its launch bounds (256)",
+        ),
+        ("#irgl_rt.launch<block = 32, retry>", "retry needs worklist arguments"),
+        (
+            "#irgl_rt.launch<block = 32, bounds = [32, 1, 1]>",
+            "bounds must have one or two values, got 3",
+        ),
+        ("#irgl_rt.launch<block = 32, color = 1>", "unknown entry 'color'"),
+        ("#irgl_rt.launch<worklist = 1>", "needs `block = <size>`"),
+        ("#irgl_rt.launch<block = 32, block = 64>", "'block' given twice"),
+        ("#irgl_rt.forall<sideways>", "must be <grid_stride> or <uniform>"),
+    ],
+)
+def test_bad_attribute_is_a_located_parse_error(text: str, message: str) -> None:
+    with pytest.raises(ParseError) as info:
+        _parse(text)
+    assert message in str(info.value)
+    assert "attr.mlir:1:" in str(info.value)
+
+
+def test_forall_marker() -> None:
+    assert _parse("#irgl_rt.forall<uniform>") == ForAllAttr(ForAllAttr.UNIFORM)
+    assert not ForAllAttr(ForAllAttr.GRID_STRIDE).uniform
+    with pytest.raises(VerifyException, match="must be <grid_stride> or <uniform>"):
+        ForAllAttr("sideways")
+
+
+def test_launch_verifier_on_construction() -> None:
+    with pytest.raises(VerifyException, match="exceeds its launch bounds"):
+        LaunchAttr(512, launch_bounds=(256,))
+
+
+def test_collective_holds_exactly_one_op() -> None:
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import IndexType, i1
+    from xdsl.ir import Block, Region
+
+    from irgl_dialect.runtime import CollectiveOp
+
+    active = arith.ConstantOp.from_int_and_width(1, i1)
+    rank = arith.ConstantOp.from_int_and_width(0, IndexType())
+    empty = CollectiveOp(active.result, rank.result, Region(Block()))
+    with pytest.raises(VerifyException, match="exactly one operation, got 0"):
+        empty.verify()
+    one = CollectiveOp(
+        active.result,
+        rank.result,
+        Region(Block([arith.ConstantOp.from_int_and_width(2, IndexType())])),
+    )
+    one.verify()
+    assert isinstance(one.inner, arith.ConstantOp)
+
+
+def test_control_and_pinned_flags() -> None:
+    text = "#irgl_rt.launch<block = 256, bounds = [256, 4], grid_sync, control>"
+    control = _parse(text)
+    assert isinstance(control, LaunchAttr)
+    assert control.control and not control.pinned
+    assert str(control) == text
+    pinned = LaunchAttr(256, worklist_arg=2, uses_retry=True).pinned_to(128)
+    assert (pinned.block, pinned.worklist, pinned.retries) == (128, 2, True)
+    assert pinned.pinned and not pinned.control
+    assert str(pinned) == "#irgl_rt.launch<block = 128, worklist = 2, retry, pinned>"
+    with pytest.raises(ParseError, match="control needs grid_sync"):
+        _parse("#irgl_rt.launch<block = 32, control>")
+    with pytest.raises(VerifyException, match="control needs grid_sync"):
+        LaunchAttr(32, control=True)
+
+
+def test_device_body_marker() -> None:
+    from xdsl.dialects.builtin import SymbolRefAttr
+
+    from irgl_dialect.runtime import DeviceBodyAttr
+
+    attr = _parse("#irgl_rt.device_body<@bfs>")
+    assert attr == DeviceBodyAttr("bfs")
+    assert isinstance(attr, DeviceBodyAttr) and attr.kernel_name == "bfs"
+    with pytest.raises(VerifyException, match="same gpu.module"):
+        DeviceBodyAttr.new((SymbolRefAttr("m", ["bfs"]),)).verify()
