@@ -386,18 +386,48 @@ class DeviceBodyAttr(_OpAttribute):
     """Marks a body-less `func.func` in the `gpu.module` as the device-function
     form of a kernel, `#irgl_rt.device_body<@kernel>`: a control kernel calls
     it (irgl-outline-iterations), and irgl-outline-kernel-bodies gives it the
-    kernel's lowered body."""
+    kernel's lowered body. With `in_size` (`#irgl_rt.device_body<@kernel,
+    in_size>`) it takes one more, last argument: the size of the `in`
+    worklist, which the body uses instead of reading the worklist's tail."""
 
     name = "irgl_rt.device_body"
 
     kernel: SymbolRefAttr
+    size_argument: UnitAttr | NoneAttr
 
-    def __init__(self, kernel: str):
-        super().__init__(SymbolRefAttr(kernel))
+    def __init__(self, kernel: str, *, in_size: bool = False):
+        super().__init__(SymbolRefAttr(kernel), UnitAttr() if in_size else NoneAttr())
 
     @property
     def kernel_name(self) -> str:
         return self.kernel.root_reference.data
+
+    @property
+    def in_size(self) -> bool:
+        return isinstance(self.size_argument, UnitAttr)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<")
+        printer.print_attribute(self.kernel)
+        if self.in_size:
+            printer.print_string(", in_size")
+        printer.print_string(">")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            kernel = parser.parse_attribute()
+            in_size = False
+            if parser.parse_optional_punctuation(","):
+                pos = parser.pos
+                if parser.parse_identifier(" in #irgl_rt.device_body") != "in_size":
+                    parser.raise_error(
+                        "#irgl_rt.device_body: expected `in_size`", pos, parser.pos
+                    )
+                in_size = True
+        if not isinstance(kernel, SymbolRefAttr):
+            parser.raise_error("#irgl_rt.device_body needs a kernel symbol (@name)")
+        return (kernel, UnitAttr() if in_size else NoneAttr())
 
     def verify(self) -> None:
         if self.kernel.nested_references.data:

@@ -42,7 +42,9 @@ class LowerIrgl(ModulePass):
       of two from 32 to 1024;
     - `nested_parallelism` (bool, true): run irgl-nested-parallelism;
     - `outline` (bool, true): iteration outlining (irgl-outline-iterations);
-    - `remarks` (bool, false): print whether each Iterate/Pipe was outlined.
+    - `remarks` (bool, false): print whether each Iterate/Pipe was outlined;
+    - `outline_size_arg` (bool, true): a control kernel passes the size of
+      `in` to the device bodies it runs (read once per block per step).
     """
 
     name = "lower-irgl"
@@ -64,12 +66,19 @@ class LowerIrgl(ModulePass):
     remarks: bool = False
     """Print one line per Iterate/Pipe saying whether it was outlined."""
 
+    outline_size_arg: bool = True
+    """Outlined device bodies get the size of `in` from the control kernel
+    instead of every thread reading the worklist tail (irgl-outline-iterations
+    `size_arg`)."""
+
     def __post_init__(self) -> None:
         check_block_size_option(self.block_size, "lower-irgl")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         outline: list[ModulePass] = (
-            [OutlineIterations(remarks=self.remarks)] if self.outline else []
+            [OutlineIterations(remarks=self.remarks, size_arg=self.outline_size_arg)]
+            if self.outline
+            else []
         )
         passes: list[ModulePass] = [
             ConvertIrglKernels(block_size=self.block_size),

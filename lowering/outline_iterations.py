@@ -52,6 +52,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, gpu, memref, scf
 from xdsl.dialects.builtin import (
     FileLineColLoc,
+    IndexType,
     MemRefType,
     ModuleOp,
     SymbolRefAttr,
@@ -62,8 +63,15 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from irgl_dialect.attributes import Aggregation, ExtraCond, GraphType, TermCond
+from irgl_dialect.attributes import (
+    Aggregation,
+    ExtraCond,
+    GraphType,
+    IteratorKind,
+    TermCond,
+)
 from irgl_dialect.kernels import YieldOp
+from irgl_dialect.loops import LoopBase
 from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
 from irgl_dialect.runtime import DeviceBodyAttr, GridSizeOp, LaunchAttr, WorklistType
 from irgl_dialect.runtime_library import (
@@ -270,17 +278,29 @@ def _boolean(b: LoweringBuilder, value: bool) -> SSAValue:
     return b.const(int(value), i1)
 
 
+def _positive(b: LoweringBuilder, size: SSAValue) -> SSAValue:
+    """`size > 0`."""
+    return b.op(arith.CmpiOp(size, b.index(0), "sgt"))
+
+
 @dataclass
 class _State:
-    """The worklist handles every thread of a control kernel holds, and the
-    step counter that selects cell slots."""
+    """The worklist handles every thread of a control kernel holds, the size
+    of `in` once read after the last grid barrier, and the step counter that
+    selects cell slots."""
 
     worklists: list[SSAValue]
     """[in, out, retry, spare], or [] without worklists."""
+    size: SSAValue | None
+    """`irgl_ctl_size(in)` (index), or None until it is read; loop-carried
+    (so always read at loop boundaries) when there are worklists."""
     epoch: SSAValue
 
     def values(self) -> list[SSAValue]:
-        return [*self.worklists, self.epoch]
+        if not self.worklists:
+            return [self.epoch]
+        assert self.size is not None, "read the in size before a loop boundary"
+        return [*self.worklists, self.size, self.epoch]
 
     def types(self) -> list[Attribute]:
         return [v.type for v in self.values()]
@@ -288,7 +308,9 @@ class _State:
     @staticmethod
     def of(values: Sequence[SSAValue], with_worklists: bool) -> _State:
         values = list(values)
-        return _State(values[:4] if with_worklists else [], values[-1])
+        if not with_worklists:
+            return _State([], None, values[-1])
+        return _State(values[:4], values[4], values[-1])
 
 
 class _DeviceLowering:
@@ -302,6 +324,7 @@ class _DeviceLowering:
         cells: dict[tuple[str, Aggregation], SSAValue],
         status: SSAValue,
         state: _State,
+        sized: set[str],
     ):
         self.plan = plan
         self.bodies = bodies
@@ -309,6 +332,8 @@ class _DeviceLowering:
         self.cells = cells
         self.status = status
         self.state = state
+        self.sized = sized
+        """Kernels whose device body takes the size of `in`."""
 
     # -- steps ---------------------------------------------------------
 
@@ -332,23 +357,30 @@ class _DeviceLowering:
             slot = _rt_value(b, "irgl_ctl_cell_slot", [cell, epoch])
         cell_args = [slot] if slot is not None else []
 
-        def run(at: LoweringBuilder, worklists: Sequence[SSAValue]) -> None:
+        def run(
+            at: LoweringBuilder, worklists: Sequence[SSAValue], size: SSAValue | None
+        ) -> None:
+            sizes = [size] if size is not None and name in self.sized else []
             at.stmt(
-                func.CallOp(self.bodies[name], [*operands, *worklists, *cell_args], [])
+                func.CallOp(
+                    self.bodies[name], [*operands, *worklists, *cell_args, *sizes], []
+                )
             )
             _rt(at, "irgl_grid_sync", [])
 
         if not uses_worklist:
-            run(b, [])
+            run(b, [], None)
         else:
+            size = self._in_size(b) if name in self.sized else None
             w_in, w_out, w_retry, w_spare = self.state.worklists
-            run(b, [w_in, w_out, w_retry if self.plan.uses_retry else w_spare])
+            run(b, [w_in, w_out, w_retry if self.plan.uses_retry else w_spare], size)
             if launch.retries:
                 w_in, w_retry, w_spare = self._retry_rounds(
                     b, run, w_in, w_out, w_retry, w_spare
                 )
             # in := out, out := spare (emptied before the barrier), spare := in
             self.state.worklists = [w_out, w_spare, w_retry, w_in]
+            self.state.size = None
             _rt(b, "irgl_ctl_check", [w_out, self.status])
         one = b.index(1)
         self.state.epoch = b.op(arith.AddiOp(epoch, one))
@@ -367,26 +399,30 @@ class _DeviceLowering:
     def _retry_rounds(
         self,
         b: LoweringBuilder,
-        run: Callable[[LoweringBuilder, Sequence[SSAValue]], None],
+        run: Callable[[LoweringBuilder, Sequence[SSAValue], SSAValue | None], None],
         w_in: SSAValue,
         w_out: SSAValue,
         w_retry: SSAValue,
         w_spare: SSAValue,
     ) -> tuple[SSAValue, SSAValue, SSAValue]:
-        """while (retry has work) { in, retry, spare := retry, spare, in; run }"""
+        """while (retry has work) { in, retry, spare := retry, spare, in; run }
+        (the size of retry read by the condition goes on to the body)"""
         types = [WorklistType()] * 3
         before = Block(arg_types=types)
-        after = Block(arg_types=types)
-        loop = scf.WhileOp([w_in, w_retry, w_spare], types, [before], [after])
+        after = Block(arg_types=[*types, IndexType()])
+        loop = scf.WhileOp(
+            [w_in, w_retry, w_spare], [*types, IndexType()], [before], [after]
+        )
         b.insert(loop)
         cond = b.nested(InsertPoint.at_end(before))
-        live = _rt_value(cond, "irgl_ctl_has_work", [before.args[1]])
+        size = _rt_value(cond, "irgl_ctl_size", [before.args[1]])
+        live = _positive(cond, size)
         _rt(cond, "irgl_ctl_check", [before.args[1], self.status])
-        cond.insert(scf.ConditionOp(live, *before.args))
+        cond.insert(scf.ConditionOp(live, *before.args, size))
         body = b.nested(InsertPoint.at_end(after))
-        old_in, new_in, new_retry = after.args
+        old_in, new_in, new_retry, new_size = after.args
         _rt(body, "irgl_ctl_clear", [old_in])
-        run(body, [new_in, w_out, new_retry])
+        run(body, [new_in, w_out, new_retry], new_size)
         body.insert(scf.YieldOp(new_in, new_retry, old_in))
         return loop.results[0], loop.results[1], loop.results[2]
 
@@ -410,8 +446,20 @@ class _DeviceLowering:
                 for old, new in zip(op.results, clone.results, strict=True):
                     self.mapping[old] = new
 
+    def _in_size(self, b: LoweringBuilder) -> SSAValue:
+        """The size of `in` (read once after each barrier that changes it)."""
+        if self.state.size is None:
+            in_ = self.state.worklists[0]
+            self.state.size = _rt_value(b, "irgl_ctl_size", [in_])
+        return self.state.size
+
     def _has_work(self, b: LoweringBuilder) -> SSAValue:
-        return _rt_value(b, "irgl_ctl_has_work", [self.state.worklists[0]])
+        return _positive(b, self._in_size(b))
+
+    def _boundary(self, b: LoweringBuilder) -> None:
+        """Read what loop-carried state needs before a loop boundary."""
+        if self.state.worklists:
+            self._in_size(b)
 
     def iterate(self, b: LoweringBuilder, op: IterateOp) -> list[SSAValue]:
         name = op.callee.string_value()
@@ -421,6 +469,7 @@ class _DeviceLowering:
         inits = [self.mapping.get(op.args[p], op.args[p]) for p in positions]
         carried_types = [v.type for v in inits]
         first = self._has_work(b) if uses_worklist else _boolean(b, True)
+        self._boundary(b)
         state_types = self.state.types()
         with_wls = bool(self.state.worklists)
         before = Block(arg_types=[i1, *carried_types, *state_types])
@@ -462,6 +511,7 @@ class _DeviceLowering:
             extra = self.mapping.get(terminator.extra, terminator.extra)
             condition = body.op(combine(condition, extra))
         values = [self.mapping.get(v, v) for v in terminator.values]
+        self._boundary(body)
         body.insert(scf.YieldOp(condition, *values, *self.state.values()))
         self.state = _State.of(loop.results[ncarried:], with_wls)
         results = list(loop.results[:ncarried])
@@ -475,6 +525,7 @@ class _DeviceLowering:
             self.lower_ops(b, ops)
             return
         with_wls = bool(self.state.worklists)
+        self._boundary(b)
         state_types = self.state.types()
         before = Block(arg_types=[i1, *state_types])
         before.add_op(scf.ConditionOp(before.args[0], *before.args[1:]))
@@ -494,8 +545,10 @@ class _DeviceLowering:
 class _Outliner:
     """Outlines the Iterate/Pipe ops of one module."""
 
-    def __init__(self, module: ModuleOp, remarks: TextIO | None):
+    def __init__(self, module: ModuleOp, remarks: TextIO | None, size_arg: bool):
         self.module = module
+        self.size_arg = size_arg
+        self.sized: set[str] = set()
         self.container = kernel_module(module)
         self.kernels = _kernels(module)
         self.remarks = remarks
@@ -557,12 +610,14 @@ class _Outliner:
     def _body_function(self, name: str, kernel: gpu.FuncOp) -> str:
         if name not in self.bodies:
             fname = _unique(self.names, f"{name.rstrip('_')}_device")
+            in_size = self.size_arg and _reads_in_size(kernel)
+            if in_size:
+                self.sized.add(name)
+            inputs = list(kernel.function_type.inputs.data)
             decl = func.FuncOp.external(
-                fname,
-                list(kernel.function_type.inputs.data),
-                [],
+                fname, [*inputs, *([IndexType()] if in_size else [])], []
             )
-            DeviceBodyAttr(name).attach(decl)
+            DeviceBodyAttr(name, in_size=in_size).attach(decl)
             self.container.body.block.add_op(decl)
             self.bodies[name] = fname
         return self.bodies[name]
@@ -651,9 +706,9 @@ class _Outliner:
         )
         buffers = args[ncap + nwl + ncell : -1]
         device = LoweringBuilder(InsertPoint.at_end(block), table=self.container)
-        state = _State(list(device_wls), device.index(0))
+        state = _State(list(device_wls), None, device.index(0))
         lowering = _DeviceLowering(
-            plan, self.bodies, mapping, device_cells, args[-1], state
+            plan, self.bodies, mapping, device_cells, args[-1], state, self.sized
         )
         if isinstance(op, IterateOp):
             results = lowering.iterate(device, op)
@@ -694,6 +749,14 @@ class _Outliner:
         if pipe is not None:
             _rt(after, "irgl_pipe_destroy", [pipe])
         Rewriter.erase_op(op, safe_erase=False)
+
+
+def _reads_in_size(kernel: gpu.FuncOp) -> bool:
+    """Does the (not yet lowered) kernel iterate over its `in` worklist?"""
+    return _launch(kernel).worklist is not None and any(
+        isinstance(op, LoopBase) and op.iterator.data == IteratorKind.WORKLIST
+        for op in kernel.walk()
+    )
 
 
 def _device_buffer(b: LoweringBuilder, element: Attribute) -> tuple[SSAValue, SSAValue]:
@@ -739,16 +802,24 @@ class OutlineIterations(ModulePass):
     remarks: bool = False
     """Print one line per Iterate/Pipe (stderr): outlined, or why not."""
 
+    size_arg: bool = True
+    """The control kernel reads the size of `in` once per block after each
+    barrier and passes it to the device body of a worklist kernel as a last
+    `index` argument (`#irgl_rt.device_body<@k, in_size>`), instead of every
+    thread loading the worklist tail at the start of the body."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not any(isinstance(o, IterateOp | PipeOp) for o in op.walk()):
             return
-        _Outliner(op, sys.stderr if self.remarks else None).run()
+        _Outliner(op, sys.stderr if self.remarks else None, self.size_arg).run()
 
 
 @dataclass(frozen=True)
 class OutlineKernelBodies(ModulePass):
     """Give the device functions declared by irgl-outline-iterations the
-    lowered bodies of their kernels (run after the kernels are lowered)."""
+    lowered bodies of their kernels (run after the kernels are lowered).
+    With `in_size` the body takes the size of `in` as a last argument and
+    uses it where the kernel reads `irgl_wl_size(in)`."""
 
     name = "irgl-outline-kernel-bodies"
 
@@ -780,10 +851,37 @@ class OutlineKernelBodies(ModulePass):
                 for inner in list(body.walk()):
                     if isinstance(inner, gpu.ReturnOp):
                         Rewriter.replace_op(inner, func.ReturnOp())
+                inputs = list(kernel.function_type.inputs.data)
+                if body_of.in_size:
+                    inputs.append(IndexType())
+                    _size_from_argument(kernel, decl, body)
+                if list(decl.function_type.inputs.data) != inputs:
+                    fail(
+                        decl,
+                        f"@{decl.sym_name.data} must take the arguments of "
+                        f"@{body_of.kernel_name}"
+                        + (" and the size of in (index)" if body_of.in_size else ""),
+                    )
                 function = func.FuncOp(
-                    decl.sym_name.data,
-                    kernel.function_type,
-                    body,
-                    visibility="private",
+                    decl.sym_name.data, (inputs, []), body, visibility="private"
                 )
                 Rewriter.replace_op(decl, function)
+
+
+def _size_from_argument(kernel: gpu.FuncOp, decl: func.FuncOp, body: Region) -> None:
+    """Append an `index` argument to `body` (a clone of `kernel`'s) and use
+    it instead of every `irgl_wl_size(in)` call."""
+    first = _launch(kernel).worklist
+    if first is None:
+        fail(
+            decl,
+            f"@{decl.sym_name.data} takes the size of in, but "
+            f"@{kernel.sym_name.data} has no worklist",
+        )
+    block = body.block
+    size = block.insert_arg(IndexType(), len(block.args))
+    wl_size = runtime_function("irgl_wl_size").name
+    for use in list(block.args[first].uses):
+        call = use.operation
+        if isinstance(call, func.CallOp) and call.callee.string_value() == wl_size:
+            Rewriter.replace_op(call, [], [size])

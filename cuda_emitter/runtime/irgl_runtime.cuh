@@ -1016,21 +1016,23 @@ __device__ __forceinline__ void irgl_ctl_clear(irgl::Worklist wl) {
   }
 }
 
-/// After a grid barrier: does `wl` hold items and has it not overflowed?
-/// (An overflowed worklist stops every loop; irgl_ctl_check records it.)
-/// Thread 0 of each block reads the tail and broadcasts it through shared
-/// memory, so a step costs one memory request per block, not one per warp.
+/// After a grid barrier: the number of items in `wl` (at most its capacity),
+/// or 0 once it has overflowed (an overflowed worklist stops every loop;
+/// irgl_ctl_check records it). Thread 0 of each block reads the tail and
+/// broadcasts it through shared memory, so a step costs one memory request
+/// per block, not one per warp; the control kernel passes the value on to
+/// the device body (in a register) instead of every thread reading the tail.
 /// Block-uniform call (the control loop's control flow is grid-uniform).
-__device__ __forceinline__ bool irgl_ctl_has_work(irgl::Worklist wl) {
-  __shared__ int work;
+__device__ __forceinline__ irgl_index irgl_ctl_size(irgl::Worklist wl) {
+  __shared__ irgl_index size;
   __syncthreads();  // the previous call's readers are done
   if (threadIdx.x == 0) {
     const irgl_index t = *reinterpret_cast<volatile irgl_index*>(wl.tail);
     const int flag = *reinterpret_cast<volatile int*>(wl.overflow);
-    work = t > 0 && flag == 0;
+    size = flag != 0 ? 0 : (t < wl.capacity ? t : wl.capacity);
   }
   __syncthreads();
-  return work != 0;
+  return size;
 }
 
 /// After a grid barrier: records an overflow of `wl` in status[0] (thread 0)

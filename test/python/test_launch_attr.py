@@ -111,12 +111,20 @@ def test_control_and_pinned_flags() -> None:
 
 
 def test_device_body_marker() -> None:
-    from xdsl.dialects.builtin import SymbolRefAttr
+    from xdsl.dialects.builtin import NoneAttr, SymbolRefAttr
 
     from irgl_dialect.runtime import DeviceBodyAttr
 
     attr = _parse("#irgl_rt.device_body<@bfs>")
     assert attr == DeviceBodyAttr("bfs")
     assert isinstance(attr, DeviceBodyAttr) and attr.kernel_name == "bfs"
+    assert not attr.in_size
+    sized = _parse("#irgl_rt.device_body<@bfs, in_size>")
+    assert sized == DeviceBodyAttr("bfs", in_size=True) and sized != attr
+    assert str(sized) == "#irgl_rt.device_body<@bfs, in_size>"
+    with pytest.raises(ParseError, match="expected `in_size`"):
+        _parse("#irgl_rt.device_body<@bfs, size>")
+    with pytest.raises(ParseError, match="needs a kernel symbol"):
+        _parse('#irgl_rt.device_body<"bfs">')
     with pytest.raises(VerifyException, match="same gpu.module"):
-        DeviceBodyAttr.new((SymbolRefAttr("m", ["bfs"]),)).verify()
+        DeviceBodyAttr.new((SymbolRefAttr("m", ["bfs"]), NoneAttr())).verify()

@@ -1,6 +1,8 @@
 // RUN: irgl-opt %s --split-input-file -p convert-irgl-kernels,irgl-outline-iterations | filecheck %s
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{remarks=true}' -o /dev/null 2>&1 | filecheck %s --check-prefix=REMARK
 // RUN: irgl-opt %s --split-input-file -p 'lower-irgl{outline=false}' | filecheck %s --check-prefix=OFF
+// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{size_arg=false}' | filecheck %s --check-prefix=NOSIZE
+// RUN: irgl-opt %s --split-input-file -p 'lower-irgl' | filecheck %s --check-prefix=BODY
 
 // A standalone Iterate of a worklist kernel with a carried value: the host
 // creates the pipe context, fills it, adds a status word (nothing retries,
@@ -50,24 +52,28 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
 // the control kernel admits: 1024 here), pinned, and gets a
 // device-function twin that irgl-outline-kernel-bodies fills in.
 // CHECK:         }) {sym_name = "step", irgl_rt.launch = #irgl_rt.launch<block = 1024, worklist = 2, pinned>}
-// CHECK-NEXT:    func.func private @step_device(!irgl.graph, i32, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist) -> () attributes {irgl_rt.device_body = #irgl_rt.device_body<@step>}
+// CHECK-NEXT:    func.func private @step_device(!irgl.graph, i32, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, index) -> () attributes {irgl_rt.device_body = #irgl_rt.device_body<@step, in_size>}
 
 // CHECK:         "gpu.func"() <{function_type = (!irgl.graph, i32, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, memref<?xi32>, memref<?xi32>) -> (), kernel}> ({
 // CHECK-NEXT:    ^{{.*}}(%[[DG:[0-9a-z_]+]]: !irgl.graph, %[[DC1:[0-9a-z_]+]]: i32, %[[W0:[0-9a-z_]+]]: !irgl_rt.worklist, %[[W1:[0-9a-z_]+]]: !irgl_rt.worklist, %[[W2:[0-9a-z_]+]]: !irgl_rt.worklist, %[[W3:[0-9a-z_]+]]: !irgl_rt.worklist, %[[DRES:[0-9a-z_]+]]: memref<?xi32>, %[[DST:[0-9a-z_]+]]: memref<?xi32>):
 // CHECK-NEXT:      %[[E0:.*]] = arith.constant 0 : index
-// CHECK-NEXT:      %[[GO:.*]] = func.call @irgl_ctl_has_work(%[[W0]])
-// CHECK-NEXT:      %[[LOOP:[0-9]+]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} = scf.while (%{{[0-9]+}} = %[[GO]], %{{[0-9]+}} = %[[DC1]], %{{[0-9]+}} = %[[W0]], %{{[0-9]+}} = %[[W1]], %{{[0-9]+}} = %[[W2]], %{{[0-9]+}} = %[[W3]], %{{[0-9]+}} = %[[E0]])
+// CHECK-NEXT:      %[[S0:.*]] = func.call @irgl_ctl_size(%[[W0]])
+// CHECK-NEXT:      %[[Z0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:      %[[GO:.*]] = arith.cmpi sgt, %[[S0]], %[[Z0]] : index
+// CHECK-NEXT:      %[[LOOP:[0-9]+]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} = scf.while (%{{[0-9]+}} = %[[GO]], %{{[0-9]+}} = %[[DC1]], %{{[0-9]+}} = %[[W0]], %{{[0-9]+}} = %[[W1]], %{{[0-9]+}} = %[[W2]], %{{[0-9]+}} = %[[W3]], %{{[0-9]+}} = %[[S0]], %{{[0-9]+}} = %[[E0]])
 // CHECK:         } do {
-// CHECK-NEXT:    ^{{.*}}(%[[L:[0-9a-z_]+]]: i32, %[[IN2:[0-9a-z_]+]]: !irgl_rt.worklist, %[[OUT2:[0-9a-z_]+]]: !irgl_rt.worklist, %[[RT2:[0-9a-z_]+]]: !irgl_rt.worklist, %[[SP2:[0-9a-z_]+]]: !irgl_rt.worklist, %[[EP:[0-9a-z_]+]]: index):
+// CHECK-NEXT:    ^{{.*}}(%[[L:[0-9a-z_]+]]: i32, %[[IN2:[0-9a-z_]+]]: !irgl_rt.worklist, %[[OUT2:[0-9a-z_]+]]: !irgl_rt.worklist, %[[RT2:[0-9a-z_]+]]: !irgl_rt.worklist, %[[SP2:[0-9a-z_]+]]: !irgl_rt.worklist, %[[SZ:[0-9a-z_]+]]: index, %[[EP:[0-9a-z_]+]]: index):
 // CHECK-NEXT:      func.call @irgl_ctl_clear(%[[SP2]])
-// CHECK-NEXT:      func.call @step_device(%[[DG]], %[[L]], %[[IN2]], %[[OUT2]], %[[SP2]])
+// CHECK-NEXT:      func.call @step_device(%[[DG]], %[[L]], %[[IN2]], %[[OUT2]], %[[SP2]], %[[SZ]])
 // CHECK-NEXT:      func.call @irgl_grid_sync()
 // CHECK-NEXT:      func.call @irgl_ctl_check(%[[OUT2]], %[[DST]])
 // CHECK-NEXT:      %[[ONE2:.*]] = arith.constant 1 : index
 // CHECK-NEXT:      %[[EP2:.*]] = arith.addi %[[EP]], %[[ONE2]]
 // CHECK-NEXT:      %[[NEXT:.*]] = arith.addi %[[L]], %[[DC1]] : i32
-// CHECK-NEXT:      %[[MORE:.*]] = func.call @irgl_ctl_has_work(%[[OUT2]])
-// CHECK-NEXT:      scf.yield %[[MORE]], %[[NEXT]], %[[OUT2]], %[[SP2]], %[[RT2]], %[[IN2]], %[[EP2]]
+// CHECK-NEXT:      %[[SZ2:.*]] = func.call @irgl_ctl_size(%[[OUT2]])
+// CHECK-NEXT:      %[[Z2:.*]] = arith.constant 0 : index
+// CHECK-NEXT:      %[[MORE:.*]] = arith.cmpi sgt, %[[SZ2]], %[[Z2]] : index
+// CHECK-NEXT:      scf.yield %[[MORE]], %[[NEXT]], %[[OUT2]], %[[SP2]], %[[RT2]], %[[IN2]], %[[SZ2]], %[[EP2]]
 // CHECK:         %[[FIRST:.*]] = func.call @irgl_is_first_thread()
 // CHECK-NEXT:    scf.if %[[FIRST]] {
 // CHECK-NEXT:      %[[Z:.*]] = arith.constant 0 : index
@@ -76,6 +82,22 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
 // CHECK-NEXT:  }) {sym_name = "main_control", irgl_rt.launch = #irgl_rt.launch<block = 1024, bounds = [1024, 1], grid_sync, control>}
 
 // REMARK: remark: irgl.iterate @step in @main: outlined into control kernel @main_control (block size 1024)
+
+// Without size_arg the device body takes the kernel's arguments only (and
+// reads the worklist's tail itself); the control loop still reads sizes.
+// NOSIZE-LABEL: func.func @main
+// NOSIZE:         func.func private @step_device(!irgl.graph, i32, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist) -> () attributes {irgl_rt.device_body = #irgl_rt.device_body<@step>}
+// NOSIZE:         func.call @irgl_ctl_size
+// NOSIZE:         func.call @step_device(%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}) :
+
+// irgl-outline-kernel-bodies: the device body's worklist loop runs to the
+// size argument; the kernel itself still reads the tail.
+// BODY-LABEL: func.func @main
+// BODY:         func.func private @step_device(%g: !irgl_rt.graph, %lvl: i32, %[[IN:[0-9]+]]: !irgl_rt.worklist, %{{[0-9]+}}: !irgl_rt.worklist, %{{[0-9]+}}: !irgl_rt.worklist, %[[N:[0-9]+]]: index) {
+// BODY-NOT:       irgl_wl_size
+// BODY:           scf.for %i = %{{.*}} to %[[N]] step %{{.*}} {
+// BODY-NEXT:        func.call @irgl_wl_item(%[[IN]], %i)
+// BODY:         func.return
 
 // OFF-LABEL: func.func @main
 // OFF-NOT:     main_control
@@ -111,29 +133,33 @@ irgl.kernel host @main(%x: memref<?xi32>, %stop: i1, %n: index) {
 // CHECK:         func.call @irgl_cell_destroy(%[[CELL]])
 // CHECK-NEXT:    func.call @irgl_wl_destroy(%[[SPARE]])
 
-// CHECK:         ^{{.*}}(%[[IN:[0-9a-z_]+]]: !irgl_rt.worklist, %[[OUT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[RT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[SP:[0-9a-z_]+]]: !irgl_rt.worklist, %[[EP:[0-9a-z_]+]]: index):
+// CHECK:         ^{{.*}}(%[[IN:[0-9a-z_]+]]: !irgl_rt.worklist, %[[OUT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[RT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[SP:[0-9a-z_]+]]: !irgl_rt.worklist, %[[SZ:[0-9a-z_]+]]: index, %[[EP:[0-9a-z_]+]]: index):
 // CHECK-NEXT:      func.call @irgl_ctl_clear(%[[SP]])
 // CHECK-NEXT:      func.call @irgl_ctl_cell_prepare(%[[C:.*]], %[[EP]])
 // CHECK-NEXT:      %[[SLOT:.*]] = func.call @irgl_ctl_cell_slot(%[[C]], %[[EP]])
-// CHECK-NEXT:      func.call @work_device(%{{.*}}, %[[IN]], %[[OUT]], %[[RT]], %[[SLOT]])
+// CHECK-NEXT:      func.call @work_device(%{{.*}}, %[[IN]], %[[OUT]], %[[RT]], %[[SLOT]], %[[SZ]])
 // CHECK-NEXT:      func.call @irgl_grid_sync()
-// CHECK-NEXT:      %[[R0:[0-9]+]], %[[R1:[0-9]+]], %[[R2:[0-9]+]] = scf.while (%[[A0:.*]] = %[[IN]], %[[A1:.*]] = %[[RT]], %[[A2:.*]] = %[[SP]])
-// CHECK-NEXT:        %[[LIVE:.*]] = func.call @irgl_ctl_has_work(%[[A1]])
+// CHECK-NEXT:      %[[R0:[0-9]+]], %[[R1:[0-9]+]], %[[R2:[0-9]+]], %{{[0-9]+}} = scf.while (%[[A0:.*]] = %[[IN]], %[[A1:.*]] = %[[RT]], %[[A2:.*]] = %[[SP]])
+// CHECK-NEXT:        %[[RSZ:.*]] = func.call @irgl_ctl_size(%[[A1]])
+// CHECK-NEXT:        %[[RZ:.*]] = arith.constant 0 : index
+// CHECK-NEXT:        %[[LIVE:.*]] = arith.cmpi sgt, %[[RSZ]], %[[RZ]] : index
 // CHECK-NEXT:        func.call @irgl_ctl_check(%[[A1]], %{{.*}})
-// CHECK-NEXT:        scf.condition(%[[LIVE]]) %[[A0]], %[[A1]], %[[A2]]
+// CHECK-NEXT:        scf.condition(%[[LIVE]]) %[[A0]], %[[A1]], %[[A2]], %[[RSZ]]
 // CHECK-NEXT:      } do {
-// CHECK-NEXT:      ^{{.*}}(%[[OLDIN:[0-9a-z_]+]]: !irgl_rt.worklist, %[[NEWIN:[0-9a-z_]+]]: !irgl_rt.worklist, %[[NEWRT:[0-9a-z_]+]]: !irgl_rt.worklist):
+// CHECK-NEXT:      ^{{.*}}(%[[OLDIN:[0-9a-z_]+]]: !irgl_rt.worklist, %[[NEWIN:[0-9a-z_]+]]: !irgl_rt.worklist, %[[NEWRT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[NEWSZ:[0-9a-z_]+]]: index):
 // CHECK-NEXT:        func.call @irgl_ctl_clear(%[[OLDIN]])
-// CHECK-NEXT:        func.call @work_device(%{{.*}}, %[[NEWIN]], %[[OUT]], %[[NEWRT]], %[[SLOT]])
+// CHECK-NEXT:        func.call @work_device(%{{.*}}, %[[NEWIN]], %[[OUT]], %[[NEWRT]], %[[SLOT]], %[[NEWSZ]])
 // CHECK-NEXT:        func.call @irgl_grid_sync()
 // CHECK-NEXT:        scf.yield %[[NEWIN]], %[[NEWRT]], %[[OLDIN]]
 // CHECK:           func.call @irgl_ctl_check(%[[OUT]], %{{.*}})
 // CHECK:           %[[V:.*]] = func.call @irgl_ctl_cell_value(%[[SLOT]])
-// CHECK:           %[[HAS:.*]] = func.call @irgl_ctl_has_work(%[[OUT]])
+// CHECK:           %[[HSZ:.*]] = func.call @irgl_ctl_size(%[[OUT]])
+// CHECK-NEXT:      %[[HZ:.*]] = arith.constant 0 : index
+// CHECK-NEXT:      %[[HAS:.*]] = arith.cmpi sgt, %[[HSZ]], %[[HZ]] : index
 // CHECK:           %[[NOT:.*]] = arith.xori %[[V]], %{{.*}} : i1
 // CHECK-NEXT:      %[[BOTH:.*]] = arith.andi %[[HAS]], %[[NOT]] : i1
 // CHECK-NEXT:      %[[KEEP:.*]] = arith.ori %[[BOTH]], %{{.*}} : i1
-// CHECK-NEXT:      scf.yield %[[KEEP]], %[[OUT]], %{{.*}}, %[[R1]], %[[R0]], %{{.*}}
+// CHECK-NEXT:      scf.yield %[[KEEP]], %[[OUT]], %{{.*}}, %[[R1]], %[[R0]], %[[HSZ]], %{{.*}}
 
 // REMARK: remark: irgl.iterate @work in @main: outlined into control kernel @main_control (block size 1024)
 
@@ -176,15 +202,24 @@ irgl.kernel host @main(%x: memref<?xi32>, %n: index) {
 // CHECK:         }) {sym_name = "seed", irgl_rt.launch = #irgl_rt.launch<block = 128, {{.*}}pinned>}
 // CHECK:         }) {sym_name = "a", irgl_rt.launch = #irgl_rt.launch<block = 128, {{.*}}pinned>}
 // CHECK:         }) {sym_name = "b", irgl_rt.launch = #irgl_rt.launch<block = 128, {{.*}}pinned>}
-// CHECK:         func.call @seed_device
+// Only kernels that iterate over `in` get its size (@seed's ForAll is a range).
+// CHECK:         func.func private @seed_device(memref<?xi32>, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist) -> () attributes {irgl_rt.device_body = #irgl_rt.device_body<@seed>}
+// CHECK-NEXT:    func.func private @a_device({{.*}}, index) -> () attributes {irgl_rt.device_body = #irgl_rt.device_body<@a, in_size>}
+// CHECK-NEXT:    func.func private @b_device({{.*}}, index) -> () attributes {irgl_rt.device_body = #irgl_rt.device_body<@b, in_size>}
+// CHECK:         func.call @seed_device(%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}})
 // CHECK-NEXT:    func.call @irgl_grid_sync()
-// CHECK:         scf.while
-// CHECK:         func.call @a_device
+// CHECK:         %[[S1:.*]] = func.call @irgl_ctl_size
+// CHECK:         scf.while ({{.*}}, %{{[0-9]+}} = %[[S1]], %{{[0-9]+}} = %{{[0-9]+}})
+// CHECK:         ^{{.*}}(%{{.*}}, %[[SA:[0-9a-z_]+]]: index, %{{[0-9a-z_]+}}: index):
+// CHECK:         func.call @a_device({{.*}}, %[[SA]])
 // CHECK-NEXT:    func.call @irgl_grid_sync()
-// CHECK:         func.call @b_device
+// CHECK:         %[[SB:.*]] = func.call @irgl_ctl_size
+// CHECK-NEXT:    func.call @b_device({{.*}}, %[[SB]])
 // CHECK-NEXT:    func.call @irgl_grid_sync()
-// CHECK:         %[[MORE:.*]] = func.call @irgl_ctl_has_work
-// CHECK-NEXT:    scf.yield %[[MORE]]
+// CHECK:         %[[SZ:.*]] = func.call @irgl_ctl_size
+// CHECK-NEXT:    %[[Z:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[MORE:.*]] = arith.cmpi sgt, %[[SZ]], %[[Z]] : index
+// CHECK-NEXT:    scf.yield %[[MORE]], {{.*}}, %[[SZ]], %{{[0-9]+}}
 // CHECK:         {sym_name = "main_control", irgl_rt.launch = #irgl_rt.launch<block = 128, bounds = [128, 8], grid_sync, control>}
 
 // REMARK: remark: irgl.pipe in @main: outlined into control kernel @main_control (block size 128)
