@@ -140,14 +140,32 @@ def test_outlined_cuda_compiles(app: str, tmp_path: Path) -> None:
     assert nvcc_object_errors(proc.stdout, tmp_path) is None
 
 
-def _program(source: str, tmp_path: Path, *options: str):
-    from irgl_runner.api import Program, compile_cuda
+def _library(source: str, tmp_path: Path, *options: str) -> Path:
+    """Build `source` with `lower-irgl{options}` (the ABI manifest beside)."""
+    from irgl_runner.api import build
 
     mlir = tmp_path / "program.mlir"
     mlir.write_text(source)
-    proc = _lower(mlir, "-p", f"lower-irgl{{{' '.join(options)}}}", "-t", "cuda")
-    assert proc.returncode == 0, proc.stderr
-    return Program(compile_cuda(proc.stdout, cache=tmp_path / "build"))
+    pipeline = f"lower-irgl{{{' '.join(options)}}}"
+    return build(mlir, pipeline, cache=tmp_path / "build")
+
+
+def _program(source: str, tmp_path: Path, *options: str):
+    from irgl_runner.api import Program
+
+    return Program(_library(source, tmp_path, *options))
+
+
+def test_gpu_programs_build_with_their_abi(tmp_path: Path) -> None:
+    """The programs of the GPU tests below build, and their entry points take
+    the arguments those tests pass (checked without a GPU)."""
+    from cuda_emitter.host_abi import load_manifest, manifest_path
+
+    for source, arity in ((RETRY_PROGRAM, 4), (OVERFLOW_PROGRAM, 2)):
+        library = _library(source, tmp_path, "outline=true")
+        entries = load_manifest(manifest_path(library).read_text())
+        (main,) = [e for e in entries if e.name == "main"]
+        assert len(main.params) == arity
 
 
 @pytest.mark.gpu
@@ -158,10 +176,7 @@ def test_retry_iterate_on_gpu(outline: str, tmp_path: Path) -> None:
     limit = 300
     hits = program.alloc(limit, np.int32).fill(0)
     tries = program.alloc(limit, np.int32).fill(0)
-    signature = ["memref", "memref", "index", "index"]
-    last = program.call(
-        "main", hits, tries, limit, 64, signature=signature, returns="i32"
-    )
+    last = program.call("main", hits, tries, limit, 64)
     assert last == limit + 1
     np.testing.assert_array_equal(hits.to_numpy(), np.arange(1, limit + 1))
     np.testing.assert_array_equal(tries.to_numpy(), np.full(limit, 2))
@@ -176,4 +191,4 @@ def test_overflow_in_control_kernel_is_an_error(outline: str, tmp_path: Path) ->
     program = _program(OVERFLOW_PROGRAM, tmp_path, f"outline={outline}")
     x = program.alloc(4, np.int32).fill(0)
     with pytest.raises(IrglRuntimeError, match="worklist overflow"):
-        program.call("main", x, 16, signature=["memref", "index"])
+        program.call("main", x, 16)
