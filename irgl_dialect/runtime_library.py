@@ -151,6 +151,9 @@ def _functions() -> list[RuntimeFunction]:
         _fn("irgl_wl_size", (_wl,), (_index,), d),
         _fn("irgl_wl_item", (_wl, _index), (_index,), d),
         _fn("irgl_wl_push", (_wl, _index), (), d),
+        _fn("irgl_wl_block_begin", (), (), d),
+        _fn("irgl_wl_push_block", (_wl, _index), (), d),
+        _fn("irgl_wl_block_flush", (_wl,), (), d),
         # reduction cells
         _fn("irgl_cell_reduce", (_cell, i1), (), d),
         _fn("irgl_cell_create", (i1,), (_cell,), h),

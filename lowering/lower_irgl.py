@@ -44,7 +44,9 @@ class LowerIrgl(ModulePass):
     - `outline` (bool, true): iteration outlining (irgl-outline-iterations);
     - `remarks` (bool, false): print whether each Iterate/Pipe was outlined;
     - `outline_size_arg` (bool, true): a control kernel passes the size of
-      `in` to the device bodies it runs (read once per block per step).
+      `in` to the device bodies it runs (read once per block per step);
+    - `block_push` (bool, false): pushes staged per block, one atomic per
+      block (convert-irgl-loops `block_push`).
     """
 
     name = "lower-irgl"
@@ -71,6 +73,10 @@ class LowerIrgl(ModulePass):
     instead of every thread reading the worklist tail (irgl-outline-iterations
     `size_arg`)."""
 
+    block_push: bool = False
+    """Cooperative conversion of pushes: staged in shared memory per block and
+    published with one atomic per block (convert-irgl-loops)."""
+
     def __post_init__(self) -> None:
         check_block_size_option(self.block_size, "lower-irgl")
 
@@ -85,7 +91,7 @@ class LowerIrgl(ModulePass):
             *outline,
             ConvertIrglOrchestration(),
             *([IrglNestedParallelism()] if self.nested_parallelism else []),
-            ConvertIrglLoops(),
+            ConvertIrglLoops(block_push=self.block_push),
             ConvertIrglExclusive(),
             ConvertIrglNestedEdges(),
             ConvertIrglSync(ticket_locks=self.ticket_locks),

@@ -255,6 +255,60 @@ __device__ __forceinline__ void irgl_wl_push(irgl::Worklist wl, irgl_index v) {
   }
 }
 
+// Block-aggregated pushes (convert-irgl-loops{block_push}, cooperative
+// conversion): a kernel's pushes to `out` are staged in shared memory (one
+// shared atomic each) and published at the kernel's end with one global
+// atomicAdd per block. irgl_wl_block_begin and irgl_wl_block_flush are
+// called by every thread of the block at the top level of the kernel body;
+// irgl_wl_push_block may be called under any divergence. When the staging
+// buffer is full, a push goes to the worklist directly (irgl_wl_push).
+namespace irgl {
+constexpr int kBlockPushSlots = 2048;
+namespace detail {
+__shared__ int32_t block_push_items[kBlockPushSlots];
+__shared__ int block_push_count;
+__shared__ irgl_index block_push_base;
+}  // namespace detail
+}  // namespace irgl
+
+/// Empties this block's staging buffer (every thread of the block).
+__device__ __forceinline__ void irgl_wl_block_begin() {
+  if (threadIdx.x == 0) irgl::detail::block_push_count = 0;
+  __syncthreads();
+}
+
+/// Pushes v onto `wl` through this block's staging buffer.
+__device__ __forceinline__ void irgl_wl_push_block(irgl::Worklist wl, irgl_index v) {
+  const int slot = atomicAdd(&irgl::detail::block_push_count, 1);
+  if (slot < irgl::kBlockPushSlots)
+    irgl::detail::block_push_items[slot] = static_cast<int32_t>(v);
+  else
+    irgl_wl_push(wl, v);
+}
+
+/// Publishes the staged items to `wl` with one atomicAdd for the block (every
+/// thread of the block). Items past the capacity are dropped and set the
+/// overflow flag, as irgl_wl_push does.
+__device__ __forceinline__ void irgl_wl_block_flush(irgl::Worklist wl) {
+  using irgl::detail::uindex;
+  __syncthreads();
+  const int staged = irgl::detail::block_push_count;
+  const int n = staged < irgl::kBlockPushSlots ? staged : irgl::kBlockPushSlots;
+  if (threadIdx.x == 0 && n > 0)
+    irgl::detail::block_push_base = irgl::detail::atomic_add_index(wl.tail, static_cast<irgl_index>(n));
+  __syncthreads();
+  if (n == 0) return;
+  const irgl_index base = irgl::detail::block_push_base;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    const uindex pos = static_cast<uindex>(base) + static_cast<uindex>(i);
+    if (pos < static_cast<uindex>(wl.capacity))
+      wl.items[pos] = irgl::detail::block_push_items[i];
+    else
+      *reinterpret_cast<volatile int*>(wl.overflow) = 1;
+  }
+  __syncthreads();  // the buffer is free again (a device body may run next)
+}
+
 /// ReduceAndReturn into a cell. Any: set the flag if v. All: clear it if !v.
 /// Plain stores: every writer of a cell writes the same value.
 __device__ __forceinline__ void irgl_cell_reduce(irgl::Cell c, bool v) {

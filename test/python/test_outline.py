@@ -192,3 +192,17 @@ def test_overflow_in_control_kernel_is_an_error(outline: str, tmp_path: Path) ->
     x = program.alloc(4, np.int32).fill(0)
     with pytest.raises(IrglRuntimeError, match="worklist overflow"):
         program.call("main", x, 16)
+
+
+@pytest.mark.parametrize("app", ["bfs", "sssp"])
+def test_block_push_cuda_compiles(app: str, tmp_path: Path) -> None:
+    """lower-irgl{block_push=true}: pushes staged per block, in the kernels
+    and in the outlined device bodies; the CUDA builds."""
+    mlir = ROOT / "benchmarks" / app / f"{app}.mlir"
+    proc = _lower(mlir, "-p", "lower-irgl{block_push=true}", "-t", "cuda")
+    assert proc.returncode == 0, proc.stderr
+    code = proc.stdout.split("// ---- end irgl_runtime.cuh ----")[1]
+    assert "irgl_wl_push(" not in code
+    assert code.count("irgl_wl_block_begin();") == code.count("irgl_wl_block_flush(")
+    assert code.count("irgl_wl_block_begin();") >= 2  # the kernel and its body
+    assert nvcc_object_errors(proc.stdout, tmp_path) is None
