@@ -280,10 +280,11 @@ __device__ __forceinline__ void irgl_wl_block_begin() {
 /// Pushes v onto `wl` through this block's staging buffer.
 __device__ __forceinline__ void irgl_wl_push_block(irgl::Worklist wl, irgl_index v) {
   const int slot = atomicAdd(&irgl::detail::block_push_count, 1);
-  if (slot < irgl::kBlockPushSlots)
+  if (slot < irgl::kBlockPushSlots) {
     irgl::detail::block_push_items[slot] = static_cast<int32_t>(v);
-  else
-    irgl_wl_push(wl, v);
+  } else {
+    irgl_wl_push(wl, v);  // the buffer is full
+  }
 }
 
 /// Publishes the staged items to `wl` with one atomicAdd for the block (every
