@@ -19,7 +19,7 @@ RUNTIME_HEADER = "irgl_runtime.cuh"
 
 def runtime_header_text() -> str:
     """The text of `cuda_emitter/runtime/irgl_runtime.cuh` (package data)."""
-    path = resources.files("cuda_emitter").joinpath("runtime", RUNTIME_HEADER)
+    path = resources.files("cuda_emitter").joinpath("runtime").joinpath(RUNTIME_HEADER)
     if not path.is_file():
         raise DiagnosticException(
             f"CUDA emitter: the runtime header {RUNTIME_HEADER} is missing from "

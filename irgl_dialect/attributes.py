@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from enum import auto
-
 from xdsl.dialects.utils import EnumAttribute
-from xdsl.ir import ParametrizedAttribute, SpacedOpaqueSyntaxAttribute, TypeAttribute
+from xdsl.ir import (
+    Attribute,
+    ParametrizedAttribute,
+    SpacedOpaqueSyntaxAttribute,
+    TypeAttribute,
+)
 from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
 from xdsl.utils.str_enum import StrEnum
 
 
@@ -20,51 +24,57 @@ class GraphType(ParametrizedAttribute, TypeAttribute):
 
     name = "irgl.graph"
 
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        if parser.parse_optional_punctuation("<") is not None:
+            parser.raise_error("!irgl.graph takes no parameters")
+        return []
+
 
 class KernelKind(StrEnum):
     """Where a kernel runs: a plain IrGL kernel on the GPU, the host, or a
     CUDA `__device__` function."""
 
-    PLAIN = auto()
-    HOST = auto()
-    DEVICE = auto()
+    PLAIN = "plain"
+    HOST = "host"
+    DEVICE = "device"
 
 
 class IteratorKind(StrEnum):
     """What a ForAll/For traverses."""
 
-    RANGE = auto()
-    NODES = auto()
-    EDGES = auto()
-    WORKLIST = auto()
+    RANGE = "range"
+    NODES = "nodes"
+    EDGES = "edges"
+    WORKLIST = "worklist"
 
 
 class Aggregation(StrEnum):
     """How the ReduceAndReturn values of one invocation are combined."""
 
-    ANY = auto()
-    ALL = auto()
+    ANY = "any"
+    ALL = "all"
 
 
 class TermCond(StrEnum):
     """When Iterate keeps invoking its kernel."""
 
-    WHILE = auto()
-    UNTIL = auto()
+    WHILE = "while"
+    UNTIL = "until"
 
 
 class ExtraCond(StrEnum):
     """How Iterate combines its extra condition with the default one."""
 
-    AND = auto()
-    OR = auto()
+    AND = "and"
+    OR = "or"
 
 
 class ExclusiveForm(StrEnum):
     """How an Exclusive names the elements it locks."""
 
-    ARRAY = auto()
-    ITERATOR = auto()
+    ARRAY = "array"
+    ITERATOR = "iterator"
 
 
 @irdl_attr_definition

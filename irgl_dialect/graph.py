@@ -18,12 +18,13 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 
 from irgl_dialect.attributes import GraphType
+from irgl_dialect.placement import graph_element_access, graph_size_access
 
 
 class _GraphQuery(IRDLOperation):
     graph = operand_def(GraphType)
     result = result_def(IndexType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), graph_size_access())
     assembly_format = "$graph attr-dict"
 
     def __init__(self, graph: SSAValue):
@@ -34,7 +35,7 @@ class _GraphElementQuery(IRDLOperation):
     graph = operand_def(GraphType)
     element = operand_def(IndexType)
     result = result_def(IndexType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), graph_element_access())
     assembly_format = "$graph `[` $element `]` attr-dict"
 
     def __init__(self, graph: SSAValue, element: SSAValue):
@@ -92,7 +93,7 @@ class EdgeWeightOp(IRDLOperation):
     graph = operand_def(GraphType)
     edge = operand_def(IndexType)
     result = result_def(i32)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), graph_element_access())
     assembly_format = "$graph `[` $edge `]` attr-dict `:` type($result)"
 
     def __init__(self, graph: SSAValue, edge: SSAValue):

@@ -13,12 +13,11 @@ from xdsl.dialects.builtin import (
     SymbolNameConstraint,
     i32,
 )
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
     irdl_op_definition,
-    lazy_traits_def,
     opt_operand_def,
     opt_prop_def,
     prop_def,
@@ -32,15 +31,34 @@ from xdsl.traits import (
     HasParent,
     IsolatedFromAbove,
     IsTerminator,
+    SingleBlockImplicitTerminator,
     SymbolOpInterface,
 )
 from xdsl.utils.exceptions import VerifyException
 
 from irgl_dialect.attributes import KernelKind, KernelKindAttr
-from irgl_dialect.placement import RULE_KERNEL_SIGNATURE, rule_error
-from irgl_dialect.syntax import add_implicit_yield
+from irgl_dialect.placement import (
+    RULE_KERNEL_SIGNATURE,
+    RULE_RESERVED_NAME,
+    KernelInterface,
+    rule_error,
+    verify_dominance,
+)
+from irgl_dialect.upstream_checks import verify_if_yields, verify_predicates
 
 MAX_BLOCK_SIZE = 1024
+
+#: Symbol names that the lowering creates: the device module, host and entry
+#: functions, and the runtime's `irgl_*` functions. Kernels may not use them.
+RESERVED_PREFIX = "irgl_"
+
+
+class KernelOpInterface(KernelInterface):
+    """`irgl.kernel` reads its kind from its `kind` property."""
+
+    def kernel_kind(self, op: Operation) -> KernelKind:
+        assert isinstance(op, KernelOp)
+        return op.kind.data
 
 
 @irdl_op_definition
@@ -64,7 +82,12 @@ class KernelOp(IRDLOperation):
     launch_bounds = opt_prop_def(DenseArrayBase.constr(i32))
     body = region_def("single_block")
 
-    traits = traits_def(IsolatedFromAbove(), SymbolOpInterface(), HasParent(ModuleOp))
+    traits = traits_def(
+        IsolatedFromAbove(),
+        SymbolOpInterface(),
+        HasParent(ModuleOp),
+        KernelOpInterface(),
+    )
 
     def __init__(
         self,
@@ -95,6 +118,17 @@ class KernelOp(IRDLOperation):
         return self.kind.data
 
     def verify_(self) -> None:
+        if self.sym_name.data.startswith(RESERVED_PREFIX):
+            raise rule_error(
+                self,
+                f"@{self.sym_name.data}: names starting with '{RESERVED_PREFIX}' "
+                "are reserved for the symbols that the lowering creates (the "
+                "kernel module, host and entry functions, runtime functions)",
+                RULE_RESERVED_NAME,
+            )
+        verify_dominance(self)
+        verify_if_yields(self)
+        verify_predicates(self)
         inputs = self.function_type.inputs.data
         if tuple(self.body.block.arg_types) != tuple(inputs):
             raise rule_error(
@@ -253,7 +287,7 @@ class YieldOp(IRDLOperation):
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
-    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(*_yield_parents())))
+    traits = traits_def(IsTerminator())
 
     assembly_format = (
         "attr-dict ($values^ `:` type($values))? (`extra` $extra^ `:` type($extra))?"
@@ -261,6 +295,32 @@ class YieldOp(IRDLOperation):
 
     def __init__(self, values: Sequence[SSAValue] = (), extra: SSAValue | None = None):
         super().__init__(operands=[values, [] if extra is None else [extra]])
+
+    def verify_(self) -> None:
+        parent = self.parent_op()
+        trait = (
+            None if parent is None else parent.get_trait(SingleBlockImplicitTerminator)
+        )
+        if trait is None or trait.op_type is not YieldOp:
+            raise VerifyException(
+                "'irgl.yield' terminates the body of an irgl region op (ForAll, "
+                "For, Atomic, Exclusive, Pipe, Iterate), not of "
+                f"'{parent.name if parent else 'nothing'}'"
+            )
+
+
+#: The trait of irgl ops whose bodies end with an (implicit) `irgl.yield`.
+IMPLICIT_YIELD = SingleBlockImplicitTerminator(YieldOp)
+
+
+def add_implicit_yield(region: Region) -> None:
+    """Give each block of `region` an `irgl.yield` if it has no terminator."""
+    for block in region.blocks:
+        last = block.last_op
+        if last is None or not last.has_trait(
+            IsTerminator, value_if_unregistered=False
+        ):
+            block.add_op(YieldOp())
 
 
 def yield_only_body(arg_types: Sequence[Attribute] = ()) -> Region:
@@ -276,12 +336,11 @@ def yield_only_body(arg_types: Sequence[Attribute] = ()) -> Region:
     return Region(Block([terminator], arg_types=arg_types))
 
 
-def _yield_parents() -> tuple[type[IRDLOperation], ...]:
-    from irgl_dialect.loops import ForAllOp, ForOp
-    from irgl_dialect.orchestration import IterateOp, PipeOp
-    from irgl_dialect.sync import AtomicOp, ExclusiveOp
-
-    return (ForAllOp, ForOp, AtomicOp, ExclusiveOp, PipeOp, IterateOp)
-
-
-__all__ = ["KernelOp", "ReturnOp", "YieldOp", "add_implicit_yield", "yield_only_body"]
+__all__ = [
+    "IMPLICIT_YIELD",
+    "KernelOp",
+    "ReturnOp",
+    "YieldOp",
+    "add_implicit_yield",
+    "yield_only_body",
+]

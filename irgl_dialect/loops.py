@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import IndexType
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -20,15 +20,52 @@ from xdsl.printer import Printer
 from xdsl.traits import RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
-from irgl_dialect.attributes import GraphType, IteratorKind, IteratorKindAttr
+from irgl_dialect.attributes import (
+    GraphType,
+    IteratorKind,
+    IteratorKindAttr,
+    KernelKind,
+)
+from irgl_dialect.kernels import IMPLICIT_YIELD
 from irgl_dialect.placement import (
     RULE_FORALL_PLACEMENT,
+    RULE_GRAPH_ACCESS,
     RULE_WORKLIST_ITERATION,
+    AllowedIn,
+    IteratesWorklist,
+    ParallelLoopInterface,
+    UniformLoopInterface,
     enclosing_foralls,
     kernel_kind_of,
     rule_error,
 )
 from irgl_dialect.syntax import parse_body, print_body
+
+
+def iterator_of(op: Operation) -> IteratorKind | None:
+    """The iterator of a loop op, None while its property is missing (the
+    op's own verifier reports that)."""
+    attr = op.properties.get("iterator")
+    return attr.data if isinstance(attr, IteratorKindAttr) else None
+
+
+class ForAllInterface(ParallelLoopInterface):
+    """irgl.forall as IrGL's parallel loop."""
+
+    def iterates_worklist(self, op: Operation) -> bool:
+        return iterator_of(op) == IteratorKind.WORKLIST
+
+    def index(self, op: Operation) -> SSAValue | None:
+        blocks = op.regions[0].blocks if op.regions else ()
+        return blocks[0].args[0] if blocks and blocks[0].args else None
+
+
+class ForInterface(UniformLoopInterface):
+    """irgl.for runs its body uniformly when its bounds are uniform."""
+
+    def trip_count_operands(self, op: Operation) -> tuple[SSAValue, ...]:
+        return tuple(op.operands)
+
 
 _ITERATOR_ARITY = {
     IteratorKind.RANGE: (2, 3),
@@ -45,7 +82,7 @@ class LoopBase(IRDLOperation):
     bounds = var_operand_def()
     body = region_def("single_block")
 
-    traits = traits_def(RecursiveMemoryEffect())
+    traits = traits_def(RecursiveMemoryEffect(), IMPLICIT_YIELD)
 
     def __init__(
         self,
@@ -89,6 +126,14 @@ class LoopBase(IRDLOperation):
         block = self.body.block
         if len(block.args) != 1 or block.args[0].type != IndexType():
             raise VerifyException(f"'{self.name}' body takes one index argument")
+        if kind == IteratorKind.EDGES and kernel_kind_of(self) == KernelKind.HOST:
+            raise rule_error(
+                self,
+                "over edges may not appear in a host kernel: the graph's edges "
+                "live in GPU memory, so edge traversals need device code (a "
+                "plain kernel)",
+                RULE_GRAPH_ACCESS,
+            )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -105,7 +150,8 @@ class LoopBase(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser):
-        index = parser.parse_argument(expect_type=False).resolve(IndexType())
+        argument = parser.parse_argument(expect_type=False)
+        index = argument.resolve(IndexType())
         parser.parse_keyword("in")
         kind = IteratorKind(parser.parse_keyword_in([k.value for k in IteratorKind]))
         bounds: list[SSAValue] = []
@@ -113,6 +159,13 @@ class LoopBase(IRDLOperation):
             unresolved = parser.parse_comma_separated_list(
                 Parser.Delimiter.PAREN, parser.parse_unresolved_operand
             )
+            for operand in unresolved:
+                if operand.span.text == argument.name.text:
+                    parser.raise_error(
+                        f"the loop's index {argument.name.text} cannot be one of "
+                        "its own bounds (it is defined by the loop)",
+                        operand.span,
+                    )
             types: list = [IndexType()] * len(unresolved)
             if kind in (IteratorKind.NODES, IteratorKind.EDGES) and unresolved:
                 types[0] = GraphType()
@@ -141,18 +194,24 @@ class ForAllOp(LoopBase):
 
     name = "irgl.forall"
 
+    traits = traits_def(
+        RecursiveMemoryEffect(),
+        IMPLICIT_YIELD,
+        ForAllInterface(),
+        IteratesWorklist(),
+        AllowedIn(
+            frozenset({KernelKind.PLAIN, KernelKind.HOST}),
+            "",
+            "plain or host kernels",
+            RULE_FORALL_PLACEMENT,
+        ),
+    )
+
     def verify_(self) -> None:
         super().verify_()
         kind = kernel_kind_of(self)
-        if kind not in ("plain", "host"):
-            where = "outside any kernel" if kind is None else f"in a {kind} kernel"
-            raise rule_error(
-                self,
-                f"may only appear in plain or host kernels, but it is {where}",
-                RULE_FORALL_PLACEMENT,
-            )
-        if self.iterator.data == IteratorKind.WORKLIST:
-            if kind != "plain" or enclosing_foralls(self):
+        if self.iterator.data == IteratorKind.WORKLIST and isinstance(kind, KernelKind):
+            if kind != KernelKind.PLAIN or enclosing_foralls(self):
                 raise rule_error(
                     self,
                     "over the worklist must be the outermost ForAll of a plain kernel",
@@ -168,6 +227,8 @@ class ForOp(LoopBase):
     """
 
     name = "irgl.for"
+
+    traits = traits_def(RecursiveMemoryEffect(), IMPLICIT_YIELD, ForInterface())
 
     def verify_(self) -> None:
         super().verify_()

@@ -5,11 +5,11 @@ WorklistInitializerFromArray)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
-    FlatSymbolRefAttr,
     FlatSymbolRefAttrConstr,
     IndexType,
     IntegerType,
@@ -35,7 +35,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
-from xdsl.traits import RecursiveMemoryEffect, SymbolTable
+from xdsl.traits import RecursiveMemoryEffect, SymbolTable, SymbolUserOpInterface
 from xdsl.utils.exceptions import VerifyException
 
 from irgl_dialect.attributes import (
@@ -47,7 +47,7 @@ from irgl_dialect.attributes import (
     TermCond,
     TermCondAttr,
 )
-from irgl_dialect.kernels import KernelOp, YieldOp, yield_only_body
+from irgl_dialect.kernels import IMPLICIT_YIELD, KernelOp, YieldOp, yield_only_body
 from irgl_dialect.placement import (
     RULE_AGGREGATION,
     RULE_ARGUMENTS,
@@ -55,9 +55,12 @@ from irgl_dialect.placement import (
     RULE_INITIALIZER,
     RULE_TERMINATION,
     RULE_WORKLIST_CONTEXT,
+    KernelInterface,
+    PipeContext,
+    in_irgl_kernel,
     kernel_reduces,
     kernel_uses_worklist,
-    require_host_kernel,
+    orchestration_construct,
     rule_error,
 )
 from irgl_dialect.syntax import parse_body, print_body
@@ -66,22 +69,16 @@ from irgl_dialect.syntax import parse_body, print_body
 def enclosing_pipe_context(op: Operation) -> Operation | None:
     """The innermost Pipe or Iterate around `op` (its pipe context), if any."""
     parent = op.parent_op()
-    while parent is not None and not isinstance(parent, KernelOp):
-        if isinstance(parent, PipeOp | IterateOp):
+    while parent is not None and not parent.has_trait(KernelInterface):
+        if parent.has_trait(PipeContext):
             return parent
         parent = parent.parent_op()
     return None
 
 
-def lookup_kernel(op: Operation, callee: SymbolRefAttr) -> KernelOp | None:
-    """Resolve an invoked kernel symbol, checking that it is a plain kernel.
-
-    Returns None when the kernel has already been lowered to a `gpu.func` (in
-    partially lowered IR), whose signature carries runtime arguments too.
-    """
+def lookup_kernel(op: Operation, callee: SymbolRefAttr) -> KernelOp:
+    """Resolve an invoked kernel symbol, checking that it is a plain kernel."""
     target = SymbolTable.lookup_symbol(op, callee)
-    if target is None and _is_lowered_kernel(op, callee):
-        return None
     if target is None:
         raise rule_error(
             op, f"invokes @{callee.string_value()}, which does not exist", RULE_CALLEE
@@ -100,15 +97,6 @@ def lookup_kernel(op: Operation, callee: SymbolRefAttr) -> KernelOp | None:
             RULE_CALLEE,
         )
     return target
-
-
-def _is_lowered_kernel(op: Operation, callee: SymbolRefAttr) -> bool:
-    from xdsl.dialects import gpu
-
-    lowered = SymbolTable.lookup_symbol(
-        op, SymbolRefAttr("irgl_kernels", [callee.string_value()])
-    )
-    return isinstance(lowered, gpu.FuncOp) and lowered.kernel is not None
 
 
 def verify_arguments(op: Operation, kernel: KernelOp, args: Sequence[SSAValue]) -> None:
@@ -131,14 +119,62 @@ def verify_arguments(op: Operation, kernel: KernelOp, args: Sequence[SSAValue]) 
             )
 
 
-def _verify_aggregation(op: Operation, kernel: KernelOp, aggr: object) -> None:
-    if aggr is not None and not kernel_reduces(kernel):
-        raise rule_error(
-            op,
-            f"aggregates the return value of @{kernel.sym_name.data}, which has no "
-            "irgl.reduce_and_return",
-            RULE_AGGREGATION,
-        )
+class KernelCallSymbolUser(SymbolUserOpInterface):
+    """Invoke and Iterate name a plain kernel: it must exist, take the passed
+    arguments, reduce when aggregated, and get worklists when it uses them.
+
+    Checked only in host kernels: in partially lowered IR the callee may
+    already be a `gpu.func`, with runtime arguments of its own.
+    """
+
+    def verify(self, op: Operation) -> None:
+        # The op's own structure first: the callee checks rely on it.
+        assert isinstance(op, InvokeOp | IterateOp)
+        op.verify_structure()
+        if not in_irgl_kernel(op):
+            return
+        callee = op.properties.get("callee")
+        if not isinstance(callee, SymbolRefAttr):
+            return
+        kernel = lookup_kernel(op, callee)
+        verify_arguments(op, kernel, op.operands[: _argument_count(op)])
+        aggregation = op.properties.get("aggregation")
+        if aggregation is not None and not kernel_reduces(kernel):
+            raise rule_error(
+                op,
+                f"aggregates the return value of @{kernel.sym_name.data}, which "
+                "has no irgl.reduce_and_return",
+                RULE_AGGREGATION,
+            )
+        uses_worklist = kernel_uses_worklist(kernel)
+        if op.name == "irgl.invoke":
+            if uses_worklist and enclosing_pipe_context(op) is None:
+                raise rule_error(
+                    op,
+                    f"invokes @{kernel.sym_name.data}, which uses the worklist, "
+                    "outside any Pipe or Iterate (no worklist is established)",
+                    RULE_WORKLIST_CONTEXT,
+                )
+        elif (
+            not uses_worklist
+            and op.properties.get("term_cond") is None
+            and op.properties.get("extra") is None
+        ):
+            raise rule_error(
+                op,
+                f"iterates @{kernel.sym_name.data}, which does not use the "
+                "worklist, without a termination condition: add `while any|all` "
+                "or `until any|all` (or an extra condition)",
+                RULE_TERMINATION,
+            )
+
+
+def _argument_count(op: Operation) -> int:
+    """How many leading operands of Invoke or Iterate are kernel arguments."""
+    sizes = op.properties.get("operandSegmentSizes")
+    if isinstance(sizes, DenseArrayBase):
+        return int(sizes.get_values()[0])
+    return len(op.operands)
 
 
 # --------------------------------------------------------------------------
@@ -146,91 +182,103 @@ def _verify_aggregation(op: Operation, kernel: KernelOp, aggr: object) -> None:
 # --------------------------------------------------------------------------
 
 
-@dataclass
-class _InitSyntax:
-    """Unresolved worklist-initializer operands while parsing."""
+@dataclass(frozen=True)
+class WorklistInitializer:
+    """The `initial ... capacity ...` clause shared by Pipe and Iterate: one
+    custom directive (parse, print, verify) over the ops' `initial`,
+    `initial_array`, `initial_count` and `capacity` operand groups.
 
-    scalars: list[SSAValue] = field(default_factory=list[SSAValue])
-    array: list[SSAValue] = field(default_factory=list[SSAValue])
-    count: list[SSAValue] = field(default_factory=list[SSAValue])
-    capacity: list[SSAValue] = field(default_factory=list[SSAValue])
+        initial [%a, %b]                  (scalars)
+        initial %arr[%n] : memref<?xi32>  (an array and its element count)
+        capacity %cap
+    """
 
+    scalars: tuple[SSAValue, ...] = ()
+    array: SSAValue | None = None
+    count: SSAValue | None = None
+    capacity: SSAValue | None = None
 
-def _parse_initializer(parser: Parser) -> _InitSyntax:
-    init = _InitSyntax()
-    if parser.parse_optional_keyword("initial"):
-        if parser.parse_optional_punctuation("["):
-            if not parser.parse_optional_punctuation("]"):
-                init.scalars = [parser.parse_operand(IndexType())]
-                while parser.parse_optional_punctuation(","):
-                    init.scalars.append(parser.parse_operand(IndexType()))
+    @classmethod
+    def of(cls, op: PipeOp | IterateOp) -> WorklistInitializer:
+        """The clause of an existing op."""
+        return cls(tuple(op.initial), op.initial_array, op.initial_count, op.capacity)
+
+    def operands(self) -> dict[str, Any]:
+        """The clause as keyword arguments of the Pipe and Iterate builders."""
+        return {
+            "initial": self.scalars,
+            "initial_array": self.array,
+            "initial_count": self.count,
+            "capacity": self.capacity,
+        }
+
+    @classmethod
+    def parse(cls, parser: Parser) -> WorklistInitializer:
+        scalars: list[SSAValue] = []
+        array: SSAValue | None = None
+        count: SSAValue | None = None
+        if parser.parse_optional_keyword("initial"):
+            if parser.parse_optional_punctuation("["):
+                if not parser.parse_optional_punctuation("]"):
+                    scalars = [parser.parse_operand(IndexType())]
+                    while parser.parse_optional_punctuation(","):
+                        scalars.append(parser.parse_operand(IndexType()))
+                    parser.parse_punctuation("]")
+            else:
+                unresolved: UnresolvedOperand = parser.parse_unresolved_operand()
+                parser.parse_punctuation("[")
+                count = parser.parse_operand(IndexType())
                 parser.parse_punctuation("]")
-        else:
-            array: UnresolvedOperand = parser.parse_unresolved_operand()
-            parser.parse_punctuation("[")
-            init.count = [parser.parse_operand(IndexType())]
-            parser.parse_punctuation("]")
-            parser.parse_punctuation(":")
-            init.array = [parser.resolve_operand(array, parser.parse_type())]
-    if parser.parse_optional_keyword("capacity"):
-        init.capacity = [parser.parse_operand(IndexType())]
-    return init
+                parser.parse_punctuation(":")
+                array = parser.resolve_operand(unresolved, parser.parse_type())
+        capacity = None
+        if parser.parse_optional_keyword("capacity"):
+            capacity = parser.parse_operand(IndexType())
+        return cls(tuple(scalars), array, count, capacity)
 
+    def print(self, printer: Printer) -> None:
+        if self.array is not None and self.count is not None:
+            printer.print_string(" initial ")
+            printer.print_operand(self.array)
+            printer.print_string("[")
+            printer.print_operand(self.count)
+            printer.print_string("] : ")
+            printer.print_attribute(self.array.type)
+        elif self.scalars:
+            printer.print_string(" initial [")
+            printer.print_list(self.scalars, printer.print_operand)
+            printer.print_string("]")
+        if self.capacity is not None:
+            printer.print_string(" capacity ")
+            printer.print_operand(self.capacity)
 
-def _print_initializer(
-    printer: Printer,
-    scalars: Sequence[SSAValue],
-    array: SSAValue | None,
-    count: SSAValue | None,
-    capacity: SSAValue | None,
-) -> None:
-    if array is not None and count is not None:
-        printer.print_string(" initial ")
-        printer.print_operand(array)
-        printer.print_string("[")
-        printer.print_operand(count)
-        printer.print_string("] : ")
-        printer.print_attribute(array.type)
-    elif scalars:
-        printer.print_string(" initial [")
-        printer.print_list(scalars, printer.print_operand)
-        printer.print_string("]")
-    if capacity is not None:
-        printer.print_string(" capacity ")
-        printer.print_operand(capacity)
-
-
-def _verify_initializer(
-    op: Operation,
-    scalars: Sequence[SSAValue],
-    array: SSAValue | None,
-    count: SSAValue | None,
-) -> None:
-    if scalars and array is not None:
-        raise VerifyException(
-            f"'{op.name}' takes either initial scalars or an initial array, not both"
-        )
-    if (array is None) != (count is None):
-        raise VerifyException(f"'{op.name}' initial array needs its element count")
-    if array is not None:
-        t = array.type
-        if not (
-            isinstance(t, MemRefType)
-            and len(t.get_shape()) == 1
-            and isinstance(t.element_type, IntegerType | IndexType)
-        ):
+    def verify(self, op: Operation) -> None:
+        if self.scalars and self.array is not None:
             raise VerifyException(
-                f"'{op.name}' initial array must be a rank-1 memref of integers, "
-                f"got {t}"
+                f"'{op.name}' takes either initial scalars or an initial array, "
+                "not both"
             )
-    has_init = bool(scalars) or array is not None
-    if has_init and enclosing_pipe_context(op) is not None:
-        raise rule_error(
-            op,
-            "is nested in a Pipe or Iterate and inherits its worklists, so it "
-            "cannot have a worklist initializer",
-            RULE_INITIALIZER,
-        )
+        if (self.array is None) != (self.count is None):
+            raise VerifyException(f"'{op.name}' initial array needs its element count")
+        if self.array is not None:
+            t = self.array.type
+            if not (
+                isinstance(t, MemRefType)
+                and len(t.get_shape()) == 1
+                and isinstance(t.element_type, IntegerType | IndexType)
+            ):
+                raise VerifyException(
+                    f"'{op.name}' initial array must be a rank-1 memref of "
+                    f"integers, got {t}"
+                )
+        has_init = bool(self.scalars) or self.array is not None
+        if has_init and enclosing_pipe_context(op) is not None:
+            raise rule_error(
+                op,
+                "is nested in a Pipe or Iterate and inherits its worklists, so it "
+                "cannot have a worklist initializer",
+                RULE_INITIALIZER,
+            )
 
 
 # --------------------------------------------------------------------------
@@ -281,6 +329,8 @@ class InvokeOp(IRDLOperation):
     args = var_operand_def()
     result = opt_result_def(i1)
 
+    traits = traits_def(orchestration_construct("Invoke"), KernelCallSymbolUser())
+
     def __init__(
         self,
         callee: str | SymbolRefAttr,
@@ -288,7 +338,7 @@ class InvokeOp(IRDLOperation):
         aggregation: Aggregation | None = None,
     ):
         if isinstance(callee, str):
-            callee = FlatSymbolRefAttr(callee)
+            callee = SymbolRefAttr(callee)
         super().__init__(
             operands=[args],
             properties={
@@ -300,23 +350,11 @@ class InvokeOp(IRDLOperation):
             result_types=[[i1] if aggregation is not None else []],
         )
 
-    def verify_(self) -> None:
-        require_host_kernel(self, "Invoke")
+    def verify_structure(self) -> None:
+        """Checks that do not look at the callee (run before those that do)."""
         if (self.aggregation is None) != (self.result is None):
             raise VerifyException(
                 "'irgl.invoke' has an i1 result exactly when it aggregates (any/all)"
-            )
-        kernel = lookup_kernel(self, self.callee)
-        if kernel is None:
-            return
-        verify_arguments(self, kernel, self.args)
-        _verify_aggregation(self, kernel, self.aggregation)
-        if kernel_uses_worklist(kernel) and enclosing_pipe_context(self) is None:
-            raise rule_error(
-                self,
-                f"invokes @{kernel.sym_name.data}, which uses the worklist, outside "
-                "any Pipe or Iterate (no worklist is established)",
-                RULE_WORKLIST_CONTEXT,
             )
 
     def print(self, printer: Printer) -> None:
@@ -393,7 +431,13 @@ class IterateOp(IRDLOperation):
     body = region_def("single_block")
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    traits = traits_def(RecursiveMemoryEffect())
+    traits = traits_def(
+        RecursiveMemoryEffect(),
+        IMPLICIT_YIELD,
+        PipeContext(),
+        orchestration_construct("Iterate"),
+        KernelCallSymbolUser(),
+    )
 
     def __init__(
         self,
@@ -411,7 +455,7 @@ class IterateOp(IRDLOperation):
         body: Region | None = None,
     ):
         if isinstance(callee, str):
-            callee = FlatSymbolRefAttr(callee)
+            callee = SymbolRefAttr(callee)
         carried_types = [args[i].type for i in carried]
         if body is None:
             body = yield_only_body(carried_types)
@@ -440,8 +484,8 @@ class IterateOp(IRDLOperation):
     def carried_positions(self) -> tuple[int, ...]:
         return tuple(int(v) for v in self.carried.get_values())
 
-    def verify_(self) -> None:
-        require_host_kernel(self, "Iterate")
+    def verify_structure(self) -> None:
+        """Checks that do not look at the callee (run before those that do)."""
         positions = self.carried_positions
         if len(set(positions)) != len(positions) or any(
             not 0 <= p < len(self.args) for p in positions
@@ -464,29 +508,18 @@ class IterateOp(IRDLOperation):
                 "'irgl.iterate' while/until goes with any/all (e.g. `while any`)"
             )
         self._verify_yield(carried_types)
-        _verify_initializer(self, self.initial, self.initial_array, self.initial_count)
-        kernel = lookup_kernel(self, self.callee)
-        if kernel is None:
-            return
-        verify_arguments(self, kernel, self.args)
-        _verify_aggregation(self, kernel, self.aggregation)
-        if (
-            not kernel_uses_worklist(kernel)
-            and self.term_cond is None
-            and self.extra is None
-        ):
-            raise rule_error(
-                self,
-                f"iterates @{kernel.sym_name.data}, which does not use the worklist, "
-                "without a termination condition: add `while any|all` or `until "
-                "any|all` (or an extra condition)",
-                RULE_TERMINATION,
-            )
+        WorklistInitializer.of(self).verify(self)
 
     def _verify_yield(self, carried_types: list[Attribute]) -> None:
         terminator = self.body.block.last_op
         if not isinstance(terminator, YieldOp):
-            raise VerifyException("'irgl.iterate' body must end with irgl.yield")
+            # The words of SingleBlockImplicitTerminator, which may run first
+            # (xDSL keeps an op's traits in a set).
+            found = "nothing" if terminator is None else terminator.name
+            raise VerifyException(
+                f"'irgl.iterate' terminates with operation {found} instead of "
+                "irgl.yield"
+            )
         if [v.type for v in terminator.values] != carried_types:
             raise VerifyException(
                 "'irgl.iterate' body must yield the next value of each carried "
@@ -521,9 +554,7 @@ class IterateOp(IRDLOperation):
         printer.print_string(") : (")
         printer.print_list([a.type for a in self.args], printer.print_attribute)
         printer.print_string(")")
-        _print_initializer(
-            printer, self.initial, self.initial_array, self.initial_count, self.capacity
-        )
+        WorklistInitializer.of(self).print(printer)
         if self.extra is not None:
             printer.print_string(f" extra {self.extra.data.value}")
         printer.print_op_attributes(self.attributes, print_keyword=True)
@@ -549,7 +580,7 @@ class IterateOp(IRDLOperation):
         block_args = [
             c.resolve(types[i]) for i, (_, c) in enumerate(args) if c is not None
         ]
-        init = _parse_initializer(parser)
+        init = WorklistInitializer.parse(parser)
         extra: ExtraCond | None = None
         if parser.parse_optional_keyword("extra"):
             extra = ExtraCond(parser.parse_keyword_in(("and", "or")))
@@ -562,10 +593,7 @@ class IterateOp(IRDLOperation):
             term_cond=term_cond,
             aggregation=aggregation,
             extra=extra,
-            initial=init.scalars,
-            initial_array=init.array[0] if init.array else None,
-            initial_count=init.count[0] if init.count else None,
-            capacity=init.capacity[0] if init.capacity else None,
+            **init.operands(),
             body=body,
         )
         if attrs is not None:
@@ -600,7 +628,12 @@ class PipeOp(IRDLOperation):
     body = region_def("single_block")
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    traits = traits_def(RecursiveMemoryEffect())
+    traits = traits_def(
+        RecursiveMemoryEffect(),
+        IMPLICIT_YIELD,
+        PipeContext(),
+        orchestration_construct("Pipe"),
+    )
 
     def __init__(
         self,
@@ -624,8 +657,7 @@ class PipeOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        require_host_kernel(self, "Pipe")
-        _verify_initializer(self, self.initial, self.initial_array, self.initial_count)
+        WorklistInitializer.of(self).verify(self)
         if self.capacity is not None and enclosing_pipe_context(self) is not None:
             raise rule_error(
                 self,
@@ -637,23 +669,18 @@ class PipeOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         if self.once is not None:
             printer.print_string(" once")
-        _print_initializer(
-            printer, self.initial, self.initial_array, self.initial_count, self.capacity
-        )
+        WorklistInitializer.of(self).print(printer)
         printer.print_op_attributes(self.attributes, print_keyword=True)
         print_body(printer, self.body)
 
     @classmethod
     def parse(cls, parser: Parser) -> PipeOp:
         once = parser.parse_optional_keyword("once") is not None
-        init = _parse_initializer(parser)
+        init = WorklistInitializer.parse(parser)
         attrs = parser.parse_optional_attr_dict_with_keyword()
         op = cls(
             once=once,
-            initial=init.scalars,
-            initial_array=init.array[0] if init.array else None,
-            initial_count=init.count[0] if init.count else None,
-            capacity=init.capacity[0] if init.capacity else None,
+            **init.operands(),
             body=parse_body(parser),
         )
         if attrs is not None:

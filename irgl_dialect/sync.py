@@ -24,16 +24,22 @@ from xdsl.traits import RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
 from irgl_dialect.attributes import ExclusiveForm, ExclusiveFormAttr
+from irgl_dialect.kernels import IMPLICIT_YIELD
 from irgl_dialect.placement import (
     RULE_EXCLUSIVE,
     RULE_REDUCE,
     RULE_RETRY,
     RULE_SYNC,
+    KernelInterface,
+    ParallelLoopInterface,
+    ReducesToKernelResult,
+    SynchronizesGrid,
+    UsesRetry,
     enclosing_foralls,
+    in_irgl_kernel,
     is_directly_under_outermost_forall,
-    is_forall_like,
-    is_kernel_like,
-    require_plain_kernel,
+    is_executed_uniformly,
+    kernel_construct,
     rule_error,
 )
 from irgl_dialect.syntax import parse_body, print_body
@@ -82,7 +88,9 @@ class AtomicOp(IRDLOperation):
     body = region_def("single_block")
     else_body = region_def()
 
-    traits = traits_def(RecursiveMemoryEffect())
+    traits = traits_def(
+        RecursiveMemoryEffect(), IMPLICIT_YIELD, kernel_construct("Atomic")
+    )
 
     def __init__(
         self,
@@ -101,7 +109,6 @@ class AtomicOp(IRDLOperation):
         return not self.else_body.blocks
 
     def verify_(self) -> None:
-        require_plain_kernel(self, "Atomic")
         if not _is_int_array(self.locks.type):
             raise VerifyException(
                 "'irgl.atomic' locks must be a rank-1 memref of integers, got "
@@ -164,7 +171,12 @@ class ExclusiveOp(IRDLOperation):
     body = region_def("single_block")
     else_body = region_def()
 
-    traits = traits_def(RecursiveMemoryEffect())
+    traits = traits_def(
+        RecursiveMemoryEffect(),
+        IMPLICIT_YIELD,
+        kernel_construct("Exclusive"),
+        SynchronizesGrid(),
+    )
 
     def __init__(
         self,
@@ -182,7 +194,6 @@ class ExclusiveOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        require_plain_kernel(self, "Exclusive")
         expected = 1 if self.form.data == ExclusiveForm.ARRAY else 3
         if len(self.range) != expected:
             raise VerifyException(
@@ -196,7 +207,7 @@ class ExclusiveOp(IRDLOperation):
                     f"got {value.type}"
                 )
         _verify_else(self, self.else_body)
-        if not is_directly_under_outermost_forall(self):
+        if in_irgl_kernel(self) and not is_directly_under_outermost_forall(self):
             raise rule_error(
                 self,
                 "must be placed directly in the body of the outermost ForAll "
@@ -262,9 +273,8 @@ class ExclusiveOp(IRDLOperation):
         return op
 
 
-def _require_in_forall(op: Operation, construct: str) -> None:
-    require_plain_kernel(op, construct)
-    if not enclosing_foralls(op):
+def _require_in_forall(op: Operation) -> None:
+    if in_irgl_kernel(op) and not enclosing_foralls(op):
         raise rule_error(op, "must be inside a ForAll", RULE_RETRY)
 
 
@@ -286,13 +296,15 @@ class RetryOp(IRDLOperation):
 
     assembly_format = "$item (`merge` $merge^)? attr-dict"
 
+    traits = traits_def(kernel_construct("Retry"), UsesRetry())
+
     def __init__(self, item: SSAValue, *, merge: bool = False):
         super().__init__(
             operands=[item], properties={"merge": UnitAttr() if merge else None}
         )
 
     def verify_(self) -> None:
-        _require_in_forall(self, "Retry")
+        _require_in_forall(self)
 
 
 @irdl_op_definition
@@ -309,11 +321,13 @@ class RespawnOp(IRDLOperation):
 
     assembly_format = "$item attr-dict"
 
+    traits = traits_def(kernel_construct("Respawn"), UsesRetry())
+
     def __init__(self, item: SSAValue):
         super().__init__(operands=[item])
 
     def verify_(self) -> None:
-        _require_in_forall(self, "Respawn")
+        _require_in_forall(self)
 
 
 @irdl_op_definition
@@ -334,11 +348,14 @@ class ReduceAndReturnOp(IRDLOperation):
 
     assembly_format = "$value attr-dict"
 
+    traits = traits_def(kernel_construct("ReduceAndReturn"), ReducesToKernelResult())
+
     def __init__(self, value: SSAValue):
         super().__init__(operands=[value])
 
     def verify_(self) -> None:
-        require_plain_kernel(self, "ReduceAndReturn")
+        if not in_irgl_kernel(self):
+            return
         op: Operation = self
         while True:
             block = op.parent_block()
@@ -362,7 +379,10 @@ class ReduceAndReturnOp(IRDLOperation):
                         RULE_REDUCE,
                     )
             parent = op.parent_op()
-            if is_forall_like(parent) or is_kernel_like(parent):
+            if parent is not None and (
+                parent.has_trait(ParallelLoopInterface)
+                or parent.has_trait(KernelInterface)
+            ):
                 return
             if not isinstance(parent, scf.IfOp):
                 raise rule_error(
@@ -374,15 +394,15 @@ class ReduceAndReturnOp(IRDLOperation):
             op = parent
 
 
-def _require_uniform(op: Operation, construct: str) -> None:
-    require_plain_kernel(op, construct)
-    parent = op.parent_op()
-    if is_kernel_like(parent) or is_directly_under_outermost_forall(op):
+def _require_uniform(op: Operation) -> None:
+    if not in_irgl_kernel(op) or is_executed_uniformly(op):
         return
     raise rule_error(
         op,
-        "must be executed by all threads: place it directly in the kernel body "
-        "or directly in the outermost ForAll",
+        "must be executed by all threads: place it directly in the kernel body, "
+        "directly in the outermost ForAll, or in scf.for or irgl.for loops "
+        "outside any ForAll whose trip counts are uniform (kernel arguments, "
+        "constants and arithmetic of them)",
         RULE_SYNC,
     )
 
@@ -400,11 +420,13 @@ class SyncRunningThreadsOp(IRDLOperation):
 
     assembly_format = "attr-dict"
 
+    traits = traits_def(kernel_construct("SyncRunningThreads"), SynchronizesGrid())
+
     def __init__(self):
         super().__init__()
 
     def verify_(self) -> None:
-        _require_uniform(self, "SyncRunningThreads")
+        _require_uniform(self)
 
 
 @irdl_op_definition
@@ -419,8 +441,10 @@ class LocalBarrierOp(IRDLOperation):
 
     assembly_format = "attr-dict"
 
+    traits = traits_def(kernel_construct("LocalBarrier"))
+
     def __init__(self):
         super().__init__()
 
     def verify_(self) -> None:
-        _require_uniform(self, "LocalBarrier")
+        _require_uniform(self)

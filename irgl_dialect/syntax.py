@@ -8,19 +8,7 @@ from xdsl.ir import Region
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
-
-def add_implicit_yield(region: Region) -> None:
-    """Give each block of `region` an `irgl.yield` if it has no terminator."""
-    from xdsl.traits import IsTerminator
-
-    from irgl_dialect.kernels import YieldOp
-
-    for block in region.blocks:
-        last = block.last_op
-        if last is None or not last.has_trait(
-            IsTerminator, value_if_unregistered=False
-        ):
-            block.add_op(YieldOp())
+from irgl_dialect.kernels import add_implicit_yield
 
 
 def parse_body(parser: Parser, args: Sequence[Parser.Argument] = ()) -> Region:

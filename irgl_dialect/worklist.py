@@ -7,12 +7,23 @@ its `out` worklist; items pushed in one invocation are popped in the next.
 from __future__ import annotations
 
 from xdsl.dialects.builtin import IndexType
-from xdsl.ir import SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, result_def
+from xdsl.ir import Block, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    result_def,
+    traits_def,
+)
 
-from irgl_dialect.attributes import IteratorKind
-from irgl_dialect.loops import ForAllOp
-from irgl_dialect.placement import RULE_POP, require_plain_kernel, rule_error
+from irgl_dialect.placement import (
+    RULE_POP,
+    ParallelLoopInterface,
+    UsesWorklist,
+    in_irgl_kernel,
+    kernel_construct,
+    rule_error,
+)
 
 
 @irdl_op_definition
@@ -29,17 +40,22 @@ class PopOp(IRDLOperation):
 
     assembly_format = "$slot attr-dict"
 
+    traits = traits_def(kernel_construct("wl.pop"), UsesWorklist())
+
     def __init__(self, slot: SSAValue):
         super().__init__(operands=[slot], result_types=[IndexType()])
 
     def verify_(self) -> None:
-        require_plain_kernel(self, "wl.pop")
+        if not in_irgl_kernel(self):
+            return
         owner = self.slot.owner
-        loop = getattr(owner, "parent_op", lambda: None)()
+        loop = owner.parent_op() if isinstance(owner, Block) else None
+        interface = None if loop is None else loop.get_trait(ParallelLoopInterface)
         if not (
-            isinstance(loop, ForAllOp)
-            and loop.iterator.data == IteratorKind.WORKLIST
-            and self.slot is loop.index
+            loop is not None
+            and interface is not None
+            and interface.iterates_worklist(loop)
+            and self.slot is interface.index(loop)
         ):
             raise rule_error(
                 self,
@@ -61,8 +77,7 @@ class PushOp(IRDLOperation):
 
     assembly_format = "$item attr-dict"
 
+    traits = traits_def(kernel_construct("wl.push"), UsesWorklist())
+
     def __init__(self, item: SSAValue):
         super().__init__(operands=[item])
-
-    def verify_(self) -> None:
-        require_plain_kernel(self, "wl.push")

@@ -55,7 +55,6 @@ from xdsl.utils.exceptions import DiagnosticException
 from irgl_dialect.attributes import IteratorKind
 from irgl_dialect.graph import FirstEdgeOp, LastEdgeOp, NumNodesOp
 from irgl_dialect.loops import ForAllOp, ForOp, LoopBase
-from irgl_dialect.placement import enclosing_foralls, kernel_kind_of
 from irgl_dialect.runtime import (
     CollectiveOp,
     ForAllAttr,
@@ -72,6 +71,7 @@ from irgl_dialect.sync import (
 )
 from irgl_dialect.worklist import PopOp, PushOp
 from lowering.builders import LoweringBuilder, take_body
+from lowering.kernel_context import enclosing_foralls, kernel_kind_of
 from lowering.runtime_calls import (
     call,
     call_at,

@@ -58,12 +58,12 @@ class _FunctionState:
     """Per host function: cells created at entry and destroyed at exit."""
 
     entry: Block
-    exits: list[Operation]
-    cells: dict[tuple[str, str], SSAValue] = field(default_factory=dict)
+    exits: Sequence[Operation]
+    cells: dict[tuple[str, Aggregation], SSAValue] = field(default_factory=dict)
     graph: SSAValue | None = None
 
     def cell(self, kernel: str, aggregation: Aggregation) -> SSAValue:
-        key = (kernel, aggregation.value)
+        key = (kernel, aggregation)
         if key not in self.cells:
             entry = LoweringBuilder(InsertPoint.at_start(self.entry))
             is_any = entry.const(int(aggregation == Aggregation.ANY), i1)

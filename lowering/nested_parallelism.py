@@ -38,14 +38,10 @@ from xdsl.passes import ModulePass
 
 from irgl_dialect.attributes import IteratorKind
 from irgl_dialect.loops import ForAllOp
-from irgl_dialect.placement import (
-    enclosing_foralls,
-    is_kernel_like,
-    kernel_kind_of,
-    kernel_uses_grid_sync,
-)
+from irgl_dialect.placement import kernel_uses_grid_sync
 from irgl_dialect.runtime import LaunchAttr, NestedEdgesAttr
 from lowering.edge_sharing import per_thread_values
+from lowering.kernel_context import enclosing_foralls, is_kernel_like, kernel_kind_of
 
 
 def is_scheduled(op: Operation) -> bool:

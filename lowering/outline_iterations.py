@@ -514,7 +514,7 @@ class _DeviceLowering:
         self._boundary(body)
         body.insert(scf.YieldOp(condition, *values, *self.state.values()))
         self.state = _State.of(loop.results[ncarried:], with_wls)
-        results = list(loop.results[:ncarried])
+        results: list[SSAValue] = list(loop.results[:ncarried])
         for old, new in zip(op.results_, results, strict=True):
             self.mapping[old] = new
         return results
@@ -565,7 +565,7 @@ class _Outliner:
             return
         loc = op.location
         at = (
-            f"{loc.filename.data}:{loc.line.value.data}:{loc.column.value.data}: "
+            f"{loc.filename.data}:{loc.line.data}:{loc.column.data}: "
             if isinstance(loc, FileLineColLoc)
             else ""
         )
@@ -699,9 +699,11 @@ class _Outliner:
         self.container.body.block.add_op(kernel)
         args = list(block.args)
         ncap, nwl, ncell = len(captured), len(worklists), len(host_cells)
-        mapping = dict(zip(captured, args[:ncap], strict=True))
+        mapping: dict[SSAValue, SSAValue] = dict(
+            zip(captured, args[:ncap], strict=True)
+        )
         device_wls = args[ncap : ncap + nwl]
-        device_cells = dict(
+        device_cells: dict[tuple[str, Aggregation], SSAValue] = dict(
             zip(plan.cells, args[ncap + nwl : ncap + nwl + ncell], strict=True)
         )
         buffers = args[ncap + nwl + ncell : -1]
@@ -714,11 +716,13 @@ class _Outliner:
             results = lowering.iterate(device, op)
             if buffers:
                 first = _rt_value(device, "irgl_is_first_thread", [])
-                store = scf.IfOp(first, [], [Region(Block())])
+                store = scf.IfOp(first, [], Region(Block()))
                 device.insert(store)
                 inner = device.nested(InsertPoint.at_end(store.true_region.block))
                 zero = inner.index(0)
-                by_result = dict(zip(op.results_, results, strict=True))
+                by_result: dict[SSAValue, SSAValue] = dict(
+                    zip(op.results_, results, strict=True)
+                )
                 for (result, _, _), buffer in zip(outputs, buffers, strict=True):
                     inner.insert(memref.StoreOp.get(by_result[result], buffer, [zero]))
                 inner.insert(scf.YieldOp())

@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -25,7 +26,7 @@ from irgl_interpreter.state import Order
 A32 = "memref<?xi32>"
 
 
-def run(text: str, *args: object, schedule: str = "sequential", **kw: object):
+def run(text: str, *args: object, schedule: str = "sequential", **kw: Any):
     return run_host(parse_program(text), "main", list(args), schedule, **kw)
 
 
@@ -387,6 +388,9 @@ def test_schedule_parsing() -> None:
 
 FOR_AND_GRAPH = """
 irgl.kernel host @main(%g: !irgl.graph, %out: memref<?xi32>) {
+  irgl.invoke @walk(%g, %out) : (!irgl.graph, memref<?xi32>)
+}
+irgl.kernel @walk(%g: !irgl.graph, %out: memref<?xi32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %nn = irgl.graph.num_nodes %g
@@ -428,6 +432,9 @@ def test_graph_accessors_and_for() -> None:
 def test_graph_node_out_of_range() -> None:
     text = """
     irgl.kernel host @main(%g: !irgl.graph, %n: index) {
+      irgl.invoke @k(%g, %n) : (!irgl.graph, index)
+    }
+    irgl.kernel @k(%g: !irgl.graph, %n: index) {
       %d = irgl.graph.degree %g[%n]
     }
     """

@@ -195,7 +195,7 @@ irgl.kernel @k(%c: i1) {
 }
 
 // CHECK:      // {{-+}}
-// CHECK-NEXT: 'irgl.sync_running_threads' must be executed by all threads: place it directly in the kernel body or directly in the outermost ForAll (rule: SyncRunningThreads executed uniformly)
+// CHECK-NEXT: 'irgl.sync_running_threads' must be executed by all threads: place it directly in the kernel body, directly in the outermost ForAll, or in scf.for or irgl.for loops outside any ForAll whose trip counts are uniform (kernel arguments, constants and arithmetic of them) (rule: SyncRunningThreads executed uniformly)
 
 // -----
 
@@ -210,7 +210,7 @@ irgl.kernel @k(%n: index) {
 }
 
 // CHECK:      // {{-+}}
-// CHECK-NEXT: 'irgl.local_barrier' must be executed by all threads: place it directly in the kernel body or directly in the outermost ForAll (rule: SyncRunningThreads executed uniformly)
+// CHECK-NEXT: 'irgl.local_barrier' must be executed by all threads: place it directly in the kernel body, directly in the outermost ForAll, or in scf.for or irgl.for loops outside any ForAll whose trip counts are uniform (kernel arguments, constants and arithmetic of them) (rule: SyncRunningThreads executed uniformly)
 
 // -----
 
@@ -604,7 +604,7 @@ irgl.kernel @k(%locks: memref<?xi32>, %n: index) {
 }
 
 // CHECK:      // {{-+}}
-// CHECK-NEXT: 'irgl.atomic' else region has at most one block
+// CHECK-NEXT: 'irgl.atomic' does not contain single-block regions
 
 // -----
 
@@ -737,7 +737,7 @@ irgl.kernel host @h() {
 }
 
 // CHECK:      // {{-+}}
-// CHECK-NEXT: 'irgl.iterate' body must end with irgl.yield
+// CHECK-NEXT: 'irgl.iterate' terminates with operation llvm.unreachable instead of irgl.yield
 
 // -----
 
@@ -941,7 +941,7 @@ irgl.kernel @k() {
 }
 
 // CHECK:      // {{-+}}
-// CHECK-NEXT: 'irgl.yield' expects parent op to be one of 'irgl.forall', 'irgl.for', 'irgl.atomic', 'irgl.exclusive', 'irgl.pipe', 'irgl.iterate'
+// CHECK-NEXT: 'irgl.yield' terminates the body of an irgl region op (ForAll, For, Atomic, Exclusive, Pipe, Iterate), not of 'irgl.kernel'
 
 // -----
 
