@@ -156,6 +156,9 @@ def _functions() -> list[RuntimeFunction]:
         _fn("irgl_wl_block_flush", (_wl,), (), d),
         # reduction cells
         _fn("irgl_cell_reduce", (_cell, i1), (), d),
+        _fn("irgl_cell_block_begin", (_cell,), (), d),
+        _fn("irgl_cell_reduce_block", (_cell, i1), (), d),
+        _fn("irgl_cell_block_flush", (_cell,), (), d),
         _fn("irgl_cell_create", (i1,), (_cell,), h),
         _fn("irgl_cell_reset", (_cell,), (), h),
         _fn("irgl_cell_read", (_cell,), (i1,), h),

@@ -76,6 +76,7 @@ from lowering.runtime_calls import (
     call,
     call_at,
     enclosing_gpu_func,
+    every_thread_reaches_end,
     kernel_worklists,
     symbol_table_of,
 )
@@ -293,12 +294,8 @@ class LowerPush(RewritePattern):
 def _stageable(kernel: gpu.FuncOp) -> bool:
     """A kernel that pushes and whose every thread reaches the end of its
     body (every `gpu.return` is at the top level)."""
-    block = kernel.body.block
-    return any(isinstance(op, PushOp) for op in kernel.walk()) and all(
-        op.parent_block() is block
-        for op in kernel.walk()
-        if isinstance(op, gpu.ReturnOp)
-    )
+    pushes = any(isinstance(op, PushOp) for op in kernel.walk())
+    return pushes and every_thread_reaches_end(kernel)
 
 
 def _stage_pushes(kernel: gpu.FuncOp) -> None:

@@ -46,7 +46,9 @@ class LowerIrgl(ModulePass):
     - `outline_size_arg` (bool, true): a control kernel passes the size of
       `in` to the device bodies it runs (read once per block per step);
     - `block_push` (bool, false): pushes staged per block, one atomic per
-      block (convert-irgl-loops `block_push`).
+      block (convert-irgl-loops `block_push`);
+    - `block_reduce` (bool, false): ReduceAndReturn reduced per block, one
+      store per block (convert-irgl-sync `block_reduce`).
     """
 
     name = "lower-irgl"
@@ -77,6 +79,9 @@ class LowerIrgl(ModulePass):
     """Cooperative conversion of pushes: staged in shared memory per block and
     published with one atomic per block (convert-irgl-loops)."""
 
+    block_reduce: bool = False
+    """ReduceAndReturn reduced per block before the cell (convert-irgl-sync)."""
+
     def __post_init__(self) -> None:
         check_block_size_option(self.block_size, "lower-irgl")
 
@@ -94,7 +99,9 @@ class LowerIrgl(ModulePass):
             ConvertIrglLoops(block_push=self.block_push),
             ConvertIrglExclusive(),
             ConvertIrglNestedEdges(),
-            ConvertIrglSync(ticket_locks=self.ticket_locks),
+            ConvertIrglSync(
+                ticket_locks=self.ticket_locks, block_reduce=self.block_reduce
+            ),
             ConvertIrglGraph(),
             ConvertIrglC(),
             *([OutlineKernelBodies()] if self.outline else []),

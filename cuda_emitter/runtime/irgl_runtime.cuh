@@ -320,6 +320,45 @@ __device__ __forceinline__ void irgl_cell_reduce(irgl::Cell c, bool v) {
   }
 }
 
+// Block-reduced ReduceAndReturn (convert-irgl-sync{block_reduce}): the
+// threads of a block reduce into a shared flag (plain shared stores, any
+// divergence); at the kernel's end one thread per block reduces the block's
+// value into the cell (the __syncthreads_or / __syncthreads_and of the
+// block, without the global traffic of one store per thread).
+// irgl_cell_block_begin and irgl_cell_block_flush are called by every thread
+// of the block at the top level of the kernel body.
+namespace irgl {
+namespace detail {
+__shared__ int block_reduce_flag;
+}  // namespace detail
+}  // namespace irgl
+
+/// Resets this block's flag to the identity of `c` (every thread).
+__device__ __forceinline__ void irgl_cell_block_begin(irgl::Cell c) {
+  if (threadIdx.x == 0) irgl::detail::block_reduce_flag = c.any ? 0 : 1;
+  __syncthreads();
+}
+
+/// ReduceAndReturn into this block's flag. Any: set if v. All: clear if !v.
+__device__ __forceinline__ void irgl_cell_reduce_block(irgl::Cell c, bool v) {
+  volatile int* flag = &irgl::detail::block_reduce_flag;
+  if (c.any) {
+    if (v) *flag = 1;
+  } else {
+    if (!v) *flag = 0;
+  }
+}
+
+/// Reduces the block's flag into the cell (every thread; one store per block
+/// at most).
+__device__ __forceinline__ void irgl_cell_block_flush(irgl::Cell c) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const bool value = irgl::detail::block_reduce_flag != 0;
+    if (value == c.any) irgl_cell_reduce(c, value);
+  }
+}
+
 /// Tries to take spin lock locks[i] (0 = free, 1 = held): a CAS 0->1 with
 /// acquire semantics at device scope, preceded by a relaxed read so that
 /// contended locks are not hammered with CASes. Never blocks. Callers retry

@@ -206,3 +206,52 @@ def test_block_push_cuda_compiles(app: str, tmp_path: Path) -> None:
     assert code.count("irgl_wl_block_begin();") == code.count("irgl_wl_block_flush(")
     assert code.count("irgl_wl_block_begin();") >= 2  # the kernel and its body
     assert nvcc_object_errors(proc.stdout, tmp_path) is None
+
+
+REDUCE_PROGRAM = """
+irgl.kernel @step(%x: memref<?xi32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  irgl.forall %i in range(%c0, %n) {
+    %v = memref.load %x[%i] : memref<?xi32>
+    %c1 = arith.constant 1 : i32
+    %w = arith.addi %v, %c1 : i32
+    memref.store %w, %x[%i] : memref<?xi32>
+    %c9 = arith.constant 9 : i32
+    %small = arith.cmpi slt, %w, %c9 : i32
+    irgl.reduce_and_return %small
+  }
+}
+irgl.kernel host @main(%x: memref<?xi32>, %n: index) {
+  irgl.iterate while any @step(%x, %n) : (memref<?xi32>, index) {
+  }
+  irgl.return
+}
+"""
+
+
+@pytest.mark.parametrize("outline", ["true", "false"])
+def test_block_reduce_cuda_compiles(outline: str, tmp_path: Path) -> None:
+    """lower-irgl{block_reduce=true}: ReduceAndReturn goes through the block's
+    flag in the kernel (and its outlined device body); the CUDA builds."""
+    mlir = tmp_path / "reduce.mlir"
+    mlir.write_text(REDUCE_PROGRAM)
+    pipeline = f"lower-irgl{{block_reduce=true outline={outline}}}"
+    proc = _lower(mlir, "-p", pipeline, "-t", "cuda")
+    assert proc.returncode == 0, proc.stderr
+    code = proc.stdout.split("// ---- end irgl_runtime.cuh ----")[1]
+    assert "irgl_cell_reduce(" not in code
+    kernels = 2 if outline == "true" else 1  # the kernel (and its device body)
+    assert code.count("irgl_cell_block_begin(") == kernels
+    assert code.count("irgl_cell_reduce_block(") == kernels
+    assert code.count("irgl_cell_block_flush(") == kernels
+    assert nvcc_object_errors(proc.stdout, tmp_path) is None
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("options", ["block_reduce=true", "block_reduce=false"])
+def test_block_reduce_on_gpu(options: str, tmp_path: Path) -> None:
+    assert has_gpu()
+    program = _program(REDUCE_PROGRAM, tmp_path, options)
+    x = program.alloc(5000, np.int32).fill(0)
+    program.call("main", x, 5000)
+    np.testing.assert_array_equal(x.to_numpy(), np.full(5000, 9))
