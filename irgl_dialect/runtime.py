@@ -124,14 +124,18 @@ class LaunchAttr(_OpAttribute):
     convert-irgl-kernels, read by convert-irgl-orchestration and the emitter.
 
         #irgl_rt.launch<block = 128, worklist = 1, cell = 4, bounds = [128, 4],
-                        grid_sync, retry>
+                        grid_sync, retry, pinned>
 
     - `block`: the block size the lowering chose;
     - `worklist`: index of the `in` worklist argument (`out`, `retry` follow);
     - `cell`: index of the reduction-cell argument;
     - `bounds`: CUDA `__launch_bounds__` (max threads, optional min blocks);
     - `grid_sync`: the kernel uses a grid barrier (cooperative launch);
-    - `retry`: the kernel pushes to the retry worklist (needs `worklist`).
+    - `retry`: the kernel pushes to the retry worklist (needs `worklist`);
+    - `control`: a control kernel of an outlined Iterate/Pipe
+      (irgl-outline-iterations; needs `grid_sync`);
+    - `pinned`: a control kernel runs this kernel's body with `block`
+      threads, so no other block size may be chosen for it.
     """
 
     name = "irgl_rt.launch"
@@ -142,6 +146,11 @@ class LaunchAttr(_OpAttribute):
     launch_bounds: ArrayAttr[IntAttr]
     grid_sync: UnitAttr | NoneAttr
     uses_retry: UnitAttr | NoneAttr
+    control_kernel: UnitAttr | NoneAttr
+    pinned_block: UnitAttr | NoneAttr
+
+    #: The flags, in printed order, by keyword.
+    FLAGS: ClassVar[tuple[str, ...]] = ("grid_sync", "retry", "control", "pinned")
 
     def __init__(
         self,
@@ -152,14 +161,35 @@ class LaunchAttr(_OpAttribute):
         launch_bounds: Sequence[int] = (),
         grid_sync: bool = False,
         uses_retry: bool = False,
+        control: bool = False,
+        pinned: bool = False,
     ):
+        def flag(value: bool) -> UnitAttr | NoneAttr:
+            return UnitAttr() if value else NoneAttr()
+
         super().__init__(
             IntAttr(block_size),
             NoneAttr() if worklist_arg is None else IntAttr(worklist_arg),
             NoneAttr() if cell_arg is None else IntAttr(cell_arg),
             ArrayAttr(IntAttr(v) for v in launch_bounds),
-            UnitAttr() if grid_sync else NoneAttr(),
-            UnitAttr() if uses_retry else NoneAttr(),
+            flag(grid_sync),
+            flag(uses_retry),
+            flag(control),
+            flag(pinned),
+        )
+
+    def pinned_to(self, block_size: int) -> LaunchAttr:
+        """This launch information with the block size pinned to
+        `block_size` (by a control kernel that runs the kernel's body)."""
+        return LaunchAttr(
+            block_size,
+            worklist_arg=self.worklist,
+            cell_arg=self.cell,
+            launch_bounds=self.bounds,
+            grid_sync=self.cooperative,
+            uses_retry=self.retries,
+            control=self.control,
+            pinned=True,
         )
 
     @property
@@ -188,6 +218,14 @@ class LaunchAttr(_OpAttribute):
     def retries(self) -> bool:
         return isinstance(self.uses_retry, UnitAttr)
 
+    @property
+    def control(self) -> bool:
+        return isinstance(self.control_kernel, UnitAttr)
+
+    @property
+    def pinned(self) -> bool:
+        return isinstance(self.pinned_block, UnitAttr)
+
     def verify(self) -> None:
         _positive(self.block, "block size")
         for what, arg in (("worklist", self.worklist), ("cell", self.cell)):
@@ -213,6 +251,8 @@ class LaunchAttr(_OpAttribute):
             )
         if self.retries and self.worklist is None:
             raise VerifyException("#irgl_rt.launch retry needs worklist arguments")
+        if self.control and not self.cooperative:
+            raise VerifyException("#irgl_rt.launch control needs grid_sync")
 
     def print_parameters(self, printer: Printer) -> None:
         items = [f"block = {self.block}"]
@@ -222,10 +262,8 @@ class LaunchAttr(_OpAttribute):
             items.append(f"cell = {self.cell}")
         if self.bounds:
             items.append(f"bounds = [{', '.join(str(v) for v in self.bounds)}]")
-        if self.cooperative:
-            items.append("grid_sync")
-        if self.retries:
-            items.append("retry")
+        flags = (self.cooperative, self.retries, self.control, self.pinned)
+        items += [key for key, on in zip(self.FLAGS, flags, strict=True) if on]
         printer.print_string(f"<{', '.join(items)}>")
 
     @classmethod
@@ -237,7 +275,7 @@ class LaunchAttr(_OpAttribute):
             key = parser.parse_identifier(" in #irgl_rt.launch")
             if key in values:
                 parser.raise_error(f"#irgl_rt.launch: '{key}' given twice", pos)
-            if key in ("grid_sync", "retry"):
+            if key in cls.FLAGS:
                 values[key] = True
             elif key in ("block", "worklist", "cell"):
                 parser.parse_punctuation("=")
@@ -251,7 +289,7 @@ class LaunchAttr(_OpAttribute):
             else:
                 parser.raise_error(
                     f"#irgl_rt.launch: unknown entry '{key}' (expected block, "
-                    "worklist, cell, bounds, grid_sync or retry)",
+                    "worklist, cell, bounds, grid_sync, retry, control or pinned)",
                     pos,
                 )
 
@@ -274,8 +312,7 @@ class LaunchAttr(_OpAttribute):
             opt_int("worklist"),
             opt_int("cell"),
             ArrayAttr(IntAttr(v) for v in bounds),
-            flag("grid_sync"),
-            flag("retry"),
+            *(flag(key) for key in cls.FLAGS),
         )
         try:
             cls.new(params).verify()
@@ -343,6 +380,62 @@ class NestedEdgesAttr(_OpAttribute):
     (set by irgl-nested-parallelism, lowered by convert-irgl-loops)."""
 
     name = "irgl_rt.nested_edges"
+
+
+@irdl_attr_definition
+class DeviceBodyAttr(_OpAttribute):
+    """Marks a body-less `func.func` in the `gpu.module` as the device-function
+    form of a kernel, `#irgl_rt.device_body<@kernel>`: a control kernel calls
+    it (irgl-outline-iterations), and irgl-outline-kernel-bodies gives it the
+    kernel's lowered body. With `in_size` (`#irgl_rt.device_body<@kernel,
+    in_size>`) it takes one more, last argument: the size of the `in`
+    worklist, which the body uses instead of reading the worklist's tail."""
+
+    name = "irgl_rt.device_body"
+
+    kernel: SymbolRefAttr
+    size_argument: UnitAttr | NoneAttr
+
+    def __init__(self, kernel: str, *, in_size: bool = False):
+        super().__init__(SymbolRefAttr(kernel), UnitAttr() if in_size else NoneAttr())
+
+    @property
+    def kernel_name(self) -> str:
+        return self.kernel.root_reference.data
+
+    @property
+    def in_size(self) -> bool:
+        return isinstance(self.size_argument, UnitAttr)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<")
+        printer.print_attribute(self.kernel)
+        if self.in_size:
+            printer.print_string(", in_size")
+        printer.print_string(">")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            kernel = parser.parse_attribute()
+            in_size = False
+            if parser.parse_optional_punctuation(","):
+                pos = parser.pos
+                if parser.parse_identifier(" in #irgl_rt.device_body") != "in_size":
+                    parser.raise_error(
+                        "#irgl_rt.device_body: expected `in_size`", pos, parser.pos
+                    )
+                in_size = True
+        if not isinstance(kernel, SymbolRefAttr):
+            parser.raise_error("#irgl_rt.device_body needs a kernel symbol (@name)")
+        return (kernel, UnitAttr() if in_size else NoneAttr())
+
+    def verify(self) -> None:
+        if self.kernel.nested_references.data:
+            raise VerifyException(
+                f"#irgl_rt.device_body names a kernel of the same gpu.module, "
+                f"got {self.kernel}"
+            )
 
 
 @irdl_op_definition
@@ -560,5 +653,6 @@ IrglRuntime = Dialect(
         LaunchAttr,
         ForAllAttr,
         NestedEdgesAttr,
+        DeviceBodyAttr,
     ],
 )

@@ -26,6 +26,8 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     i1,
+    i8,
+    i16,
     i32,
     i64,
 )
@@ -124,6 +126,8 @@ REDUCE_KINDS: tuple[str, ...] = ("add", "min", "max")
 LOCK_TYPES: tuple[Attribute, ...] = (i32, i64)
 #: Element types of arrays that can fill a pipe's initial worklist.
 INITIAL_ARRAY_TYPES: tuple[Attribute, ...] = (i32, _index)
+#: Types of the carried results a control kernel hands back to the host.
+DEVICE_READ_TYPES: tuple[Attribute, ...] = (i1, i8, i16, i32, i64, _index, _f32, _f64)
 
 
 def _fn(
@@ -151,8 +155,14 @@ def _functions() -> list[RuntimeFunction]:
         _fn("irgl_wl_size", (_wl,), (_index,), d),
         _fn("irgl_wl_item", (_wl, _index), (_index,), d),
         _fn("irgl_wl_push", (_wl, _index), (), d),
+        _fn("irgl_wl_block_begin", (), (), d),
+        _fn("irgl_wl_push_block", (_wl, _index), (), d),
+        _fn("irgl_wl_block_flush", (_wl,), (), d),
         # reduction cells
         _fn("irgl_cell_reduce", (_cell, i1), (), d),
+        _fn("irgl_cell_block_begin", (_cell,), (), d),
+        _fn("irgl_cell_reduce_block", (_cell, i1), (), d),
+        _fn("irgl_cell_block_flush", (_cell,), (), d),
         _fn("irgl_cell_create", (i1,), (_cell,), h),
         _fn("irgl_cell_reset", (_cell,), (), h),
         _fn("irgl_cell_read", (_cell,), (i1,), h),
@@ -221,6 +231,22 @@ def _functions() -> list[RuntimeFunction]:
         _fn("irgl_pipe_in_size", (_pipe,), (_index,), h),
         _fn("irgl_pipe_out_size", (_pipe,), (_index,), h),
         _fn("irgl_pipe_retry_size", (_pipe,), (_index,), h),
+        # outlined iterations (irgl-outline-iterations): control kernels
+        _fn("irgl_is_first_thread", (), (i1,)),
+        _fn("irgl_ctl_clear", (_wl,)),
+        _fn("irgl_ctl_size", (_wl,), (_index,)),
+        _fn("irgl_ctl_check", (_wl, dynamic_memref(i32))),
+        _fn("irgl_ctl_cell_slot", (_cell, _index), (_cell,)),
+        _fn("irgl_ctl_cell_prepare", (_cell, _index)),
+        _fn("irgl_ctl_cell_value", (_cell,), (i1,)),
+        _fn("irgl_wl_create", (_index,), (_wl,), h),
+        _fn("irgl_wl_destroy", (_wl,), (), h),
+        _fn("irgl_cell_create_slots", (i1,), (_cell,), h),
+        _fn("irgl_outline_finish", (dynamic_memref(i32),), (), h),
+        *(
+            _fn(f"irgl_device_read_{_suffix(t)}", (dynamic_memref(t),), (t,), h)
+            for t in DEVICE_READ_TYPES
+        ),
     ]
     return fns
 

@@ -20,6 +20,12 @@ Retry and Respawn become worklist runtime calls.
   appends to `out`; `irgl.retry`/`irgl.respawn` append to `retry` (a merging
   Retry appends to `out`, so the item is retried with the next invocation's
   work).
+- With `block_push` (cooperative conversion of pushes), a kernel's pushes
+  to `out` go through a per-block staging buffer in shared memory
+  (`irgl_wl_push_block`): the kernel body starts with `irgl_wl_block_begin()`
+  and ends with `irgl_wl_block_flush(out)`, which reserves room for the
+  whole block with one atomic. Only kernels whose every `gpu.return` is at
+  the top level of the body (so every thread reaches both) are converted.
 """
 
 from __future__ import annotations
@@ -51,7 +57,12 @@ from xdsl.utils.exceptions import DiagnosticException
 from irgl_dialect.attributes import IteratorKind
 from irgl_dialect.graph import FirstEdgeOp, LastEdgeOp, NumNodesOp
 from irgl_dialect.loops import ForAllOp, ForOp, LoopBase
-from irgl_dialect.runtime import CollectiveOp, ForAllAttr, NestedEdgesAttr
+from irgl_dialect.runtime import (
+    CollectiveOp,
+    ForAllAttr,
+    LaunchAttr,
+    NestedEdgesAttr,
+)
 from irgl_dialect.runtime_library import runtime_function
 from irgl_dialect.sync import (
     ExclusiveOp,
@@ -64,7 +75,14 @@ from irgl_dialect.worklist import PopOp, PushOp
 from lowering.builders import LoweringBuilder, take_body
 from lowering.kernel_context import enclosing_foralls, kernel_kind_of
 from lowering.reductions import accumulating_block, reduction_of
-from lowering.runtime_calls import call, call_at, kernel_worklists
+from lowering.runtime_calls import (
+    call,
+    call_at,
+    enclosing_gpu_func,
+    every_thread_reaches_end,
+    kernel_worklists,
+    symbol_table_of,
+)
 
 
 def _gpu_id(b: LoweringBuilder, cls: type[Operation]) -> SSAValue:
@@ -275,7 +293,11 @@ class LowerPop(RewritePattern):
 
 class LowerPush(RewritePattern):
     """Push appends to `out`; Retry and Respawn to `retry` (a merging Retry
-    to `out`): `irgl_wl_push(worklist, item)`."""
+    to `out`): `irgl_wl_push(worklist, item)`; a Push in a kernel of
+    `staged` is `irgl_wl_push_block(out, item)`."""
+
+    def __init__(self, staged: frozenset[gpu.FuncOp] = frozenset()):
+        self.staged = staged
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         if not isinstance(op, PushOp | RetryOp | RespawnOp):
@@ -285,21 +307,62 @@ class LowerPush(RewritePattern):
             target = worklist_out
         else:
             target = worklist_retry
-        call(runtime_function("irgl_wl_push"), [target, op.item], rewriter)
+        push = "irgl_wl_push"
+        if isinstance(op, PushOp) and enclosing_gpu_func(op) in self.staged:
+            push = "irgl_wl_push_block"
+        call(runtime_function(push), [target, op.item], rewriter)
         rewriter.erase(op)
+
+
+def _stageable(kernel: gpu.FuncOp) -> bool:
+    """A kernel that pushes and whose every thread reaches the end of its
+    body (every `gpu.return` is at the top level)."""
+    pushes = any(isinstance(op, PushOp) for op in kernel.walk())
+    return pushes and every_thread_reaches_end(kernel)
+
+
+def _stage_pushes(kernel: gpu.FuncOp) -> None:
+    """`irgl_wl_block_begin()` at the start of the body and
+    `irgl_wl_block_flush(out)` before each (top-level) return."""
+    launch = LaunchAttr.of(kernel)
+    assert launch is not None and launch.worklist is not None
+    worklist_out = kernel.body.block.args[launch.worklist + 1]
+    table = symbol_table_of(kernel)
+    begin = LoweringBuilder(InsertPoint.at_start(kernel.body.block), table=table)
+    begin.call(runtime_function("irgl_wl_block_begin"), [])
+    for ret in [op for op in kernel.body.block.ops if isinstance(op, gpu.ReturnOp)]:
+        flush = LoweringBuilder(InsertPoint.before(ret), table=table)
+        flush.call(runtime_function("irgl_wl_block_flush"), [worklist_out])
 
 
 @dataclass(frozen=True)
 class ConvertIrglLoops(ModulePass):
     """Lower irgl.forall / irgl.for to scf.for (grid-stride for the outermost
-    ForAll of a kernel) and worklist methods to runtime calls."""
+    ForAll of a kernel) and worklist methods to runtime calls.
+
+    Option: `block_push` (bool, false): block-aggregated pushes (see the
+    module docstring; `-p 'convert-irgl-loops{block_push=true}'`).
+    """
 
     name = "convert-irgl-loops"
 
+    block_push: bool = False
+    """Stage each kernel's pushes per block (one atomic per block)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        staged = frozenset(
+            k
+            for k in op.walk()
+            if self.block_push
+            and isinstance(k, gpu.FuncOp)
+            and k.kernel is not None
+            and _stageable(k)
+        )
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([LowerPop(), LowerPush()])
+            GreedyRewritePatternApplier([LowerPop(), LowerPush(staged)])
         ).rewrite_module(op)
+        for kernel in staged:
+            _stage_pushes(kernel)
         # innermost loops first, so each loop still sees the ones around it
         # (edge loops marked for nested scheduling go with their ForAll)
         loops = [

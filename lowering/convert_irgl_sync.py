@@ -12,6 +12,10 @@ ReduceAndReturn become runtime calls and structured control flow.
   barrier); LocalBarrier → `gpu.barrier`.
 - ReduceAndReturn → `irgl_cell_reduce(cell, value)`; the verifier made it
   the last operation on its path, so the iteration or kernel ends after it.
+  With `block_reduce`, in a kernel whose every thread reaches the end of its
+  body: `irgl_cell_reduce_block(cell, value)` into a shared per-block flag,
+  with `irgl_cell_block_begin(cell)` first in the body and
+  `irgl_cell_block_flush(cell)` (one store per block) before its return.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+from irgl_dialect.runtime import LaunchAttr
 from irgl_dialect.runtime_library import overload, runtime_function
 from irgl_dialect.sync import (
     AtomicOp,
@@ -46,7 +51,14 @@ from irgl_dialect.sync import (
     SyncRunningThreadsOp,
 )
 from lowering.builders import LoweringBuilder, take_body
-from lowering.runtime_calls import call, fail, kernel_cell, symbol_table_of
+from lowering.runtime_calls import (
+    call,
+    enclosing_gpu_func,
+    every_thread_reaches_end,
+    fail,
+    kernel_cell,
+    symbol_table_of,
+)
 
 
 class LowerAtomic(RewritePattern):
@@ -131,15 +143,36 @@ class LowerLocalBarrier(RewritePattern):
 
 
 class LowerReduceAndReturn(RewritePattern):
-    """ReduceAndReturn → `irgl_cell_reduce(cell, value)`."""
+    """ReduceAndReturn → `irgl_cell_reduce(cell, value)` (in a kernel of
+    `blocked`: `irgl_cell_reduce_block`)."""
+
+    def __init__(self, blocked: frozenset[gpu.FuncOp] = frozenset()):
+        self.blocked = blocked
 
     @op_type_rewrite_pattern
     def match_and_rewrite(
         self, op: ReduceAndReturnOp, rewriter: PatternRewriter
     ) -> None:
         cell = kernel_cell(op)
-        call(runtime_function("irgl_cell_reduce"), [cell, op.value], rewriter)
+        reduce = "irgl_cell_reduce"
+        if enclosing_gpu_func(op) in self.blocked:
+            reduce = "irgl_cell_reduce_block"
+        call(runtime_function(reduce), [cell, op.value], rewriter)
         rewriter.erase(op)
+
+
+def _reduce_per_block(kernel: gpu.FuncOp) -> None:
+    """`irgl_cell_block_begin(cell)` first in the body and
+    `irgl_cell_block_flush(cell)` before each (top-level) return."""
+    launch = LaunchAttr.of(kernel)
+    assert launch is not None and launch.cell is not None
+    cell = kernel.body.block.args[launch.cell]
+    table = symbol_table_of(kernel)
+    begin = LoweringBuilder(InsertPoint.at_start(kernel.body.block), table=table)
+    begin.call(runtime_function("irgl_cell_block_begin"), [cell])
+    for ret in [op for op in kernel.body.block.ops if isinstance(op, gpu.ReturnOp)]:
+        flush = LoweringBuilder(InsertPoint.before(ret), table=table)
+        flush.call(runtime_function("irgl_cell_block_flush"), [cell])
 
 
 @dataclass(frozen=True)
@@ -147,14 +180,18 @@ class ConvertIrglSync(ModulePass):
     """Lower Atomic, SyncRunningThreads, LocalBarrier and ReduceAndReturn
     (see the module docstring).
 
-    Option: `ticket_locks` (bool, false): blocking Atomics use ticket locks
-    (`-p 'convert-irgl-sync{ticket_locks=true}'`).
+    Options: `ticket_locks` (bool, false): blocking Atomics use ticket locks
+    (`-p 'convert-irgl-sync{ticket_locks=true}'`); `block_reduce` (bool,
+    false): ReduceAndReturn reduced per block first.
     """
 
     name = "convert-irgl-sync"
 
     ticket_locks: bool = False
     """Use ticket locks for blocking Atomics (needs memref<?xi64> locks)."""
+
+    block_reduce: bool = False
+    """Reduce ReduceAndReturn values per block before the cell."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for inner in list(op.walk()):
@@ -164,13 +201,24 @@ class ConvertIrglSync(ModulePass):
                     "'irgl.exclusive' is lowered by convert-irgl-loops and "
                     "convert-irgl-exclusive: run them first",
                 )
+        blocked = frozenset(
+            k
+            for k in op.walk()
+            if self.block_reduce
+            and isinstance(k, gpu.FuncOp)
+            and k.kernel is not None
+            and any(isinstance(r, ReduceAndReturnOp) for r in k.walk())
+            and every_thread_reaches_end(k)
+        )
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
                 [
                     LowerAtomic(self.ticket_locks),
                     LowerSyncRunningThreads(),
                     LowerLocalBarrier(),
-                    LowerReduceAndReturn(),
+                    LowerReduceAndReturn(blocked),
                 ]
             )
         ).rewrite_module(op)
+        for kernel in blocked:
+            _reduce_per_block(kernel)

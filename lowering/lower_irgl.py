@@ -25,20 +25,30 @@ from lowering.convert_irgl_nested_edges import ConvertIrglNestedEdges
 from lowering.convert_irgl_orchestration import ConvertIrglOrchestration
 from lowering.convert_irgl_sync import ConvertIrglSync
 from lowering.nested_parallelism import IrglNestedParallelism
+from lowering.outline_iterations import OutlineIterations, OutlineKernelBodies
 
 
 @dataclass(frozen=True)
 class LowerIrgl(ModulePass):
-    """Run convert-irgl-{kernels, orchestration}, irgl-nested-parallelism
-    (unless disabled), convert-irgl-{loops, exclusive, nested-edges, sync,
-    graph, c}.
+    """Run convert-irgl-kernels, irgl-outline-iterations (unless disabled),
+    convert-irgl-orchestration, irgl-nested-parallelism (unless disabled),
+    convert-irgl-{loops, exclusive, nested-edges, sync, graph, c} and
+    irgl-outline-kernel-bodies (with outlining).
 
     Options (`-p 'lower-irgl{ticket_locks=true block_size=128}'`):
 
     - `ticket_locks` (bool, false): blocking Atomics use ticket locks;
     - `block_size` (int, 256): block size of unconstrained kernels, a power
       of two from 32 to 1024;
-    - `nested_parallelism` (bool, true): run irgl-nested-parallelism.
+    - `nested_parallelism` (bool, true): run irgl-nested-parallelism;
+    - `outline` (bool, true): iteration outlining (irgl-outline-iterations);
+    - `remarks` (bool, false): print whether each Iterate/Pipe was outlined;
+    - `outline_size_arg` (bool, true): a control kernel passes the size of
+      `in` to the device bodies it runs (read once per block per step);
+    - `block_push` (bool, false): pushes staged per block, one atomic per
+      block (convert-irgl-loops `block_push`);
+    - `block_reduce` (bool, false): ReduceAndReturn reduced per block, one
+      store per block (convert-irgl-sync `block_reduce`).
     """
 
     name = "lower-irgl"
@@ -53,20 +63,48 @@ class LowerIrgl(ModulePass):
     """Share the edge loops of high-degree nodes across a block or a warp
     (irgl-nested-parallelism)."""
 
+    outline: bool = True
+    """Iteration outlining: run each outermost Iterate/Pipe that holds a loop
+    as one cooperative control kernel where legal (irgl-outline-iterations)."""
+
+    remarks: bool = False
+    """Print one line per Iterate/Pipe saying whether it was outlined."""
+
+    outline_size_arg: bool = True
+    """Outlined device bodies get the size of `in` from the control kernel
+    instead of every thread reading the worklist tail (irgl-outline-iterations
+    `size_arg`)."""
+
+    block_push: bool = False
+    """Cooperative conversion of pushes: staged in shared memory per block and
+    published with one atomic per block (convert-irgl-loops)."""
+
+    block_reduce: bool = False
+    """ReduceAndReturn reduced per block before the cell (convert-irgl-sync)."""
+
     def __post_init__(self) -> None:
         check_block_size_option(self.block_size, "lower-irgl")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        outline: list[ModulePass] = (
+            [OutlineIterations(remarks=self.remarks, size_arg=self.outline_size_arg)]
+            if self.outline
+            else []
+        )
         passes: list[ModulePass] = [
             ConvertIrglKernels(block_size=self.block_size),
+            *outline,
             ConvertIrglOrchestration(),
             *([IrglNestedParallelism()] if self.nested_parallelism else []),
-            ConvertIrglLoops(),
+            ConvertIrglLoops(block_push=self.block_push),
             ConvertIrglExclusive(),
             ConvertIrglNestedEdges(),
-            ConvertIrglSync(ticket_locks=self.ticket_locks),
+            ConvertIrglSync(
+                ticket_locks=self.ticket_locks, block_reduce=self.block_reduce
+            ),
             ConvertIrglGraph(),
             ConvertIrglC(),
+            *([OutlineKernelBodies()] if self.outline else []),
         ]
         for lowering in passes:
             lowering.apply(ctx, op)

@@ -30,6 +30,14 @@ _PASSES: dict[str, tuple[str, str]] = {
     "convert-irgl-sync": ("lowering.convert_irgl_sync", "ConvertIrglSync"),
     "convert-irgl-graph": ("lowering.convert_irgl_graph", "ConvertIrglGraph"),
     "convert-irgl-c": ("lowering.convert_irgl_c", "ConvertIrglC"),
+    "irgl-outline-iterations": (
+        "lowering.outline_iterations",
+        "OutlineIterations",
+    ),
+    "irgl-outline-kernel-bodies": (
+        "lowering.outline_iterations",
+        "OutlineKernelBodies",
+    ),
     "lower-irgl": ("lowering.lower_irgl", "LowerIrgl"),
 }
 

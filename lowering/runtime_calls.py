@@ -128,6 +128,18 @@ def enclosing_gpu_func(op: Operation) -> gpu.FuncOp:
     return parent
 
 
+def every_thread_reaches_end(kernel: gpu.FuncOp) -> bool:
+    """Every `gpu.return` of `kernel` is at the top level of its body, so
+    every thread of a block reaches code placed before it (block-wide
+    begin/flush calls)."""
+    block = kernel.body.block
+    return all(
+        op.parent_block() is block
+        for op in kernel.walk()
+        if isinstance(op, gpu.ReturnOp)
+    )
+
+
 def kernel_worklists(op: Operation) -> tuple[SSAValue, SSAValue, SSAValue]:
     """The (in, out, retry) worklist arguments of the kernel around `op`."""
     kernel = enclosing_gpu_func(op)

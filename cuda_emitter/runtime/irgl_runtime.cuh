@@ -255,6 +255,61 @@ __device__ __forceinline__ void irgl_wl_push(irgl::Worklist wl, irgl_index v) {
   }
 }
 
+// Block-aggregated pushes (convert-irgl-loops{block_push}, cooperative
+// conversion): a kernel's pushes to `out` are staged in shared memory (one
+// shared atomic each) and published at the kernel's end with one global
+// atomicAdd per block. irgl_wl_block_begin and irgl_wl_block_flush are
+// called by every thread of the block at the top level of the kernel body;
+// irgl_wl_push_block may be called under any divergence. When the staging
+// buffer is full, a push goes to the worklist directly (irgl_wl_push).
+namespace irgl {
+constexpr int kBlockPushSlots = 2048;
+namespace detail {
+__shared__ int32_t block_push_items[kBlockPushSlots];
+__shared__ int block_push_count;
+__shared__ irgl_index block_push_base;
+}  // namespace detail
+}  // namespace irgl
+
+/// Empties this block's staging buffer (every thread of the block).
+__device__ __forceinline__ void irgl_wl_block_begin() {
+  if (threadIdx.x == 0) irgl::detail::block_push_count = 0;
+  __syncthreads();
+}
+
+/// Pushes v onto `wl` through this block's staging buffer.
+__device__ __forceinline__ void irgl_wl_push_block(irgl::Worklist wl, irgl_index v) {
+  const int slot = atomicAdd(&irgl::detail::block_push_count, 1);
+  if (slot < irgl::kBlockPushSlots) {
+    irgl::detail::block_push_items[slot] = static_cast<int32_t>(v);
+  } else {
+    irgl_wl_push(wl, v);  // the buffer is full
+  }
+}
+
+/// Publishes the staged items to `wl` with one atomicAdd for the block (every
+/// thread of the block). Items past the capacity are dropped and set the
+/// overflow flag, as irgl_wl_push does.
+__device__ __forceinline__ void irgl_wl_block_flush(irgl::Worklist wl) {
+  using irgl::detail::uindex;
+  __syncthreads();
+  const int staged = irgl::detail::block_push_count;
+  const int n = staged < irgl::kBlockPushSlots ? staged : irgl::kBlockPushSlots;
+  if (threadIdx.x == 0 && n > 0)
+    irgl::detail::block_push_base = irgl::detail::atomic_add_index(wl.tail, static_cast<irgl_index>(n));
+  __syncthreads();
+  if (n == 0) return;
+  const irgl_index base = irgl::detail::block_push_base;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    const uindex pos = static_cast<uindex>(base) + static_cast<uindex>(i);
+    if (pos < static_cast<uindex>(wl.capacity))
+      wl.items[pos] = irgl::detail::block_push_items[i];
+    else
+      *reinterpret_cast<volatile int*>(wl.overflow) = 1;
+  }
+  __syncthreads();  // the buffer is free again (a device body may run next)
+}
+
 /// ReduceAndReturn into a cell. Any: set the flag if v. All: clear it if !v.
 /// Plain stores: every writer of a cell writes the same value.
 __device__ __forceinline__ void irgl_cell_reduce(irgl::Cell c, bool v) {
@@ -262,6 +317,45 @@ __device__ __forceinline__ void irgl_cell_reduce(irgl::Cell c, bool v) {
     if (v) *reinterpret_cast<volatile int*>(c.flag) = 1;
   } else {
     if (!v) *reinterpret_cast<volatile int*>(c.flag) = 0;
+  }
+}
+
+// Block-reduced ReduceAndReturn (convert-irgl-sync{block_reduce}): the
+// threads of a block reduce into a shared flag (plain shared stores, any
+// divergence); at the kernel's end one thread per block reduces the block's
+// value into the cell (the __syncthreads_or / __syncthreads_and of the
+// block, without the global traffic of one store per thread).
+// irgl_cell_block_begin and irgl_cell_block_flush are called by every thread
+// of the block at the top level of the kernel body.
+namespace irgl {
+namespace detail {
+__shared__ int block_reduce_flag;
+}  // namespace detail
+}  // namespace irgl
+
+/// Resets this block's flag to the identity of `c` (every thread).
+__device__ __forceinline__ void irgl_cell_block_begin(irgl::Cell c) {
+  if (threadIdx.x == 0) irgl::detail::block_reduce_flag = c.any ? 0 : 1;
+  __syncthreads();
+}
+
+/// ReduceAndReturn into this block's flag. Any: set if v. All: clear if !v.
+__device__ __forceinline__ void irgl_cell_reduce_block(irgl::Cell c, bool v) {
+  volatile int* flag = &irgl::detail::block_reduce_flag;
+  if (c.any) {
+    if (v) *flag = 1;
+  } else {
+    if (!v) *flag = 0;
+  }
+}
+
+/// Reduces the block's flag into the cell (every thread; one store per block
+/// at most).
+__device__ __forceinline__ void irgl_cell_block_flush(irgl::Cell c) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const bool value = irgl::detail::block_reduce_flag != 0;
+    if (value == c.any) irgl_cell_reduce(c, value);
   }
 }
 
@@ -1103,3 +1197,148 @@ IRGL_REDUCE_MAX(i64, int64_t)
 IRGL_REDUCE_MAX(f32, float)
 IRGL_REDUCE_MAX(f64, double)
 #undef IRGL_REDUCE_MAX
+
+// ---------------------------------------------------------------------------
+// Outlined iterations (irgl-outline-iterations): an Iterate or Pipe runs as
+// one cooperative control kernel. Every thread of the grid executes the same
+// control flow and holds the same handles; the invoked kernels run as device
+// functions separated by irgl_grid_sync(). The control kernel rotates four
+// worklists (in, out, retry and a spare that is emptied by thread 0 during
+// the step before it is used, so one barrier per invocation suffices) and
+// triple-buffers each Any/All cell (a slot is reset two steps before reuse).
+// ---------------------------------------------------------------------------
+
+/// Is the caller global thread 0 (the one that performs single writes)?
+__device__ __forceinline__ bool irgl_is_first_thread() {
+  return blockIdx.x == 0 && threadIdx.x == 0;
+}
+
+/// Empties `wl` (tail and overflow flag) from global thread 0. Nothing may
+/// read or push to `wl` until the next grid barrier.
+__device__ __forceinline__ void irgl_ctl_clear(irgl::Worklist wl) {
+  if (irgl_is_first_thread()) {
+    *reinterpret_cast<volatile irgl_index*>(wl.tail) = 0;
+    *reinterpret_cast<volatile int*>(wl.overflow) = 0;
+  }
+}
+
+/// After a grid barrier: the number of items in `wl` (at most its capacity),
+/// or 0 once it has overflowed (an overflowed worklist stops every loop;
+/// irgl_ctl_check records it). Thread 0 of each block reads the tail and
+/// broadcasts it through shared memory, so a step costs one memory request
+/// per block, not one per warp; the control kernel passes the value on to
+/// the device body (in a register) instead of every thread reading the tail.
+/// Block-uniform call (the control loop's control flow is grid-uniform).
+__device__ __forceinline__ irgl_index irgl_ctl_size(irgl::Worklist wl) {
+  __shared__ irgl_index size;
+  __syncthreads();  // the previous call's readers are done
+  if (threadIdx.x == 0) {
+    const irgl_index t = *reinterpret_cast<volatile irgl_index*>(wl.tail);
+    const int flag = *reinterpret_cast<volatile int*>(wl.overflow);
+    size = flag != 0 ? 0 : (t < wl.capacity ? t : wl.capacity);
+  }
+  __syncthreads();
+  return size;
+}
+
+/// After a grid barrier: records an overflow of `wl` in status[0] (thread 0)
+/// so that the host reports it after the control kernel.
+__device__ __forceinline__ void irgl_ctl_check(irgl::Worklist wl, int32_t* status) {
+  if (irgl_is_first_thread() && *reinterpret_cast<volatile int*>(wl.overflow) != 0)
+    *reinterpret_cast<volatile int32_t*>(status) = 1;
+}
+
+/// Slot `epoch` mod 3 of a triple-buffered cell (irgl_cell_create_slots).
+__device__ __forceinline__ irgl::Cell irgl_ctl_cell_slot(irgl::Cell c, irgl_index epoch) {
+  irgl::Cell slot;
+  slot.flag = c.flag + static_cast<int>(epoch % 3);
+  slot.any = c.any;
+  return slot;
+}
+
+/// Resets the slot of step `epoch + 1` (global thread 0): it was last read
+/// before the previous grid barrier and is next written after the next one.
+__device__ __forceinline__ void irgl_ctl_cell_prepare(irgl::Cell c, irgl_index epoch) {
+  if (irgl_is_first_thread())
+    *reinterpret_cast<volatile int*>(c.flag + static_cast<int>((epoch + 1) % 3)) = c.any ? 0 : 1;
+}
+
+/// The value of a cell slot after the grid barrier that ends its step (read
+/// by thread 0 of each block and broadcast; block-uniform call).
+__device__ __forceinline__ bool irgl_ctl_cell_value(irgl::Cell slot) {
+  __shared__ int value;
+  __syncthreads();
+  if (threadIdx.x == 0) value = *reinterpret_cast<volatile int*>(slot.flag);
+  __syncthreads();
+  return value != 0;
+}
+
+/// Creates an empty worklist of `capacity` items outside any pipe (the
+/// control kernel's spare). Free with irgl_wl_destroy. Throws irgl::Error.
+inline irgl::Worklist irgl_wl_create(irgl_index capacity) {
+  if (capacity < 0)
+    throw irgl::Error("irgl_wl_create: negative capacity " + std::to_string(static_cast<long long>(capacity)));
+  irgl::Worklist wl;
+  wl.capacity = capacity;
+  wl.items = irgl::device_alloc<int32_t>(capacity > 0 ? capacity : 1);
+  char* meta = nullptr;
+  try {
+    meta = irgl::device_alloc<char>(static_cast<irgl_index>(irgl::Pipe::kMetaBytes));
+  } catch (...) {
+    cudaFree(wl.items);
+    throw;
+  }
+  wl.tail = reinterpret_cast<irgl_index*>(meta);
+  wl.overflow = reinterpret_cast<int*>(meta + 8);
+  return wl;
+}
+
+/// Frees a worklist from irgl_wl_create (never throws).
+inline void irgl_wl_destroy(irgl::Worklist wl) {
+  cudaFree(wl.items);
+  cudaFree(wl.tail);
+  (void)cudaGetLastError();
+}
+
+/// Creates a triple-buffered Any (any=true) or All cell for a control
+/// kernel: three flags, all reset. Free with irgl_cell_destroy.
+inline irgl::Cell irgl_cell_create_slots(bool any) {
+  irgl::Cell c;
+  c.any = any;
+  c.flag = irgl::device_alloc<int>(3);
+  const int init[3] = {any ? 0 : 1, any ? 0 : 1, any ? 0 : 1};
+  cudaError_t err = cudaMemcpy(c.flag, init, sizeof(init), cudaMemcpyHostToDevice);
+  if (err != cudaSuccess) {
+    cudaFree(c.flag);
+    IRGL_CHECK(err);
+  }
+  return c;
+}
+
+/// After a control kernel: synchronizes (surfacing its errors) and throws the
+/// worklist overflow error if the control kernel recorded one in status[0].
+inline void irgl_outline_finish(const int32_t* status) {
+  int32_t flag = 0;
+  IRGL_CHECK(cudaMemcpy(&flag, status, sizeof(flag), cudaMemcpyDeviceToHost));
+  if (flag != 0)
+    throw irgl::Error("worklist overflow in an outlined iteration: a worklist received more pushes than its "
+                      "capacity in one invocation (pushes past the capacity were dropped); increase the "
+                      "worklist size (wlinit size / irgl_pipe_create capacity)");
+}
+
+/// Reads p[0] from device memory (a control kernel's carried result).
+#define IRGL_DEVICE_READ(SUFFIX, T)                               \
+  inline T irgl_device_read_##SUFFIX(const T* p) {                \
+    T v{};                                                        \
+    IRGL_CHECK(cudaMemcpy(&v, p, sizeof(T), cudaMemcpyDeviceToHost)); \
+    return v;                                                     \
+  }
+IRGL_DEVICE_READ(i1, bool)
+IRGL_DEVICE_READ(i8, int8_t)
+IRGL_DEVICE_READ(i16, int16_t)
+IRGL_DEVICE_READ(i32, int32_t)
+IRGL_DEVICE_READ(i64, int64_t)
+IRGL_DEVICE_READ(index, irgl_index)
+IRGL_DEVICE_READ(f32, float)
+IRGL_DEVICE_READ(f64, double)
+#undef IRGL_DEVICE_READ

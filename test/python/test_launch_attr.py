@@ -116,3 +116,39 @@ def test_collective_results_are_those_of_its_op() -> None:
     wrap([]).verify()  # forwarding nothing is fine
     with pytest.raises(VerifyException, match="results must be those of the op"):
         wrap([IndexType(), IndexType()]).verify()
+
+
+def test_control_and_pinned_flags() -> None:
+    text = "#irgl_rt.launch<block = 256, bounds = [256, 4], grid_sync, control>"
+    control = _parse(text)
+    assert isinstance(control, LaunchAttr)
+    assert control.control and not control.pinned
+    assert str(control) == text
+    pinned = LaunchAttr(256, worklist_arg=2, uses_retry=True).pinned_to(128)
+    assert (pinned.block, pinned.worklist, pinned.retries) == (128, 2, True)
+    assert pinned.pinned and not pinned.control
+    assert str(pinned) == "#irgl_rt.launch<block = 128, worklist = 2, retry, pinned>"
+    with pytest.raises(ParseError, match="control needs grid_sync"):
+        _parse("#irgl_rt.launch<block = 32, control>")
+    with pytest.raises(VerifyException, match="control needs grid_sync"):
+        LaunchAttr(32, control=True)
+
+
+def test_device_body_marker() -> None:
+    from xdsl.dialects.builtin import NoneAttr, SymbolRefAttr
+
+    from irgl_dialect.runtime import DeviceBodyAttr
+
+    attr = _parse("#irgl_rt.device_body<@bfs>")
+    assert attr == DeviceBodyAttr("bfs")
+    assert isinstance(attr, DeviceBodyAttr) and attr.kernel_name == "bfs"
+    assert not attr.in_size
+    sized = _parse("#irgl_rt.device_body<@bfs, in_size>")
+    assert sized == DeviceBodyAttr("bfs", in_size=True) and sized != attr
+    assert str(sized) == "#irgl_rt.device_body<@bfs, in_size>"
+    with pytest.raises(ParseError, match="expected `in_size`"):
+        _parse("#irgl_rt.device_body<@bfs, size>")
+    with pytest.raises(ParseError, match="needs a kernel symbol"):
+        _parse('#irgl_rt.device_body<"bfs">')
+    with pytest.raises(VerifyException, match="same gpu.module"):
+        DeviceBodyAttr.new((SymbolRefAttr("m", ["bfs"]), NoneAttr())).verify()

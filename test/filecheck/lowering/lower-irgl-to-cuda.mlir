@@ -1,4 +1,4 @@
-// RUN: irgl-opt %s --lower-irgl -t 'cuda{inline-runtime=false}' | filecheck %s
+// RUN: irgl-opt %s -p 'lower-irgl{outline=false}' -t 'cuda{inline-runtime=false}' | filecheck %s
 
 // The whole pipeline on the kernel and orchestration constructs: what the
 // emitted CUDA of each looks like.

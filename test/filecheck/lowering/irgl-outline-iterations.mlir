@@ -1,0 +1,252 @@
+// RUN: irgl-opt %s --split-input-file -p convert-irgl-kernels,irgl-outline-iterations | filecheck %s
+// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{remarks=true}' -o /dev/null 2>&1 | filecheck %s --check-prefix=REMARK
+// RUN: irgl-opt %s --split-input-file -p 'lower-irgl{outline=false}' | filecheck %s --check-prefix=OFF
+// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{size_arg=false}' | filecheck %s --check-prefix=NOSIZE
+// RUN: irgl-opt %s --split-input-file -p 'lower-irgl' | filecheck %s --check-prefix=BODY
+
+// A standalone Iterate of a worklist kernel with a carried value: the host
+// creates the pipe context, fills it, adds a status word (nothing retries,
+// so the retry worklist serves as the spare), launches the control kernel once cooperatively (a resident grid of
+// the control kernel) and synchronizes once; the carried result is copied
+// back. On the device, every invocation is a call of the kernel's body and
+// a grid barrier; in/out rotate through the spare.
+irgl.kernel @step(%g: !irgl.graph, %lvl: i32) {
+  irgl.forall %i in worklist {
+    %n = irgl.wl.pop %i
+    irgl.wl.push %n
+  }
+}
+irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
+  %c1 = arith.constant 1 : i32
+  %last = irgl.iterate @step(%g, %l = %c1) : (!irgl.graph, i32) initial [%src] {
+    %next = arith.addi %l, %c1 : i32
+    irgl.yield %next : i32
+  }
+  irgl.return %last : i32
+}
+
+// CHECK-LABEL: func.func @main
+// CHECK:         %[[GH:.*]] = builtin.unrealized_conversion_cast %g : !irgl.graph to !irgl_rt.graph
+// CHECK-NEXT:    %[[CAP:.*]] = func.call @irgl_graph_capacity(%[[GH]])
+// CHECK-NEXT:    %[[P:.*]] = func.call @irgl_pipe_create(%[[CAP]])
+// CHECK-NEXT:    func.call @irgl_pipe_push_initial(%[[P]], %src)
+// CHECK-NEXT:    %[[IN:.*]] = func.call @irgl_pipe_in(%[[P]])
+// CHECK-NEXT:    %[[OUT:.*]] = func.call @irgl_pipe_out(%[[P]])
+// CHECK-NEXT:    %[[RETRY:.*]] = func.call @irgl_pipe_retry(%[[P]])
+// CHECK-NEXT:    %[[RESA:.*]] = memref.alloc() : memref<1xi32>
+// CHECK-NEXT:    %[[RES:.*]] = "memref.cast"(%[[RESA]]) : (memref<1xi32>) -> memref<?xi32>
+// CHECK-NEXT:    %[[STATUSA:.*]] = memref.alloc() : memref<1xi32>
+// CHECK-NEXT:    %[[STATUS:.*]] = "memref.cast"(%[[STATUSA]]) : (memref<1xi32>) -> memref<?xi32>
+// CHECK-NEXT:    %[[B:.*]] = arith.constant 1024 : index
+// CHECK-NEXT:    %[[G:.*]] = irgl_rt.grid_size @irgl_kernels::@main_control, %[[B]] resident
+// CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    "gpu.launch_func"(%[[G]], %[[ONE]], %[[ONE]], %[[B]], %[[ONE]], %[[ONE]], %g, %c1, %[[IN]], %[[OUT]], %[[RETRY]], %[[RETRY]], %[[RES]], %[[STATUS]]) <{kernel = @irgl_kernels::@main_control
+// CHECK-NEXT:    func.call @irgl_outline_finish(%[[STATUS]])
+// CHECK-NEXT:    %[[LAST:.*]] = func.call @irgl_device_read_i32(%[[RES]]) : (memref<?xi32>) -> i32
+// CHECK-NEXT:    memref.dealloc %[[RESA]]
+// CHECK-NEXT:    memref.dealloc %[[STATUSA]]
+// CHECK-NEXT:    func.call @irgl_pipe_destroy(%[[P]])
+// CHECK-NEXT:    func.return %[[LAST]] : i32
+
+// The kernel runs with the control block size (the largest every kernel of
+// the control kernel admits: 1024 here), pinned, and gets a
+// device-function twin that irgl-outline-kernel-bodies fills in.
+// CHECK:         }) {sym_name = "step", irgl_rt.launch = #irgl_rt.launch<block = 1024, worklist = 2, pinned>}
+// CHECK-NEXT:    func.func private @step_device(!irgl.graph, i32, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, index) -> () attributes {irgl_rt.device_body = #irgl_rt.device_body<@step, in_size>}
+
+// CHECK:         "gpu.func"() <{function_type = (!irgl.graph, i32, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, memref<?xi32>, memref<?xi32>) -> (), kernel}> ({
+// CHECK-NEXT:    ^{{.*}}(%[[DG:[0-9a-z_]+]]: !irgl.graph, %[[DC1:[0-9a-z_]+]]: i32, %[[W0:[0-9a-z_]+]]: !irgl_rt.worklist, %[[W1:[0-9a-z_]+]]: !irgl_rt.worklist, %[[W2:[0-9a-z_]+]]: !irgl_rt.worklist, %[[W3:[0-9a-z_]+]]: !irgl_rt.worklist, %[[DRES:[0-9a-z_]+]]: memref<?xi32>, %[[DST:[0-9a-z_]+]]: memref<?xi32>):
+// CHECK-NEXT:      %[[E0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:      %[[S0:.*]] = func.call @irgl_ctl_size(%[[W0]])
+// CHECK-NEXT:      %[[Z0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:      %[[GO:.*]] = arith.cmpi sgt, %[[S0]], %[[Z0]] : index
+// CHECK-NEXT:      %[[LOOP:[0-9]+]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} = scf.while (%{{[0-9]+}} = %[[GO]], %{{[0-9]+}} = %[[DC1]], %{{[0-9]+}} = %[[W0]], %{{[0-9]+}} = %[[W1]], %{{[0-9]+}} = %[[W2]], %{{[0-9]+}} = %[[W3]], %{{[0-9]+}} = %[[S0]], %{{[0-9]+}} = %[[E0]])
+// CHECK:         } do {
+// CHECK-NEXT:    ^{{.*}}(%[[L:[0-9a-z_]+]]: i32, %[[IN2:[0-9a-z_]+]]: !irgl_rt.worklist, %[[OUT2:[0-9a-z_]+]]: !irgl_rt.worklist, %[[RT2:[0-9a-z_]+]]: !irgl_rt.worklist, %[[SP2:[0-9a-z_]+]]: !irgl_rt.worklist, %[[SZ:[0-9a-z_]+]]: index, %[[EP:[0-9a-z_]+]]: index):
+// CHECK-NEXT:      func.call @irgl_ctl_clear(%[[SP2]])
+// CHECK-NEXT:      func.call @step_device(%[[DG]], %[[L]], %[[IN2]], %[[OUT2]], %[[SP2]], %[[SZ]])
+// CHECK-NEXT:      func.call @irgl_grid_sync()
+// CHECK-NEXT:      func.call @irgl_ctl_check(%[[OUT2]], %[[DST]])
+// CHECK-NEXT:      %[[ONE2:.*]] = arith.constant 1 : index
+// CHECK-NEXT:      %[[EP2:.*]] = arith.addi %[[EP]], %[[ONE2]]
+// CHECK-NEXT:      %[[NEXT:.*]] = arith.addi %[[L]], %[[DC1]] : i32
+// CHECK-NEXT:      %[[SZ2:.*]] = func.call @irgl_ctl_size(%[[OUT2]])
+// CHECK-NEXT:      %[[Z2:.*]] = arith.constant 0 : index
+// CHECK-NEXT:      %[[MORE:.*]] = arith.cmpi sgt, %[[SZ2]], %[[Z2]] : index
+// CHECK-NEXT:      scf.yield %[[MORE]], %[[NEXT]], %[[OUT2]], %[[SP2]], %[[RT2]], %[[IN2]], %[[SZ2]], %[[EP2]]
+// CHECK:         %[[FIRST:.*]] = func.call @irgl_is_first_thread()
+// CHECK-NEXT:    scf.if %[[FIRST]] {
+// CHECK-NEXT:      %[[Z:.*]] = arith.constant 0 : index
+// CHECK-NEXT:      memref.store %[[LOOP]], %[[DRES]]{{\[}}%[[Z]]] : memref<?xi32>
+// CHECK:         "gpu.return"() : () -> ()
+// CHECK-NEXT:  }) {sym_name = "main_control", irgl_rt.launch = #irgl_rt.launch<block = 1024, bounds = [1024, 1], grid_sync, control>}
+
+// REMARK: remark: irgl.iterate @step in @main: outlined into control kernel @main_control (block size 1024)
+
+// Without size_arg the device body takes the kernel's arguments only (and
+// reads the worklist's tail itself); the control loop still reads sizes.
+// NOSIZE-LABEL: func.func @main
+// NOSIZE:         func.func private @step_device(!irgl.graph, i32, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist) -> () attributes {irgl_rt.device_body = #irgl_rt.device_body<@step>}
+// NOSIZE:         func.call @irgl_ctl_size
+// NOSIZE:         func.call @step_device(%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}) :
+
+// irgl-outline-kernel-bodies: the device body's worklist loop runs to the
+// size argument; the kernel itself still reads the tail.
+// BODY-LABEL: func.func @main
+// BODY:         func.func private @step_device(%g: !irgl_rt.graph, %lvl: i32, %[[IN:[0-9]+]]: !irgl_rt.worklist, %{{[0-9]+}}: !irgl_rt.worklist, %{{[0-9]+}}: !irgl_rt.worklist, %[[N:[0-9]+]]: index) {
+// BODY-NOT:       irgl_wl_size
+// BODY:           scf.for %i = %{{.*}} to %[[N]] step %{{.*}} {
+// BODY-NEXT:        func.call @irgl_wl_item(%[[IN]], %i)
+// BODY:         func.return
+
+// OFF-LABEL: func.func @main
+// OFF-NOT:     main_control
+// OFF:         scf.while
+// OFF-NOT:     main_control
+
+// -----
+
+// Iterate Until Any with an extra Or condition and a kernel that retries:
+// the Any cell is triple-buffered (a slot per step, the next one reset
+// ahead by global thread 0); retried items run again in rounds that rotate
+// in/retry/spare, each ended by a grid barrier.
+irgl.kernel @work(%x: memref<?xi32>) {
+  irgl.forall %i in worklist {
+    %n = irgl.wl.pop %i
+    %t = arith.constant true
+    irgl.retry %n
+    irgl.reduce_and_return %t
+  }
+}
+irgl.kernel host @main(%x: memref<?xi32>, %stop: i1, %n: index) {
+  irgl.iterate until any @work(%x) : (memref<?xi32>) initial [%n] capacity %n extra or {
+    irgl.yield extra %stop : i1
+  }
+}
+
+// CHECK-LABEL: func.func @main
+// CHECK:         func.call @irgl_pipe_create(%n)
+// CHECK:         %[[SPARE:.*]] = func.call @irgl_wl_create(%n)
+// CHECK:         %[[ANY:.*]] = arith.constant true
+// CHECK-NEXT:    %[[CELL:.*]] = func.call @irgl_cell_create_slots(%[[ANY]])
+// CHECK:         "gpu.launch_func"({{.*}}, %x, %stop, {{.*}}, %[[CELL]], %{{.*}}) <{kernel = @irgl_kernels::@main_control
+// CHECK:         func.call @irgl_cell_destroy(%[[CELL]])
+// CHECK-NEXT:    func.call @irgl_wl_destroy(%[[SPARE]])
+
+// CHECK:         ^{{.*}}(%[[IN:[0-9a-z_]+]]: !irgl_rt.worklist, %[[OUT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[RT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[SP:[0-9a-z_]+]]: !irgl_rt.worklist, %[[SZ:[0-9a-z_]+]]: index, %[[EP:[0-9a-z_]+]]: index):
+// CHECK-NEXT:      func.call @irgl_ctl_clear(%[[SP]])
+// CHECK-NEXT:      func.call @irgl_ctl_cell_prepare(%[[C:.*]], %[[EP]])
+// CHECK-NEXT:      %[[SLOT:.*]] = func.call @irgl_ctl_cell_slot(%[[C]], %[[EP]])
+// CHECK-NEXT:      func.call @work_device(%{{.*}}, %[[IN]], %[[OUT]], %[[RT]], %[[SLOT]], %[[SZ]])
+// CHECK-NEXT:      func.call @irgl_grid_sync()
+// CHECK-NEXT:      %[[R0:[0-9]+]], %[[R1:[0-9]+]], %[[R2:[0-9]+]], %{{[0-9]+}} = scf.while (%[[A0:.*]] = %[[IN]], %[[A1:.*]] = %[[RT]], %[[A2:.*]] = %[[SP]])
+// CHECK-NEXT:        %[[RSZ:.*]] = func.call @irgl_ctl_size(%[[A1]])
+// CHECK-NEXT:        %[[RZ:.*]] = arith.constant 0 : index
+// CHECK-NEXT:        %[[LIVE:.*]] = arith.cmpi sgt, %[[RSZ]], %[[RZ]] : index
+// CHECK-NEXT:        func.call @irgl_ctl_check(%[[A1]], %{{.*}})
+// CHECK-NEXT:        scf.condition(%[[LIVE]]) %[[A0]], %[[A1]], %[[A2]], %[[RSZ]]
+// CHECK-NEXT:      } do {
+// CHECK-NEXT:      ^{{.*}}(%[[OLDIN:[0-9a-z_]+]]: !irgl_rt.worklist, %[[NEWIN:[0-9a-z_]+]]: !irgl_rt.worklist, %[[NEWRT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[NEWSZ:[0-9a-z_]+]]: index):
+// CHECK-NEXT:        func.call @irgl_ctl_clear(%[[OLDIN]])
+// CHECK-NEXT:        func.call @work_device(%{{.*}}, %[[NEWIN]], %[[OUT]], %[[NEWRT]], %[[SLOT]], %[[NEWSZ]])
+// CHECK-NEXT:        func.call @irgl_grid_sync()
+// CHECK-NEXT:        scf.yield %[[NEWIN]], %[[NEWRT]], %[[OLDIN]]
+// CHECK:           func.call @irgl_ctl_check(%[[OUT]], %{{.*}})
+// CHECK:           %[[V:.*]] = func.call @irgl_ctl_cell_value(%[[SLOT]])
+// CHECK:           %[[HSZ:.*]] = func.call @irgl_ctl_size(%[[OUT]])
+// CHECK-NEXT:      %[[HZ:.*]] = arith.constant 0 : index
+// CHECK-NEXT:      %[[HAS:.*]] = arith.cmpi sgt, %[[HSZ]], %[[HZ]] : index
+// CHECK:           %[[NOT:.*]] = arith.xori %[[V]], %{{.*}} : i1
+// CHECK-NEXT:      %[[BOTH:.*]] = arith.andi %[[HAS]], %[[NOT]] : i1
+// CHECK-NEXT:      %[[KEEP:.*]] = arith.ori %[[BOTH]], %{{.*}} : i1
+// CHECK-NEXT:      scf.yield %[[KEEP]], %[[OUT]], %{{.*}}, %[[R1]], %[[R0]], %[[HSZ]], %{{.*}}
+
+// REMARK: remark: irgl.iterate @work in @main: outlined into control kernel @main_control (block size 1024)
+
+// -----
+
+// A Pipe once holding a looping Pipe of two kernels: all of it is one
+// control kernel (the first kernel runs once, then the loop runs while `in`
+// has work); the kernels' launch bounds intersect at 128.
+irgl.kernel @seed(%x: memref<?xi32>) launch_bounds(128) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  irgl.forall %i in range(%c0, %c4) {
+    irgl.wl.push %i
+  }
+}
+irgl.kernel @a(%x: memref<?xi32>) {
+  irgl.forall %i in worklist {
+    %n = irgl.wl.pop %i
+    irgl.wl.push %n
+  }
+}
+irgl.kernel @b(%x: memref<?xi32>) launch_bounds(512) {
+  irgl.forall %i in worklist {
+    %n = irgl.wl.pop %i
+  }
+}
+irgl.kernel host @main(%x: memref<?xi32>, %n: index) {
+  irgl.pipe once capacity %n {
+    irgl.invoke @seed(%x) : (memref<?xi32>)
+    irgl.pipe {
+      irgl.invoke @a(%x) : (memref<?xi32>)
+      irgl.invoke @b(%x) : (memref<?xi32>)
+    }
+  }
+}
+
+// CHECK-LABEL: func.func @main
+// CHECK:         %[[B:.*]] = arith.constant 128 : index
+// CHECK-NEXT:    irgl_rt.grid_size @irgl_kernels::@main_control, %[[B]] resident
+// CHECK:         }) {sym_name = "seed", irgl_rt.launch = #irgl_rt.launch<block = 128, {{.*}}pinned>}
+// CHECK:         }) {sym_name = "a", irgl_rt.launch = #irgl_rt.launch<block = 128, {{.*}}pinned>}
+// CHECK:         }) {sym_name = "b", irgl_rt.launch = #irgl_rt.launch<block = 128, {{.*}}pinned>}
+// Only kernels that iterate over `in` get its size (@seed's ForAll is a range).
+// CHECK:         func.func private @seed_device(memref<?xi32>, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist) -> () attributes {irgl_rt.device_body = #irgl_rt.device_body<@seed>}
+// CHECK-NEXT:    func.func private @a_device({{.*}}, index) -> () attributes {irgl_rt.device_body = #irgl_rt.device_body<@a, in_size>}
+// CHECK-NEXT:    func.func private @b_device({{.*}}, index) -> () attributes {irgl_rt.device_body = #irgl_rt.device_body<@b, in_size>}
+// CHECK:         func.call @seed_device(%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}})
+// CHECK-NEXT:    func.call @irgl_grid_sync()
+// CHECK:         %[[S1:.*]] = func.call @irgl_ctl_size
+// CHECK:         scf.while ({{.*}}, %{{[0-9]+}} = %[[S1]], %{{[0-9]+}} = %{{[0-9]+}})
+// CHECK:         ^{{.*}}(%{{.*}}, %[[SA:[0-9a-z_]+]]: index, %{{[0-9a-z_]+}}: index):
+// CHECK:         func.call @a_device({{.*}}, %[[SA]])
+// CHECK-NEXT:    func.call @irgl_grid_sync()
+// CHECK:         %[[SB:.*]] = func.call @irgl_ctl_size
+// CHECK-NEXT:    func.call @b_device({{.*}}, %[[SB]])
+// CHECK-NEXT:    func.call @irgl_grid_sync()
+// CHECK:         %[[SZ:.*]] = func.call @irgl_ctl_size
+// CHECK-NEXT:    %[[Z:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[MORE:.*]] = arith.cmpi sgt, %[[SZ]], %[[Z]] : index
+// CHECK-NEXT:    scf.yield %[[MORE]], {{.*}}, %[[SZ]], %{{[0-9]+}}
+// CHECK:         {sym_name = "main_control", irgl_rt.launch = #irgl_rt.launch<block = 128, bounds = [128, 8], grid_sync, control>}
+
+// REMARK: remark: irgl.pipe in @main: outlined into control kernel @main_control (block size 128)
+// REMARK-NEXT: remark: irgl.pipe in @main: outlined inside control kernel @main_control
+
+// -----
+
+// Not outlined: a Pipe once of invocations only (no loop to save), and an
+// Iterate whose body holds C text (host code).
+irgl.kernel @k(%x: memref<?xi32>) {
+  irgl.forall %i in worklist {
+    %n = irgl.wl.pop %i
+  }
+}
+irgl.kernel host @main(%x: memref<?xi32>, %n: index) {
+  irgl.pipe once capacity %n {
+    irgl.invoke @k(%x) : (memref<?xi32>)
+  }
+  irgl.iterate @k(%x) : (memref<?xi32>) initial [%n] capacity %n {
+    irgl.cblock "puts(\"level\");"
+  }
+}
+
+// CHECK-LABEL: func.func @main
+// CHECK-NOT:     main_control
+// CHECK:         irgl.pipe once
+// CHECK:         irgl.iterate @k
+
+// REMARK: remark: irgl.pipe in @main: not outlined: it holds no loop (a Pipe once of invocations only)
+// REMARK-NEXT: remark: irgl.iterate @k in @main: not outlined: 'irgl.cblock' in its body cannot run on the device

@@ -1,0 +1,257 @@
+# ruff: noqa: E501
+"""Iteration outlining (lowering/outline_iterations.py).
+
+Without a GPU: which benchmarks are outlined (the remarks), the control
+kernel of an outlined program is a cooperative `__global__` launched once,
+and the emitted CUDA builds with nvcc. With a GPU (`gpu` marker): an
+outlined Iterate whose kernel retries every item once returns the carried
+level, writes what the host loop writes, and a worklist overflow inside the
+control kernel is reported as an error.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import has_gpu, nvcc_object_errors
+
+ROOT = Path(__file__).resolve().parents[2]
+IRGL_OPT = [sys.executable, str(ROOT / "tools" / "irgl-opt")]
+
+#: An Iterate whose kernel retries each item once (the first attempt fails),
+#: then stamps it with the carried level and pushes its successor (up to
+#: %limit); the host function returns the last level.
+RETRY_PROGRAM = """
+irgl.kernel @step(%hits: memref<?xi32>, %tries: memref<?xi32>, %lvl: i32, %limit: index) {
+  %one = arith.constant 1 : i32
+  %zero = arith.constant 0 : i32
+  %c1 = arith.constant 1 : index
+  irgl.forall %i in worklist {
+    %n = irgl.wl.pop %i
+    %old = "memref.atomic_rmw"(%one, %tries, %n) <{kind = 1 : i64}> : (i32, memref<?xi32>, index) -> i32
+    %first = arith.cmpi eq, %old, %zero : i32
+    scf.if %first {
+      irgl.retry %n
+    } else {
+      memref.store %lvl, %hits[%n] : memref<?xi32>
+      %next = arith.addi %n, %c1 : index
+      %more = arith.cmpi slt, %next, %limit : index
+      scf.if %more {
+        irgl.wl.push %next
+      }
+    }
+  }
+}
+irgl.kernel host @main(%hits: memref<?xi32>, %tries: memref<?xi32>, %limit: index, %cap: index) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : i32
+  %last = irgl.iterate @step(%hits, %tries, %l = %c1, %limit) : (memref<?xi32>, memref<?xi32>, i32, index) initial [%c0] capacity %cap {
+    %next = arith.addi %l, %c1 : i32
+    irgl.yield %next : i32
+  }
+  irgl.return %last : i32
+}
+"""
+
+#: A looping Pipe whose kernel pushes three items per item: it overflows a
+#: small worklist.
+OVERFLOW_PROGRAM = """
+irgl.kernel @grow(%x: memref<?xi32>) {
+  irgl.forall %i in worklist {
+    %n = irgl.wl.pop %i
+    irgl.wl.push %n
+    irgl.wl.push %n
+    irgl.wl.push %n
+  }
+}
+irgl.kernel host @main(%x: memref<?xi32>, %cap: index) {
+  %c0 = arith.constant 0 : index
+  irgl.pipe initial [%c0] capacity %cap {
+    irgl.invoke @grow(%x) : (memref<?xi32>)
+  }
+}
+"""
+
+
+def _lower(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*IRGL_OPT, str(path), *args], capture_output=True, text=True, check=False
+    )
+
+
+@pytest.mark.parametrize(
+    ("app", "outlined"),
+    [
+        ("bfs", True),
+        ("sssp", True),
+        ("mis", True),
+        ("mst", True),
+        ("pr", True),
+        ("cc", False),
+        ("dmr", False),
+        ("tc", None),
+    ],
+)
+def test_remarks_say_which_loops_are_outlined(app: str, outlined: bool | None) -> None:
+    mlir = ROOT / "benchmarks" / app / f"{app}.mlir"
+    proc = _lower(mlir, "-p", "lower-irgl{remarks=true}")
+    assert proc.returncode == 0, proc.stderr
+    remarks = [line for line in proc.stderr.splitlines() if line.startswith("remark:")]
+    if outlined is None:
+        assert remarks == []  # no Iterate or Pipe at all
+        return
+    assert remarks, proc.stderr
+    first = remarks[0]
+    if outlined:
+        assert "outlined into control kernel @main_control" in first
+        assert "main_control" in proc.stdout
+    else:
+        assert "not outlined:" in first
+        assert "main_control" not in proc.stdout
+
+
+def test_outline_off_keeps_host_loops() -> None:
+    mlir = ROOT / "benchmarks" / "bfs" / "bfs.mlir"
+    inline = "cuda{inline-runtime=false}"
+    on = _lower(mlir, "--lower-irgl", "-t", inline)
+    off = _lower(mlir, "-p", "lower-irgl{outline=false}", "-t", inline)
+    assert on.returncode == 0 and off.returncode == 0, on.stderr + off.stderr
+    assert "irgl::launch_cooperative(main_control" in on.stdout
+    assert "__device__ void bfs_device(" in on.stdout
+    assert "irgl_pipe_advance" not in on.stdout
+    assert "main_control" not in off.stdout
+    assert "irgl_pipe_advance(" in off.stdout
+
+
+@pytest.mark.parametrize("app", ["bfs", "mst", "retry"])
+def test_outlined_cuda_compiles(app: str, tmp_path: Path) -> None:
+    if app == "retry":
+        mlir = tmp_path / "retry.mlir"
+        mlir.write_text(RETRY_PROGRAM)
+    else:
+        mlir = ROOT / "benchmarks" / app / f"{app}.mlir"
+    proc = _lower(mlir, "--lower-irgl", "-t", "cuda")
+    assert proc.returncode == 0, proc.stderr
+    assert "irgl::launch_cooperative(main_control" in proc.stdout
+    assert nvcc_object_errors(proc.stdout, tmp_path) is None
+
+
+def _library(source: str, tmp_path: Path, *options: str) -> Path:
+    """Build `source` with `lower-irgl{options}` (the ABI manifest beside)."""
+    from irgl_runner.api import build
+
+    mlir = tmp_path / "program.mlir"
+    mlir.write_text(source)
+    pipeline = f"lower-irgl{{{' '.join(options)}}}"
+    return build(mlir, pipeline, cache=tmp_path / "build")
+
+
+def _program(source: str, tmp_path: Path, *options: str):
+    from irgl_runner.api import Program
+
+    return Program(_library(source, tmp_path, *options))
+
+
+def test_gpu_programs_build_with_their_abi(tmp_path: Path) -> None:
+    """The programs of the GPU tests below build, and their entry points take
+    the arguments those tests pass (checked without a GPU)."""
+    from cuda_emitter.host_abi import load_manifest, manifest_path
+
+    for source, arity in ((RETRY_PROGRAM, 4), (OVERFLOW_PROGRAM, 2)):
+        library = _library(source, tmp_path, "outline=true")
+        entries = load_manifest(manifest_path(library).read_text())
+        (main,) = [e for e in entries if e.name == "main"]
+        assert len(main.params) == arity
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("outline", ["true", "false"])
+def test_retry_iterate_on_gpu(outline: str, tmp_path: Path) -> None:
+    assert has_gpu()
+    program = _program(RETRY_PROGRAM, tmp_path, f"outline={outline}")
+    limit = 300
+    hits = program.alloc(limit, np.int32).fill(0)
+    tries = program.alloc(limit, np.int32).fill(0)
+    last = program.call("main", hits, tries, limit, 64)
+    assert last == limit + 1
+    np.testing.assert_array_equal(hits.to_numpy(), np.arange(1, limit + 1))
+    np.testing.assert_array_equal(tries.to_numpy(), np.full(limit, 2))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("outline", ["true", "false"])
+def test_overflow_in_control_kernel_is_an_error(outline: str, tmp_path: Path) -> None:
+    from irgl_runner.api import IrglRuntimeError
+
+    assert has_gpu()
+    program = _program(OVERFLOW_PROGRAM, tmp_path, f"outline={outline}")
+    x = program.alloc(4, np.int32).fill(0)
+    with pytest.raises(IrglRuntimeError, match="worklist overflow"):
+        program.call("main", x, 16)
+
+
+@pytest.mark.parametrize("app", ["bfs", "sssp"])
+def test_block_push_cuda_compiles(app: str, tmp_path: Path) -> None:
+    """lower-irgl{block_push=true}: pushes staged per block, in the kernels
+    and in the outlined device bodies; the CUDA builds."""
+    mlir = ROOT / "benchmarks" / app / f"{app}.mlir"
+    proc = _lower(mlir, "-p", "lower-irgl{block_push=true}", "-t", "cuda")
+    assert proc.returncode == 0, proc.stderr
+    code = proc.stdout.split("// ---- end irgl_runtime.cuh ----")[1]
+    assert "irgl_wl_push(" not in code
+    assert code.count("irgl_wl_block_begin();") == code.count("irgl_wl_block_flush(")
+    assert code.count("irgl_wl_block_begin();") >= 2  # the kernel and its body
+    assert nvcc_object_errors(proc.stdout, tmp_path) is None
+
+
+REDUCE_PROGRAM = """
+irgl.kernel @step(%x: memref<?xi32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  irgl.forall %i in range(%c0, %n) {
+    %v = memref.load %x[%i] : memref<?xi32>
+    %c1 = arith.constant 1 : i32
+    %w = arith.addi %v, %c1 : i32
+    memref.store %w, %x[%i] : memref<?xi32>
+    %c9 = arith.constant 9 : i32
+    %small = arith.cmpi slt, %w, %c9 : i32
+    irgl.reduce_and_return %small
+  }
+}
+irgl.kernel host @main(%x: memref<?xi32>, %n: index) {
+  irgl.iterate while any @step(%x, %n) : (memref<?xi32>, index) {
+  }
+  irgl.return
+}
+"""
+
+
+@pytest.mark.parametrize("outline", ["true", "false"])
+def test_block_reduce_cuda_compiles(outline: str, tmp_path: Path) -> None:
+    """lower-irgl{block_reduce=true}: ReduceAndReturn goes through the block's
+    flag in the kernel (and its outlined device body); the CUDA builds."""
+    mlir = tmp_path / "reduce.mlir"
+    mlir.write_text(REDUCE_PROGRAM)
+    pipeline = f"lower-irgl{{block_reduce=true outline={outline}}}"
+    proc = _lower(mlir, "-p", pipeline, "-t", "cuda")
+    assert proc.returncode == 0, proc.stderr
+    code = proc.stdout.split("// ---- end irgl_runtime.cuh ----")[1]
+    assert "irgl_cell_reduce(" not in code
+    kernels = 2 if outline == "true" else 1  # the kernel (and its device body)
+    assert code.count("irgl_cell_block_begin(") == kernels
+    assert code.count("irgl_cell_reduce_block(") == kernels
+    assert code.count("irgl_cell_block_flush(") == kernels
+    assert nvcc_object_errors(proc.stdout, tmp_path) is None
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("options", ["block_reduce=true", "block_reduce=false"])
+def test_block_reduce_on_gpu(options: str, tmp_path: Path) -> None:
+    assert has_gpu()
+    program = _program(REDUCE_PROGRAM, tmp_path, options)
+    x = program.alloc(5000, np.int32).fill(0)
+    program.call("main", x, 5000)
+    np.testing.assert_array_equal(x.to_numpy(), np.full(5000, 9))
