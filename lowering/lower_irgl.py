@@ -38,7 +38,9 @@ class LowerIrgl(ModulePass):
     - `ticket_locks` (bool, false): blocking Atomics use ticket locks;
     - `block_size` (int, 256): block size of unconstrained kernels, a power
       of two from 32 to 1024;
-    - `nested_parallelism` (bool, true): run irgl-nested-parallelism.
+    - `nested_parallelism` (bool, true): run irgl-nested-parallelism;
+    - `include_dirs` (strings, none): where convert-irgl-c finds the headers
+      of `irgl.cinclude`.
     """
 
     name = "lower-irgl"
@@ -53,6 +55,9 @@ class LowerIrgl(ModulePass):
     """Share the edge loops of high-degree nodes across a block or a warp
     (irgl-nested-parallelism)."""
 
+    include_dirs: tuple[str, ...] = ()
+    """Where `irgl.cinclude` headers are looked up, in order."""
+
     def __post_init__(self) -> None:
         check_block_size_option(self.block_size, "lower-irgl")
 
@@ -66,7 +71,7 @@ class LowerIrgl(ModulePass):
             ConvertIrglNestedEdges(),
             ConvertIrglSync(ticket_locks=self.ticket_locks),
             ConvertIrglGraph(),
-            ConvertIrglC(),
+            ConvertIrglC(include_dirs=tuple(self.include_dirs)),
         ]
         for lowering in passes:
             lowering.apply(ctx, op)
