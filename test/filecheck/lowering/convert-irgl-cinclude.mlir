@@ -10,6 +10,8 @@
 irgl.cinclude "answer.cuh"
 irgl.kernel host @main() {
   irgl.cblock "printf(\"%d\\n\", answer());"
+  %header = irgl.cexpr "answer()" : i32
+  irgl.cblock "printf(\"%d\\n\", $0);" (%header : i32)
 }
 
 // CHECK:      irgl_rt.c_global "// irgl.cinclude \22answer.cuh\22\0A// A header for convert-irgl-cinclude.mlir.\0A#define ANSWER 42\0Astatic inline int answer() { return ANSWER; }"
@@ -24,6 +26,9 @@ irgl.kernel host @main() {
 // CUDA-NEXT: #define ANSWER 42
 // CUDA-NEXT: static inline int answer() { return ANSWER; }
 // CUDA:      printf("%d\n", answer());
+// Words of the header's comments name nothing: %header keeps its name.
+// CUDA-NEXT: int32_t header = answer();
+// CUDA-NEXT: printf("%d\n", header);
 
 // BESIDE:      // irgl.cinclude "answer.cuh"
 // BESIDE-NEXT: // A header for convert-irgl-cinclude.mlir.
