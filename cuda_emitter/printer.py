@@ -101,6 +101,11 @@ _RESERVED_PREFIXES = ("irgl", "IRGL", "cuda", "cu_")
 """Identifier prefixes of the runtime and of the CUDA API."""
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# String and character literals and comments of C text: their words name
+# nothing, so they reserve no C name.
+_NOT_CODE = re.compile(
+    r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/', re.S
+)
 _C_SYMBOL = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 
 
@@ -622,7 +627,7 @@ class CudaPrinter(BasePrinter):
         device_functions = self._collect_device_functions(gpu_modules)
 
         for global_op in globals_:
-            for word in _IDENTIFIER.findall(global_op.text.data):
+            for word in _IDENTIFIER.findall(_NOT_CODE.sub(" ", global_op.text.data)):
                 self._reserve(word)
 
         if globals_:

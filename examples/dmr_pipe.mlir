@@ -16,11 +16,11 @@
 // The outer Pipe establishes the worklists: identify_bad_triangles fills it
 // and the inner, looping Pipe inherits it, passing the worklist from refine
 // to incremental_id_bad_triangles and back until it is empty. Geometry is C
-// code in dmr_mesh.h.
+// code in dmr_mesh.cuh beside this file (inlined by irgl.cinclude).
 
 irgl.names ["DMR_MAX_CAVITY"]
 irgl.cblock "#include <cstdio>"
-irgl.cblock "#include \"dmr_mesh.h\""
+irgl.cinclude "dmr_mesh.cuh"
 
 // Push every live bad triangle and count them in nbad[0].
 irgl.kernel @identify_bad_triangles(%mesh: memref<?xf32>, %is_del: memref<?xi32>, %is_bad: memref<?xi32>, %ntriangles: index, %nbad: memref<1xi32>) {

@@ -2,13 +2,13 @@
 // "Simplified Refine kernel" listing, iterated over the bad triangles.
 //
 // The geometry (cavity search, re-triangulation, the quality test) is C code
-// in dmr_mesh.h, reached through the C escape hatch; the IR shows what the
-// compiler must know: the worklist, the per-thread cavity array, the
+// in dmr_mesh.cuh beside this file (inlined by irgl.cinclude); the IR shows
+// what the compiler must know: the worklist, the per-thread cavity array, the
 // Exclusive over the cavity's triangles (mesh_claims has one cell per
 // triangle) and the grid barrier.
 
 irgl.names ["DMR_MAX_CAVITY"]
-irgl.cblock "#include \"dmr_mesh.h\""
+irgl.cinclude "dmr_mesh.cuh"
 
 // A triangle is alive while it has not been deleted by a re-triangulation
 // (a device kernel: a CUDA __device__ function, called from C text).

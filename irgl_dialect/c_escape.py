@@ -3,7 +3,9 @@
 C text is opaque to the compiler and copied into the emitted CUDA; `$0`,
 `$1`, ... in it name the op's `args`. Optional `reads(...)`/`writes(...)`
 annotations state the read and write sets that the compiler cannot infer
-from the text (the spec's annotations for unparsed C).
+from the text (the spec's annotations for unparsed C). `irgl.cinclude`
+names a C/CUDA header shipped beside the program whose text is inlined at
+file scope, so that longer C (helpers, geometry) can be written as C.
 """
 
 from __future__ import annotations
@@ -70,6 +72,54 @@ class CBlockOp(IRDLOperation):
             raise VerifyException(
                 "'irgl.cblock' at module level cannot take SSA operands"
             )
+
+
+@irdl_op_definition
+class CIncludeOp(IRDLOperation):
+    """Inline a C/CUDA header at file scope (module level only).
+
+    irgl.cinclude "dmr_mesh.cuh"
+
+    The path is relative, without `..` components; convert-irgl-c looks it
+    up in its include directories (`irgl-opt` adds the input file's
+    directory, the runner the program's) and copies the header's text into
+    the emitted CUDA, which therefore compiles on its own. `#include`s
+    inside the header are copied as they are, not inlined: a header that
+    ships beside the program must not `#include "..."` other local files.
+    """
+
+    name = "irgl.cinclude"
+
+    path = prop_def(StringAttr)
+
+    traits = traits_def(HasParent(ModuleOp))
+
+    assembly_format = "$path attr-dict"
+
+    def __init__(self, path: str):
+        super().__init__(properties={"path": StringAttr(path)})
+
+    def verify_(self) -> None:
+        check_include_path(self.path.data)
+
+
+def check_include_path(path: str) -> None:
+    """Raise a VerifyException unless `path` is a relative path of plain
+    components (no `..`, no absolute path, no empty or odd characters)."""
+    where = f"'irgl.cinclude' path {path!r}"
+    if not path:
+        raise VerifyException(f"{where} is empty")
+    if any(ch in path for ch in '"\\\n\r\t\0<>'):
+        raise VerifyException(
+            f"{where} has a character that a C include path cannot hold"
+        )
+    if path.startswith("/"):
+        raise VerifyException(f"{where} must be relative, not absolute")
+    parts = path.split("/")
+    if ".." in parts:
+        raise VerifyException(f"{where} must not have '..' components")
+    if any(part in ("", ".") for part in parts):
+        raise VerifyException(f"{where} has an empty or '.' component")
 
 
 @irdl_op_definition

@@ -16,6 +16,7 @@ from irgl_dialect.c_escape import (
     CDeclGlobalOp,
     CDeclOp,
     CExprOp,
+    CIncludeOp,
     NamesOp,
     NopOp,
 )
@@ -63,6 +64,7 @@ Irgl = Dialect(
         IterateOp,
         PipeOp,
         CBlockOp,
+        CIncludeOp,
         CExprOp,
         CDeclOp,
         CDeclGlobalOp,

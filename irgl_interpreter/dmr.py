@@ -1,7 +1,8 @@
 """Python implementations of the C text of the DMR benchmark
 (`benchmarks/dmr/dmr.mlir`).
 
-DMR keeps its geometry in module-level C (`__host__ __device__` helpers).
+DMR keeps its geometry in C (`__host__ __device__` helpers in
+`benchmarks/dmr/dmr_mesh.cuh`, which the program `irgl.cinclude`s).
 Here those helpers are built once with the host C++ compiler (`$CXX`,
 `g++` or `c++`, as `benchmarks/dmr/cpu.py` does), together with a few
 `extern "C"` wrappers, and each kernel-level or host-level C text of the
@@ -28,9 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
-from irgl_dialect.c_escape import CBlockOp
 from irgl_interpreter.c_escape import CImpl
 from irgl_interpreter.interpreter import load_program
+from lowering.convert_irgl_c import file_scope_c
 
 MLIR = Path(__file__).resolve().parent.parent / "benchmarks" / "dmr" / "dmr.mlir"
 
@@ -72,8 +73,10 @@ def compiler() -> str | None:
 
 
 def _helpers(mlir: Path) -> list[str]:
+    """The lines of the program's file-scope C (cblocks and included headers)."""
     module = load_program(mlir)
-    return [op.text.data for op in module.ops if isinstance(op, CBlockOp)]
+    texts = file_scope_c(module, [str(mlir.resolve().parent)])
+    return "\n".join(texts).split("\n")
 
 
 def _constants(lines: list[str]) -> dict[str, int]:

@@ -40,6 +40,7 @@ from cuda_emitter.host_abi import (
     manifest_path,
 )
 from irgl_tools.universe import IRGL_UNIVERSE
+from lowering.convert_irgl_c import add_include_dir
 
 from .errors import CompileError
 
@@ -159,7 +160,8 @@ def emit_program(
 ) -> EmittedProgram:
     """Parse the MLIR file `mlir`, apply `pipeline` (an xDSL pass-pipeline
     spec, used as given: `"lower-irgl{ticket_locks=true}"` lowers once, with
-    that option) and print it with `target`.
+    that option) and print it with `target`. The program's directory is
+    added to the `include_dirs` of `lower-irgl`/`convert-irgl-c`.
 
     The module is verified after parsing and after every pass. Raises
     :class:`CompileError` with the compiler's diagnostic.
@@ -180,6 +182,8 @@ def emit_program(
             )
         except (ValueError, TypeError) as e:
             raise CompileError(f"bad pass pipeline {pipeline!r}: {e}") from None
+        # `irgl.cinclude` headers ship beside the program.
+        passes = add_include_dir(passes, str(path.resolve().parent))
         try:
             emitter = _target(target)
         except (ValueError, TypeError) as e:

@@ -1,6 +1,8 @@
 """`irgl-opt`: xDSL's opt driver with the irgl dialects, passes and targets.
 
-`--lower-irgl` runs the `lower-irgl` pipeline before any `-p` passes. Errors
+`--lower-irgl` runs the `lower-irgl` pipeline before any `-p` passes; the
+input file's directory is added to the `include_dirs` of `lower-irgl` and
+`convert-irgl-c`, where `irgl.cinclude` headers are found. Errors
 (parse errors, verifier failures, pass failures, emitter errors) are printed
 as diagnostics and give exit code 1, never a Python traceback. Every
 diagnostic names a location: a parse error its line and column, a verifier
@@ -29,6 +31,7 @@ from irgl_dialect.placement import located_error, verify_dominance
 from irgl_dialect.upstream_checks import verify_if_yields, verify_predicates
 from irgl_tools.universe import IRGL_UNIVERSE
 from irgl_tools.xdsl_fixes import apply_xdsl_fixes
+from lowering.convert_irgl_c import add_include_dir
 
 apply_xdsl_fixes()
 
@@ -155,6 +158,12 @@ class IrglOptMain(xDSLOptMain):
             extra = self.args.passes
             self.args.passes = "lower-irgl" + ("," + extra if extra else "")
         super().setup_pipeline()
+        # `irgl.cinclude` headers ship beside the program: look for them in
+        # the input file's directory (the working directory for stdin),
+        # after any `include_dirs` given explicitly.
+        name = self.get_input_name()
+        here = os.path.dirname(os.path.abspath(name)) if name != "stdin" else "."
+        self.pipeline = add_include_dir(self.pipeline, here)
         inner = self.pipeline.callback
         if inner is None or self.args.disable_verify:
             return

@@ -4,17 +4,25 @@
 `c_decl` (read/write-set annotations, only needed by analyses, are dropped);
 module-level `irgl.cblock` and `irgl.cdecl_global` become file-scope
 `irgl_rt.c_global` (globals are `__device__` variables); `irgl.names` and
-`irgl.nop` vanish.
+`irgl.nop` vanish. `irgl.cinclude "h.cuh"` becomes a file-scope
+`irgl_rt.c_global` holding the header's text, found in the first of the
+`include_dirs` that has it (`-p 'convert-irgl-c{include_dirs="a","b"}'`);
+a header found nowhere is a diagnostic at the op that names the path and
+the directories searched. `#include`s inside the header are not followed.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import NoReturn
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
-from xdsl.passes import ModulePass
+from xdsl.passes import ModulePass, PassPipeline
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -25,6 +33,7 @@ from xdsl.pattern_rewriter import (
 
 from irgl_dialect import c_escape
 from irgl_dialect.runtime import CBlockOp, CDeclOp, CExprOp, CGlobalOp
+from lowering.runtime_calls import fail
 
 
 class LowerCBlock(RewritePattern):
@@ -38,6 +47,63 @@ class LowerCBlock(RewritePattern):
             rewriter.replace(op, CGlobalOp(op.text.data))
         else:
             rewriter.replace(op, CBlockOp(op.text.data, list(op.args)))
+
+
+def find_header(path: str, include_dirs: Sequence[str]) -> Path | None:
+    """The first `dir/path` of `include_dirs` that is a file, or None."""
+    for directory in include_dirs:
+        candidate = Path(directory) / path
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _not_found(op: c_escape.CIncludeOp, include_dirs: Sequence[str]) -> NoReturn:
+    searched = ", ".join(repr(d) for d in include_dirs) or "none"
+    fail(
+        op,
+        f"'irgl.cinclude' cannot find {op.path.data!r} "
+        f"(include directories searched: {searched})",
+    )
+
+
+@dataclass
+class LowerCInclude(RewritePattern):
+    """`irgl.cinclude` → `irgl_rt.c_global` with the header's text."""
+
+    include_dirs: tuple[str, ...]
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: c_escape.CIncludeOp, rewriter: PatternRewriter
+    ) -> None:
+        path = op.path.data
+        header = find_header(path, self.include_dirs)
+        if header is None:
+            _not_found(op, self.include_dirs)
+        try:
+            text = header.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            fail(op, f"'irgl.cinclude' cannot read {str(header)!r}: {error}")
+        banner = f'// irgl.cinclude "{path}"'
+        rewriter.replace(op, CGlobalOp(banner + "\n" + text.rstrip()))
+
+
+def file_scope_c(module: ModuleOp, include_dirs: Sequence[str]) -> list[str]:
+    """The C text of the module-level `irgl.cblock`s and `irgl.cinclude`d
+    headers of `module`, in order (what convert-irgl-c puts at file scope,
+    less the `irgl.cdecl_global`s); raises a DiagnosticException at an
+    `irgl.cinclude` whose header is in none of `include_dirs`."""
+    texts: list[str] = []
+    for op in module.ops:
+        if isinstance(op, c_escape.CBlockOp):
+            texts.append(op.text.data)
+        elif isinstance(op, c_escape.CIncludeOp):
+            header = find_header(op.path.data, include_dirs)
+            if header is None:
+                _not_found(op, include_dirs)
+            texts.append(header.read_text(encoding="utf-8"))
+    return texts
 
 
 class LowerCExpr(RewritePattern):
@@ -87,10 +153,14 @@ class ConvertIrglC(ModulePass):
 
     name = "convert-irgl-c"
 
+    include_dirs: tuple[str, ...] = ()
+    """Where `irgl.cinclude` headers are looked up, in order."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
                 [
+                    LowerCInclude(tuple(self.include_dirs)),
                     LowerCBlock(),
                     LowerCExpr(),
                     LowerCDecl(),
@@ -99,3 +169,21 @@ class ConvertIrglC(ModulePass):
                 ]
             )
         ).rewrite_module(op)
+
+
+def add_include_dir(pipeline: PassPipeline, directory: str) -> PassPipeline:
+    """`pipeline` with `directory` appended to the `include_dirs` option of
+    each of its passes that has one (convert-irgl-c, lower-irgl), unless it
+    is there already."""
+
+    def widen(one: ModulePass) -> ModulePass:
+        dirs = getattr(one, "include_dirs", None)
+        if not dataclasses.is_dataclass(one) or not isinstance(dirs, tuple):
+            return one
+        if directory in dirs:
+            return one
+        return dataclasses.replace(one, include_dirs=(*dirs, directory))
+
+    return dataclasses.replace(
+        pipeline, passes=tuple(widen(one) for one in pipeline.passes)
+    )

@@ -49,6 +49,8 @@ class LowerIrgl(ModulePass):
       block (convert-irgl-loops `block_push`);
     - `block_reduce` (bool, false): ReduceAndReturn reduced per block, one
       store per block (convert-irgl-sync `block_reduce`).
+    - `include_dirs` (strings, none): where convert-irgl-c finds the headers
+      of `irgl.cinclude`.
     """
 
     name = "lower-irgl"
@@ -82,6 +84,9 @@ class LowerIrgl(ModulePass):
     block_reduce: bool = False
     """ReduceAndReturn reduced per block before the cell (convert-irgl-sync)."""
 
+    include_dirs: tuple[str, ...] = ()
+    """Where `irgl.cinclude` headers are looked up, in order."""
+
     def __post_init__(self) -> None:
         check_block_size_option(self.block_size, "lower-irgl")
 
@@ -103,7 +108,7 @@ class LowerIrgl(ModulePass):
                 ticket_locks=self.ticket_locks, block_reduce=self.block_reduce
             ),
             ConvertIrglGraph(),
-            ConvertIrglC(),
+            ConvertIrglC(include_dirs=tuple(self.include_dirs)),
             *([OutlineKernelBodies()] if self.outline else []),
         ]
         for lowering in passes:

@@ -1,10 +1,11 @@
 """DMR on the CPU with the C helpers of ``dmr.mlir``.
 
-The module-level ``irgl.cblock``s of ``dmr.mlir`` are ``__host__ __device__``
-C; this builds them with the host C++ compiler (``$CXX`` or ``g++``) next to
-``cpu_driver.cpp``, which does what ``@main`` and ``@refine`` do, so that the
-geometry, and the kernel's rounds of Exclusive (simulated), can be tested
-without a GPU; one thread at a time it is also a CPU baseline.
+The C of ``dmr.mlir`` (its ``irgl.cinclude``d ``dmr_mesh.cuh``) is
+``__host__ __device__``; this builds it with the host C++ compiler (``$CXX``
+or ``g++``) next to ``cpu_driver.cpp``, which does what ``@main`` and
+``@refine`` do, so that the geometry, and the kernel's rounds of Exclusive
+(simulated), can be tested without a GPU; one thread at a time it is also a
+CPU baseline.
 """
 
 from __future__ import annotations
@@ -26,21 +27,20 @@ DRIVER = Path(__file__).with_name("cpu_driver.cpp")
 
 
 def helper_source(mlir: Path = MLIR) -> str:
-    """The C text of the module-level ``irgl.cblock``s of ``mlir``, in order."""
+    """The file-scope C of ``mlir``: its module-level ``irgl.cblock``s and
+    ``irgl.cinclude``d headers (found beside ``mlir``), in order."""
     from xdsl.context import Context
     from xdsl.dialects import arith, builtin, memref, scf
     from xdsl.parser import Parser
 
-    from irgl_dialect.c_escape import CBlockOp
     from irgl_dialect.dialect import Irgl
+    from lowering.convert_irgl_c import file_scope_c
 
     ctx = Context()
     for dialect in (builtin.Builtin, arith.Arith, memref.MemRef, scf.Scf, Irgl):
         ctx.load_dialect(dialect)
     module = Parser(ctx, mlir.read_text(), str(mlir)).parse_module()
-    return "\n".join(
-        op.text.data for op in module.body.block.ops if isinstance(op, CBlockOp)
-    )
+    return "\n".join(file_scope_c(module, [str(mlir.resolve().parent)]))
 
 
 def compiler() -> str | None:

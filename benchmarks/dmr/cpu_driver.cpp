@@ -1,5 +1,5 @@
-// The CPU driver of benchmarks/dmr/cpu.py, compiled after the module-level
-// C of dmr.mlir (which defines the dmr_* helpers and DMR_* constants).
+// The CPU driver of benchmarks/dmr/cpu.py, compiled after the file-scope C
+// of dmr.mlir (dmr_mesh.cuh: the dmr_* helpers and DMR_* constants).
 #include <algorithm>
 #include <vector>
 

@@ -225,7 +225,10 @@ _MAIN: list[IrglOptMain] = []
 
 def _main() -> IrglOptMain:
     if not _MAIN:
-        _MAIN.append(IrglOptMain(args=["--lower-irgl", "-t", "cuda"]))
+        # the headers that programs of the corpus include (irgl.cinclude)
+        dirs = ",".join(f'"{d}"' for d in sorted({p.parent for p in CORPUS}))
+        pipeline = f"lower-irgl{{include_dirs={dirs}}}"
+        _MAIN.append(IrglOptMain(args=["-p", pipeline, "-t", "cuda"]))
     return _MAIN[0]
 
 

@@ -34,7 +34,7 @@ def _lowered(path: Path) -> ModuleOp:
     ctx.load_dialect(Irgl)
     ctx.load_dialect(IrglRuntime)
     module = Parser(ctx, path.read_text(), str(path)).parse_module()
-    LowerIrgl().apply(ctx, module)
+    LowerIrgl(include_dirs=(str(path.parent),)).apply(ctx, module)
     return module
 
 

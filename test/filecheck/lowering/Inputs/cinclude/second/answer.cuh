@@ -1,0 +1,2 @@
+// The same name in a directory searched first.
+#define ANSWER 7
