@@ -34,6 +34,7 @@ from cuda_emitter.host_abi import (
     load_manifest,
     manifest_path,
 )
+from irgl_dialect.runtime_library import HOST_EXPORTS
 
 from .build import (
     DEFAULT_NVCC_FLAGS,
@@ -219,6 +220,30 @@ class DeviceArray:
 # ---------------------------------------------------------------------- program
 
 
+#: ctypes for the C types of the runtime's exported API
+#: (``irgl_dialect.runtime_library.HOST_EXPORTS``).
+_CTYPES_OF_C: dict[str, Any] = {
+    "void": None,
+    "void*": ctypes.c_void_p,
+    "const void*": ctypes.c_void_p,
+    "int": ctypes.c_int,
+    "int64_t": ctypes.c_int64,
+    "const int64_t*": ctypes.POINTER(ctypes.c_int64),
+    "const int32_t*": ctypes.POINTER(ctypes.c_int32),
+    "const char*": ctypes.c_char_p,
+}
+
+
+def _c_to_ctypes(c_type: str) -> Any:
+    """The ctypes type of a C type of the runtime's exported API."""
+    try:
+        return _CTYPES_OF_C[c_type]
+    except KeyError:
+        raise IrglError(
+            f"runtime export type {c_type!r} has no ctypes mapping"
+        ) from None
+
+
 class Program:
     """A compiled program (shared library) loaded with ctypes.
 
@@ -242,17 +267,12 @@ class Program:
             raise IrglError(f"cannot load {self.path}: {e}") from None
         self.last_result: object = None
         self._entries: dict[str, Any] = {}
-        vp, i64, i32p = ctypes.c_void_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_int32)
-        i64p = ctypes.POINTER(ctypes.c_int64)
-        self._declare("irgl_graph_create", vp, [i64, i64, i64p, i64p, i32p])
-        self._declare("irgl_graph_destroy", None, [vp])
-        self._declare("irgl_device_alloc", vp, [i64])
-        self._declare("irgl_device_free", None, [vp])
-        self._declare("irgl_copy_to_device", ctypes.c_int, [vp, vp, i64])
-        self._declare("irgl_copy_to_host", ctypes.c_int, [vp, vp, i64])
-        self._declare("irgl_device_synchronize", ctypes.c_int, [])
-        self._declare("irgl_device_name", ctypes.c_char_p, [])
-        self._declare("irgl_last_error", ctypes.c_char_p, [])
+        for export in HOST_EXPORTS.values():
+            self._declare(
+                export.name,
+                _c_to_ctypes(export.c_result),
+                [_c_to_ctypes(p) for p in export.c_params],
+            )
 
     def _read_manifest(self) -> tuple[EntryPoint, ...]:
         path = manifest_path(self.path)

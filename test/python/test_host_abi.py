@@ -83,3 +83,15 @@ def test_printed_entry_points_match(app: str) -> None:
         if entry.result is not None:
             want.append(entry.result.kind.value + "*")
         assert c_types == want
+
+
+def test_runner_maps_every_runtime_export() -> None:
+    """The runner sets up ctypes for every exported runtime function from the
+    runtime-library table (no C type without a ctypes mapping)."""
+    from irgl_dialect.runtime_library import HOST_EXPORTS
+    from irgl_runner.api import _c_to_ctypes  # pyright: ignore[reportPrivateUsage]
+
+    for export in HOST_EXPORTS.values():
+        _c_to_ctypes(export.c_result)
+        for param in export.c_params:
+            _c_to_ctypes(param)
