@@ -17,13 +17,8 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import hashlib
-import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -31,6 +26,7 @@ import numpy as np
 
 from irgl_interpreter.c_escape import CImpl
 from irgl_interpreter.interpreter import load_program
+from irgl_runner import host_cxx
 from lowering.convert_irgl_c import file_scope_c
 
 MLIR = Path(__file__).resolve().parent.parent / "benchmarks" / "dmr" / "dmr.mlir"
@@ -65,11 +61,8 @@ class DmrUnavailable(RuntimeError):
 
 
 def compiler() -> str | None:
-    """The host C++ compiler: ``$CXX``, ``g++`` or ``c++``; None if absent."""
-    for name in (os.environ.get("CXX"), "g++", "c++"):
-        if name and shutil.which(name):
-            return name
-    return None
+    """The host C++ compiler (``irgl_runner.host_cxx``)."""
+    return host_cxx.compiler()
 
 
 def _helpers(mlir: Path) -> list[str]:
@@ -90,24 +83,12 @@ def _constants(lines: list[str]) -> dict[str, int]:
 
 @functools.cache
 def _library(mlir: Path) -> tuple[ctypes.CDLL, dict[str, int]]:
-    cxx = compiler()
-    if cxx is None:
-        raise DmrUnavailable("DMR's C helpers need a C++ compiler (set $CXX)")
     lines = _helpers(mlir)
     source = "\n".join(lines) + "\n" + _WRAPPERS
-    key = hashlib.sha256(source.encode()).hexdigest()[:16]
-    out = Path(tempfile.gettempdir()) / f"irgl_interp_dmr_{key}_{os.getpid()}"
-    out.mkdir(exist_ok=True)
-    cpp, so = out / "dmr_helpers.cpp", out / "libdmr_helpers.so"
-    cpp.write_text(source)
-    proc = subprocess.run(
-        [cxx, "-O2", "-std=c++17", "-shared", "-fPIC", "-o", str(so), str(cpp)],
-        capture_output=True,
-        text=True,
-    )
-    if proc.returncode != 0:
-        raise DmrUnavailable(f"{cxx} failed on {cpp}:\n{proc.stderr}")
-    lib = ctypes.CDLL(str(so))
+    try:
+        lib = host_cxx.build_shared_library(source, "interp_dmr_helpers")
+    except host_cxx.HostBuildError as e:
+        raise DmrUnavailable(f"DMR's C helpers: {e}") from None
     p, i = ctypes.c_void_p, ctypes.c_int
     signatures = {
         "irgl_interp_num_triangles": [p],

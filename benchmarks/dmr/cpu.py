@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import hashlib
-import os
-import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from irgl_runner import host_cxx
 
 MLIR = Path(__file__).with_name("dmr.mlir")
 
@@ -44,31 +41,16 @@ def helper_source(mlir: Path = MLIR) -> str:
 
 
 def compiler() -> str | None:
-    """The host C++ compiler: ``$CXX``, ``g++`` or ``c++``; None if absent."""
-    for name in (os.environ.get("CXX"), "g++", "c++"):
-        if name and shutil.which(name):
-            return name
-    return None
+    """The host C++ compiler (``irgl_runner.host_cxx``)."""
+    return host_cxx.compiler()
 
 
 @functools.cache
 def _library(source: str) -> ctypes.CDLL:
-    cxx = compiler()
-    if cxx is None:
-        raise RuntimeError("no C++ compiler (set $CXX)")
-    key = hashlib.sha256(source.encode()).hexdigest()[:16]
-    out = Path(tempfile.gettempdir()) / f"irgl_dmr_cpu_{key}_{os.getpid()}"
-    out.mkdir(exist_ok=True)
-    cpp, so = out / "dmr_cpu.cpp", out / "libdmr_cpu.so"
-    cpp.write_text(source)
-    proc = subprocess.run(
-        [cxx, "-O2", "-std=c++17", "-shared", "-fPIC", "-o", str(so), str(cpp)],
-        capture_output=True,
-        text=True,
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(f"{cxx} failed on {cpp}:\n{proc.stderr}")
-    lib = ctypes.CDLL(str(so))
+    try:
+        lib = host_cxx.build_shared_library(source, "dmr_cpu")
+    except host_cxx.HostBuildError as e:
+        raise RuntimeError(str(e)) from None
     lib.dmr_cpu_refine.argtypes = [ctypes.c_void_p] * 6 + [ctypes.c_int]
     lib.dmr_cpu_refine.restype = ctypes.c_int
     return lib
