@@ -329,7 +329,7 @@ def is_uniform(value: SSAValue) -> bool:
             trip is not None
             and value.index == 0
             and all(is_uniform(v) for v in trip)
-            and is_executed_uniformly(owner, in_forall=False)
+            and is_executed_uniformly(owner)
         )
     if isinstance(value, OpResult):
         op = value.op
@@ -359,8 +359,9 @@ def is_executed_uniformly(op: Operation, *, in_forall: bool = True) -> bool:
     Directly in the kernel body; directly in the outermost ForAll (which is
     lowered in uniform rounds) when `in_forall`; or in a sequential loop with
     a uniform trip count that is itself, through such loops only, in the
-    kernel body. (Loops inside the outermost ForAll do not count: its
-    grid-stride lowering runs them only on threads that have an iteration.)
+    kernel body or (when `in_forall`) directly in the outermost ForAll: the
+    uniform-round lowering runs such loops on every thread and guards only
+    the work inside them.
     """
     parent = op.parent_op()
     if parent is None:
@@ -373,7 +374,7 @@ def is_executed_uniformly(op: Operation, *, in_forall: bool = True) -> bool:
     if trip is None:
         return False
     return all(is_uniform(v) for v in trip) and is_executed_uniformly(
-        parent, in_forall=False
+        parent, in_forall=in_forall
     )
 
 

@@ -401,8 +401,8 @@ def _require_uniform(op: Operation) -> None:
         op,
         "must be executed by all threads: place it directly in the kernel body, "
         "directly in the outermost ForAll, or in scf.for or irgl.for loops "
-        "outside any ForAll whose trip counts are uniform (kernel arguments, "
-        "constants and arithmetic of them)",
+        "there whose trip counts are uniform (kernel arguments, constants and "
+        "arithmetic of them)",
         RULE_SYNC,
     )
 

@@ -16,6 +16,7 @@ import math
 from collections.abc import Generator, Sequence
 from typing import Any
 
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerType
 from xdsl.interpreter import (
     Interpreter,
@@ -77,7 +78,10 @@ def _pipe(op: Operation, frame: KernelFrame | None) -> PipeContext:
 def _has_barrier(state: IrglState, op: ForAllOp) -> bool:
     cached = state.cache.get(op)
     if cached is None:
-        cached = any(isinstance(inner, BARRIERS) for inner in op.body.block.ops)
+        cached = any(
+            isinstance(inner, BARRIERS) or _holds_barrier(inner)
+            for inner in op.body.block.ops
+        )
         state.cache[op] = cached
     return cached
 
@@ -214,8 +218,24 @@ def _task(
     """One iteration of the outermost ForAll, suspended at every barrier."""
     scope = ScopedDict[SSAValue, Any](outer, name="forall")
     scope[block.args[0]] = index
+    yield from _steps(interpreter, block, scope)
+
+
+def _holds_barrier(op: Operation) -> bool:
+    """A sequential loop (uniform trip count: the dialect's rule) with a
+    barrier inside: its iterations are stepped here, barrier by barrier."""
+    return isinstance(op, scf.ForOp | ForOp) and any(
+        isinstance(inner, BARRIERS) for inner in op.walk() if inner is not op
+    )
+
+
+def _steps(
+    interpreter: Interpreter, block: Block, scope: ScopedDict[SSAValue, Any]
+) -> Generator[_Stop, bool | None, None]:
+    """Run `block`'s ops in `scope`, suspending at barriers (also at those in
+    uniform loops nested in it)."""
     op = block.first_op
-    while op is not None and not isinstance(op, YieldOp):
+    while op is not None and not isinstance(op, YieldOp | scf.YieldOp):
         interpreter._ctx = scope  # pyright: ignore[reportPrivateUsage]
         values = interpreter.get_values(op.operands)
         if isinstance(op, BARRIERS):
@@ -224,6 +244,21 @@ def _task(
                 interpreter._ctx = scope  # pyright: ignore[reportPrivateUsage]
                 region = op.body if won else op.else_body
                 interpreter.run_ssacfg_region(region, (), "exclusive")
+        elif _holds_barrier(op):
+            if isinstance(op, scf.ForOp):
+                if op.iter_args:
+                    raise IrglRuntimeError(
+                        op, "a loop around a barrier cannot carry values (iter_args)"
+                    )
+                space = range(values[0], values[1], values[2])
+            else:
+                assert isinstance(op, ForOp)
+                space = _space(op, values, irgl_state(interpreter).frame)
+            body = op.regions[0].block
+            for i in space:
+                inner = ScopedDict[SSAValue, Any](scope, name="for")
+                inner[body.args[0]] = i
+                yield from _steps(interpreter, body, inner)
         else:
             results = interpreter.run_op(op, values)
             interpreter.set_values(zip(op.results, results, strict=True))

@@ -42,7 +42,15 @@ from xdsl.dialects.builtin import (
     IntegerType,
     ModuleOp,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import (
+    Attribute,
+    Block,
+    BlockArgument,
+    Operation,
+    OpResult,
+    Region,
+    SSAValue,
+)
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -52,6 +60,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import ConstantLike, NoMemoryEffect
 from xdsl.utils.exceptions import DiagnosticException
 
 from irgl_dialect.attributes import IteratorKind
@@ -170,6 +179,7 @@ def _lower_uniform(loop: LoopBase) -> None:
     index = inner.op(arith.AddiOp(lb, inner.op(arith.MuliOp(k, step))))
     old.args[0].replace_all_uses_with(index)
     segment: list[Operation] = []
+    uniform: set[SSAValue] = set()
 
     def flush() -> None:
         if segment:
@@ -198,10 +208,16 @@ def _lower_uniform(loop: LoopBase) -> None:
                         use.operation
                     ):
                         use.operation.operands[use.index] = outer
-        elif _is_barrier(op):
+        elif _is_barrier(op) or _holds_barrier(op):
             flush()
             op.detach()
             body.add_op(op)
+            if not _is_barrier(op):
+                _guard_loop_body(op, active)
+        elif _is_uniform_pure(op, (old, body), uniform):
+            op.detach()
+            body.add_op(op)  # the same on every thread: bounds of uniform loops
+            uniform.update(op.results)
         else:
             segment.append(op)
     flush()
@@ -210,6 +226,67 @@ def _lower_uniform(loop: LoopBase) -> None:
     lowered = scf.ForOp(zero, rounds, one, [], Region(body))
     ForAllAttr(ForAllAttr.UNIFORM).attach(lowered)
     Rewriter.replace_op(loop, lowered)
+
+
+def _holds_barrier(op: Operation) -> bool:
+    """A sequential loop (with a uniform trip count: the dialect's rule) with
+    a barrier inside: every thread runs it, only the work inside is guarded."""
+    return isinstance(op, scf.ForOp) and any(
+        _is_barrier(inner) for inner in op.walk() if inner is not op
+    )
+
+
+def _defined_in(value: SSAValue, block: Block) -> bool:
+    """Is `value` defined in `block` or in a region nested in it?"""
+    if isinstance(value, BlockArgument):
+        current: Block | None = value.block
+    elif isinstance(value, OpResult):
+        current = value.op.parent_block()
+    else:
+        return False
+    while current is not None:
+        if current is block:
+            return True
+        parent = current.parent_op()
+        current = parent.parent_block() if parent is not None else None
+    return False
+
+
+def _is_uniform_pure(
+    op: Operation, blocks: tuple[Block, ...], uniform: set[SSAValue]
+) -> bool:
+    """A side-effect free op of values from before the ForAll (kernel
+    arguments, constants) or of other such ops: the same on every thread, so
+    it stays unguarded (a guard would zero it on threads without an
+    iteration, and a uniform loop's bounds must not differ between threads)."""
+    if op.regions or not (op.has_trait(ConstantLike) or op.has_trait(NoMemoryEffect)):
+        return False
+    return all(
+        v in uniform or not any(_defined_in(v, b) for b in blocks) for v in op.operands
+    )
+
+
+def _guard_loop_body(loop: Operation, active: SSAValue) -> None:
+    """Inside a uniform loop of a uniform-round ForAll: guard the work between
+    its barriers (and between those of uniform loops nested in it)."""
+    block = loop.regions[0].block
+    segment: list[Operation] = []
+
+    def flush(before: Operation) -> None:
+        if segment:
+            guarded = _guard(list(segment), active)
+            block.insert_op_before(guarded, before)
+            segment.clear()
+
+    for op in list(block.ops):
+        if isinstance(op, scf.YieldOp):
+            flush(op)
+        elif _is_barrier(op) or _holds_barrier(op):
+            flush(op)
+            if not _is_barrier(op):
+                _guard_loop_body(op, active)
+        else:
+            segment.append(op)
 
 
 def _zero(t: Attribute) -> Operation:
@@ -275,7 +352,7 @@ def _lower_loop(loop: LoopBase) -> None:
     )
     if not outermost:
         _lower_sequential(loop)
-    elif any(_is_barrier(op) for op in loop.body.block.ops):
+    elif any(_is_barrier(op) or _holds_barrier(op) for op in loop.body.block.ops):
         _lower_uniform(loop)
     else:
         _lower_grid_stride(loop)

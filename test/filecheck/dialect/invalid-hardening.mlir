@@ -84,7 +84,7 @@ irgl.kernel @k(%x: memref<?xindex>) {
 }
 
 // CHECK:      // {{-+}}
-// CHECK-NEXT: 'irgl.sync_running_threads' must be executed by all threads: place it directly in the kernel body, directly in the outermost ForAll, or in scf.for or irgl.for loops outside any ForAll whose trip counts are uniform (kernel arguments, constants and arithmetic of them) (rule: SyncRunningThreads executed uniformly)
+// CHECK-NEXT: 'irgl.sync_running_threads' must be executed by all threads: place it directly in the kernel body, directly in the outermost ForAll, or in scf.for or irgl.for loops there whose trip counts are uniform (kernel arguments, constants and arithmetic of them) (rule: SyncRunningThreads executed uniformly)
 
 // -----
 
@@ -104,16 +104,18 @@ irgl.kernel @k(%n: index) {
 
 // -----
 
-// RULE_SYNC: a uniform loop inside the outermost ForAll does not count (the
-// grid-stride loop runs it only on threads that have an iteration).
+// RULE_SYNC: a uniform loop inside the outermost ForAll counts only directly
+// in its body (inside an scf.if not every thread runs it).
 
-irgl.kernel @k(%x: memref<?xi32>, %n: index) {
+irgl.kernel @k(%x: memref<?xi32>, %n: index, %p: i1) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
   irgl.forall %i in range(%c0, %n) {
-    scf.for %r = %c0 to %c2 step %c1 {
-      irgl.sync_running_threads
+    scf.if %p {
+      scf.for %r = %c0 to %c2 step %c1 {
+        irgl.sync_running_threads
+      }
     }
   }
 }

@@ -195,7 +195,7 @@ irgl.kernel @k(%c: i1) {
 }
 
 // CHECK:      // {{-+}}
-// CHECK-NEXT: 'irgl.sync_running_threads' must be executed by all threads: place it directly in the kernel body, directly in the outermost ForAll, or in scf.for or irgl.for loops outside any ForAll whose trip counts are uniform (kernel arguments, constants and arithmetic of them) (rule: SyncRunningThreads executed uniformly)
+// CHECK-NEXT: 'irgl.sync_running_threads' must be executed by all threads: place it directly in the kernel body, directly in the outermost ForAll, or in scf.for or irgl.for loops there whose trip counts are uniform (kernel arguments, constants and arithmetic of them) (rule: SyncRunningThreads executed uniformly)
 
 // -----
 
@@ -210,7 +210,7 @@ irgl.kernel @k(%n: index) {
 }
 
 // CHECK:      // {{-+}}
-// CHECK-NEXT: 'irgl.local_barrier' must be executed by all threads: place it directly in the kernel body, directly in the outermost ForAll, or in scf.for or irgl.for loops outside any ForAll whose trip counts are uniform (kernel arguments, constants and arithmetic of them) (rule: SyncRunningThreads executed uniformly)
+// CHECK-NEXT: 'irgl.local_barrier' must be executed by all threads: place it directly in the kernel body, directly in the outermost ForAll, or in scf.for or irgl.for loops there whose trip counts are uniform (kernel arguments, constants and arithmetic of them) (rule: SyncRunningThreads executed uniformly)
 
 // -----
 

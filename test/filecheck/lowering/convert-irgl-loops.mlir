@@ -126,3 +126,42 @@ irgl.kernel @stage(%g: !irgl.graph, %x: memref<?xi32>, %y: memref<?xi32>) {
 // CHECK-NEXT:        memref.store %[[V]], %y[%n]
 // CHECK-NEXT:      }
 // CHECK-NEXT:    } {irgl_rt.forall = #irgl_rt.forall<uniform>}
+
+// -----
+
+// A grid barrier in a loop with a uniform trip count inside the outermost
+// ForAll: the ForAll runs in uniform rounds, the loop runs on every thread
+// (its bounds and the uniform values before it stay unguarded) and only the
+// work between its barriers is guarded by "this round has an iteration".
+
+irgl.kernel @smooth(%x: memref<?xi32>, %n: index, %rounds: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  irgl.forall %i in range(%c0, %n) {
+    %last = arith.subi %n, %c1 : index
+    %next = arith.addi %i, %c1 : index
+    %j = arith.minui %next, %last : index
+    scf.for %r = %c0 to %rounds step %c1 {
+      %a = memref.load %x[%i] : memref<?xi32>
+      %b = memref.load %x[%j] : memref<?xi32>
+      irgl.sync_running_threads
+      %s = arith.addi %a, %b : i32
+      memref.store %s, %x[%i] : memref<?xi32>
+      irgl.sync_running_threads
+    }
+  }
+}
+
+// CHECK-LABEL: ^bb0(%x: memref<?xi32>, %n: index, %rounds: index):
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           %[[ACTIVE:.*]] = arith.cmpi slt
+// CHECK:           %last = arith.subi %n, %c1 : index
+// CHECK-NEXT:      %[[J:.*]] = scf.if %[[ACTIVE]] -> (index) {
+// CHECK:           scf.for %r = %c0 to %rounds step %c1 {
+// CHECK-NEXT:        %{{.*}}, %{{.*}} = scf.if %[[ACTIVE]] -> (i32, i32) {
+// CHECK:             irgl.sync_running_threads
+// CHECK-NEXT:        scf.if %[[ACTIVE]] {
+// CHECK:               memref.store
+// CHECK:             irgl.sync_running_threads
+// CHECK-NEXT:      }
+// CHECK:         } {irgl_rt.forall = #irgl_rt.forall<uniform>}
