@@ -66,10 +66,10 @@ from irgl_dialect.runtime import (
     GraphHandleType,
     GridSizeOp,
     LaunchAttr,
-    PipeType,
     WorklistType,
 )
 from irgl_dialect.runtime_library import RUNTIME_FUNCTIONS
+from irgl_dialect.runtime_library import c_type as runtime_c_type
 
 # --------------------------------------------------------------------------- #
 # Names
@@ -399,10 +399,10 @@ class CudaPrinter(BasePrinter):
     # ------------------------------------------------------------------ #
 
     def c_type(self, type_: Attribute) -> str:
-        """The C++ type of an MLIR type (`docs/lowered-ir.md`, Type mapping)."""
+        """The C++ type of an MLIR type (`docs/lowered-ir.md`, Type mapping):
+        the runtime library's mapping, plus unsigned integers and the checks
+        on integer widths and memref ranks."""
         match type_:
-            case IndexType():
-                return "irgl_index"
             case IntegerType():
                 width = type_.bitwidth
                 if width == 1:
@@ -412,23 +412,13 @@ class CudaPrinter(BasePrinter):
                 if _is_unsigned(type_):
                     return f"uint{width}_t"
                 return f"int{width}_t"
-            case Float32Type():
-                return "float"
-            case Float64Type():
-                return "double"
             case MemRefType():
                 self._check_memref_type(type_)
                 return f"{self.c_type(type_.element_type)}*"
-            case GraphHandleType():
-                return "irgl::Graph"
-            case WorklistType():
-                return "irgl::Worklist"
-            case PipeType():
-                return "irgl::Pipe*"
-            case CellType():
-                return "irgl::Cell"
-            case _:
-                self.fail(f"unsupported type {type_}")
+        try:
+            return runtime_c_type(type_)
+        except ValueError:
+            self.fail(f"unsupported type {type_}")
 
     def _check_memref_type(self, type_: MemRefType) -> None:
         if type_.get_num_dims() > 1:

@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects import arith, func, gpu, scf
 from xdsl.dialects.builtin import (
-    MemRefType,
     ModuleOp,
     SymbolRefAttr,
     i1,
@@ -38,9 +37,10 @@ from irgl_dialect.attributes import Aggregation, ExtraCond, GraphType, TermCond
 from irgl_dialect.kernels import YieldOp
 from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
 from irgl_dialect.runtime import GridSizeOp, LaunchAttr
-from irgl_dialect.runtime_library import overload, runtime_function
+from irgl_dialect.runtime_library import runtime_function
 from lowering.builders import LoweringBuilder
-from lowering.runtime_calls import KERNEL_MODULE, call_at, fail
+from lowering.pipe_context import open_pipe
+from lowering.runtime_calls import KERNEL_MODULE, fail
 
 
 def _not_empty(b: LoweringBuilder, size: SSAValue) -> SSAValue:
@@ -118,24 +118,7 @@ class _Lowering:
         op: IterateOp | PipeOp,
         builder: LoweringBuilder,
     ) -> SSAValue:
-        capacity = op.capacity
-        if capacity is None:
-            graph = self._capacity_graph(op)
-            (capacity,) = _rt(builder, "irgl_graph_capacity", [graph])
-        (pipe,) = _rt(builder, "irgl_pipe_create", [capacity])
-        for value in op.initial:
-            _rt(builder, "irgl_pipe_push_initial", [pipe, value])
-        if op.initial_array is not None and op.initial_count is not None:
-            array_type = op.initial_array.type
-            assert isinstance(array_type, MemRefType)
-            fill = overload("irgl_pipe_init_from_array", array_type.element_type)
-            if fill is None:
-                fail(
-                    op,
-                    "an initial worklist array must hold i32 or index items, "
-                    f"got {array_type}",
-                )
-            call_at(fill, [pipe, op.initial_array, op.initial_count], builder.at)
+        pipe, _ = open_pipe(builder, op, lambda: self._capacity_graph(op))
         return pipe
 
     def _capacity_graph(self, op: Operation) -> SSAValue:

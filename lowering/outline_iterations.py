@@ -86,6 +86,7 @@ from lowering.block_size import (
     control_block_size,
 )
 from lowering.builders import LoweringBuilder
+from lowering.pipe_context import open_pipe
 from lowering.runtime_calls import KERNEL_MODULE, fail, kernel_module
 
 #: Threads per SM the control kernel's launch bounds ask room for (half of
@@ -634,24 +635,7 @@ class _Outliner:
         worklists: list[SSAValue] = []
         pipe = spare = None
         if plan.uses_worklist:
-            capacity = op.capacity
-            if capacity is None:
-                graph = _graph_argument(op)
-                capacity = _rt_value(host, "irgl_graph_capacity", [graph])
-            pipe = _rt_value(host, "irgl_pipe_create", [capacity])
-            for value in op.initial:
-                _rt(host, "irgl_pipe_push_initial", [pipe, value])
-            if op.initial_array is not None and op.initial_count is not None:
-                array_type = op.initial_array.type
-                assert isinstance(array_type, MemRefType)
-                fill = overload("irgl_pipe_init_from_array", array_type.element_type)
-                if fill is None:
-                    fail(
-                        op,
-                        "an initial worklist array must hold i32 or index items, "
-                        f"got {array_type}",
-                    )
-                host.call(fill, [pipe, op.initial_array, op.initial_count])
+            pipe, capacity = open_pipe(host, op, lambda: _graph_argument(op))
             for which in ("irgl_pipe_in", "irgl_pipe_out", "irgl_pipe_retry"):
                 worklists.append(_rt_value(host, which, [pipe]))
             if plan.uses_retry:
