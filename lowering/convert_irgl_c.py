@@ -67,6 +67,19 @@ def _not_found(op: c_escape.CIncludeOp, include_dirs: Sequence[str]) -> NoReturn
     )
 
 
+def header_text(op: c_escape.CIncludeOp, include_dirs: Sequence[str]) -> str:
+    """The text of the header that `op` includes, from the first of
+    `include_dirs` that has it; a located diagnostic when none has it or it
+    cannot be read."""
+    header = find_header(op.path.data, include_dirs)
+    if header is None:
+        _not_found(op, include_dirs)
+    try:
+        return header.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        fail(op, f"'irgl.cinclude' cannot read {str(header)!r}: {error}")
+
+
 @dataclass
 class LowerCInclude(RewritePattern):
     """`irgl.cinclude` → `irgl_rt.c_global` with the header's text."""
@@ -77,15 +90,8 @@ class LowerCInclude(RewritePattern):
     def match_and_rewrite(
         self, op: c_escape.CIncludeOp, rewriter: PatternRewriter
     ) -> None:
-        path = op.path.data
-        header = find_header(path, self.include_dirs)
-        if header is None:
-            _not_found(op, self.include_dirs)
-        try:
-            text = header.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            fail(op, f"'irgl.cinclude' cannot read {str(header)!r}: {error}")
-        banner = f'// irgl.cinclude "{path}"'
+        text = header_text(op, self.include_dirs)
+        banner = f'// irgl.cinclude "{op.path.data}"'
         rewriter.replace(op, CGlobalOp(banner + "\n" + text.rstrip()))
 
 
@@ -99,10 +105,7 @@ def file_scope_c(module: ModuleOp, include_dirs: Sequence[str]) -> list[str]:
         if isinstance(op, c_escape.CBlockOp):
             texts.append(op.text.data)
         elif isinstance(op, c_escape.CIncludeOp):
-            header = find_header(op.path.data, include_dirs)
-            if header is None:
-                _not_found(op, include_dirs)
-            texts.append(header.read_text(encoding="utf-8"))
+            texts.append(header_text(op, include_dirs))
     return texts
 
 
