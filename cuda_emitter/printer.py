@@ -58,6 +58,7 @@ from cuda_emitter.host_abi import (
     result_kind,
 )
 from irgl_dialect.runtime import (
+    UNROLL_ATTR,
     CBlockOp,
     CDeclOp,
     CellType,
@@ -1032,6 +1033,9 @@ class CudaPrinter(BasePrinter):
             for arg, name in zip(carried, names, strict=True):
                 self.bind(arg, name)
             i = self.declare(induction)
+            unroll = op.attributes.get(UNROLL_ATTR)
+            if isinstance(unroll, IntegerAttr):
+                self.line(f"#pragma unroll {unroll.value.data}")
             self.line(
                 f"for ({self.c_type(induction.type)} {i} = {self.expr(op.lb)}; "
                 f"{i} < {self.expr(op.ub)}; {i} += {self.expr(op.step)}) {{"

@@ -62,6 +62,10 @@ from xdsl.printer import Printer
 from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
+#: Discardable attribute on an `scf.for`: unroll it this many times (the
+#: cuda target prints `#pragma unroll N`); set by convert-irgl-nested-edges.
+UNROLL_ATTR = "irgl_rt.unroll"
+
 
 @irdl_attr_definition
 class GraphHandleType(ParametrizedAttribute, TypeAttribute):

@@ -210,6 +210,18 @@ def _functions() -> list[RuntimeFunction]:
                 _fn(f"irgl_block_reduce_{k}_{_suffix(t)}", (t,), (t,)),
             )
         ),
+        # warp gather of small edge lists (nested parallelism, warp_gather)
+        _fn("irgl_warp_exscan_index", (i32, _index), (_index,)),
+        _fn("irgl_warp_owner", (i32, _index, _index), (i32,)),
+        *(
+            _fn(
+                f"irgl_warp_segment_{k}_{_suffix(t)}",
+                (i32, t, i32, _index, _index, _index, t),
+                (t,),
+            )
+            for k in REDUCE_KINDS
+            for t in REDUCE_TYPES
+        ),
         # pipe contexts (host side)
         _fn("irgl_pipe_create", (_index,), (_pipe,), h),
         _fn("irgl_pipe_destroy", (_pipe,), (), h),

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, gpu, scf
-from xdsl.dialects.builtin import IndexType, ModuleOp, i1, i32
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, i1, i32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -44,11 +44,17 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import DiagnosticException
 
 from irgl_dialect.graph import FirstEdgeOp, LastEdgeOp
 from irgl_dialect.kernels import YieldOp
 from irgl_dialect.loops import ForAllOp
-from irgl_dialect.runtime import CollectiveOp, LaunchAttr, NestedEdgesAttr
+from irgl_dialect.runtime import (
+    UNROLL_ATTR,
+    CollectiveOp,
+    LaunchAttr,
+    NestedEdgesAttr,
+)
 from irgl_dialect.runtime_library import overload, runtime_function
 from lowering.builders import LoweringBuilder, take_body
 from lowering.edge_sharing import WARP_THRESHOLD, per_thread_values
@@ -68,6 +74,15 @@ def _clone_body(loop: ForAllOp, into: Block, mapping: dict[SSAValue, SSAValue]) 
         into.add_op(
             scf.YieldOp() if isinstance(op, YieldOp) else op.clone(value_mapper=mapping)
         )
+
+
+def _unrolled(loop: scf.ForOp, unroll: int) -> scf.ForOp:
+    """Ask the target to unroll a shared edge loop `unroll` times
+    (`irgl_rt.unroll`, printed as `#pragma unroll N`): more of a lane's edge
+    loads in flight at once."""
+    if unroll > 1:
+        loop.attributes[UNROLL_ATTR] = IntegerAttr(unroll, i64)
+    return loop
 
 
 @dataclass(frozen=True)
@@ -92,6 +107,7 @@ def _shared_phase(
     is_me: Callable[[LoweringBuilder, SSAValue], SSAValue],
     reduction: _Reduction | None = None,
     mine: SSAValue | None = None,
+    unroll: int = 1,
 ) -> SSAValue | None:
     """while ((owner = elect(want && !done)) >= 0) { share owner's edges }
 
@@ -118,7 +134,7 @@ def _shared_phase(
     owner_is_me = is_me(a, owner)
     if reduction is None:
         _clone_body(loop, body, mapping)
-        a.stmt(scf.ForOp(start, end, size, [], Region(body)))
+        a.stmt(_unrolled(scf.ForOp(start, end, size, [], Region(body)), unroll))
         after.add_op(scf.YieldOp(a.op(arith.OrIOp(after.args[1], owner_is_me))))
         at.stmt(
             scf.WhileOp([at.const(0, i1)], [i32, i1], Region(before), Region(after))
@@ -128,7 +144,9 @@ def _shared_phase(
         body.add_op(op.clone(value_mapper=mapping))
     accumulating_block(body, reduction.kind)
     zero = a.op(identity(reduction.kind, reduction.type))
-    (partial,) = a.insert(scf.ForOp(start, end, size, [zero], Region(body))).results
+    (partial,) = a.insert(
+        _unrolled(scf.ForOp(start, end, size, [zero], Region(body)), unroll)
+    ).results
     total = reduction.total(a, partial)
     mine_after = after.args[2]
     combined = a.op(combine(reduction.kind, mine_after, total))
@@ -151,6 +169,8 @@ def _lower_shared_edges(
     round_body: Block,
     at: LoweringBuilder,
     block_size: int,
+    warp_gather: bool = False,
+    unroll: int = 1,
 ) -> SSAValue | None:
     """Lower one marked edge loop in a uniform round body (see the module
     docstring); `active` says whether this thread has an iteration. Returns
@@ -242,6 +262,7 @@ def _lower_shared_edges(
             )
         ),
         mine=mine,
+        unroll=unroll,
     )
     # 2. warp phase
     mask = at.call_value(runtime_function("irgl_warp_active"), [])
@@ -270,9 +291,14 @@ def _lower_shared_edges(
             )
         ),
         mine=mine,
+        unroll=unroll,
     )
-    # 3. thread phase
+    # 3. thread phase (or the warp gather)
     small = at.both(active, at.negate(at_least(WARP_THRESHOLD)))
+    if warp_gather:
+        return _warp_gather(
+            at, loop, live, lo, degree, small, mask, reduction, mine, bcast
+        )
     one = at.const(1, IndexType())
     if reduction is None:
         own = take_body(loop.body)
@@ -296,8 +322,76 @@ def _lower_shared_edges(
     return final.results[0]
 
 
+def _warp_gather(
+    at: LoweringBuilder,
+    loop: ForAllOp,
+    live: list[SSAValue],
+    lo: SSAValue,
+    degree: SSAValue,
+    small: SSAValue,
+    mask: SSAValue,
+    reduction: tuple[str, SSAValue, SSAValue] | None,
+    mine: SSAValue | None,
+    bcast: Callable[[str], Callable[[LoweringBuilder, SSAValue, SSAValue], SSAValue]],
+) -> SSAValue | None:
+    """The small nodes' edges, gathered over the warp: the lanes' small edge
+    lists laid end to end (`irgl_warp_exscan_index`) and walked `size` at a
+    time, each lane taking the edge of its rank and running the body for
+    the edge's owner (`irgl_warp_owner`, its per-thread values broadcast). A
+    reducing loop combines each step's values per owner
+    (`irgl_warp_segment_<kind>_<T>`) into the owner's `mine`."""
+    index = IndexType()
+    zero = at.const(0, index)
+    count = at.op(arith.SelectOp(small, degree, zero))
+    start = at.call_value(runtime_function("irgl_warp_exscan_index"), [mask, count])
+    stop = at.op(arith.AddiOp(start, count))
+    total = at.call_value(warp_reduce("add", index), [mask, count])
+    rank = at.call_value(runtime_function("irgl_warp_rank"), [mask])
+    size = at.call_value(runtime_function("irgl_warp_size"), [mask])
+    carried = [] if mine is None else [mine.type]
+    step = Block(arg_types=[index, *carried])
+    b = at.nested(InsertPoint.at_end(step))
+    base = step.args[0]
+    k = b.op(arith.AddiOp(base, rank))
+    has = b.op(arith.CmpiOp(k, total, "slt"))
+    owner = b.call_value(runtime_function("irgl_warp_owner"), [mask, stop, k])
+    shfl = bcast("irgl_warp_shfl")
+    mapping = {value: shfl(b, value, owner) for value in live}
+    offset = b.op(arith.SubiOp(k, shfl(b, start, owner)))
+    edge = b.op(arith.AddiOp(shfl(b, lo, owner), offset))
+    mapping[loop.index] = edge
+    body = Block()
+    for op in loop.body.block.ops:
+        if isinstance(op, YieldOp):
+            body.add_op(scf.YieldOp(*(mapping.get(v, v) for v in op.values)))
+        else:
+            body.add_op(op.clone(value_mapper=mapping))
+    if reduction is None:
+        b.stmt(scf.IfOp(has, [], Region(body)))
+        step.add_op(scf.YieldOp())
+        at.stmt(scf.ForOp(zero, total, size, [], Region(step)))
+        return None
+    assert mine is not None
+    kind, value_type = reduction[0], mine.type
+    none = Block()
+    none_value = at.nested(InsertPoint.at_end(none)).op(identity(kind, value_type))
+    none.add_op(scf.YieldOp(none_value))
+    (value,) = b.insert(scf.IfOp(has, [value_type], Region(body), Region(none))).results
+    ident = b.op(identity(kind, value_type))
+    segment = overload(f"irgl_warp_segment_{kind}", value_type)
+    assert segment is not None, f"no warp segment {kind} for {value_type}"
+    got = b.call_value(segment, [mask, value, owner, start, stop, base, ident])
+    step.add_op(scf.YieldOp(b.op(combine(kind, step.args[1], got))))
+    walked = at.insert(scf.ForOp(zero, total, size, [mine], Region(step)))
+    return walked.results[0]
+
+
 class LowerNestedEdges(RewritePattern):
     """`irgl_rt.collective` around a marked edge loop → the three phases."""
+
+    def __init__(self, warp_gather: bool = False, unroll: int = 1) -> None:
+        self.warp_gather = warp_gather
+        self.unroll = unroll
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: CollectiveOp, rewriter: PatternRewriter) -> None:
@@ -311,7 +405,9 @@ class LowerNestedEdges(RewritePattern):
         at = LoweringBuilder(
             InsertPoint.before(op), table=symbol_table_of(op), rewriter=rewriter
         )
-        total = _lower_shared_edges(loop, op.active, round_body, at, block_size)
+        total = _lower_shared_edges(
+            loop, op.active, round_body, at, block_size, self.warp_gather, self.unroll
+        )
         if total is not None:  # a reducing loop: its total replaces the result
             total.name_hint = op.outs[0].name_hint
             op.outs[0].replace_all_uses_with(total)
@@ -326,10 +422,23 @@ class ConvertIrglNestedEdges(ModulePass):
 
     name = "convert-irgl-nested-edges"
 
+    warp_gather: bool = False
+    """Replace the thread phase by the warp gather: the small nodes' edges
+    of a warp laid end to end and walked 32 at a time."""
+
+    unroll: int = 1
+    """Unroll the block and warp phases' edge loops this many times
+    (`#pragma unroll N`; 1: leave it to nvcc)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         # each rewrite restructures a whole round body: apply the pattern
         # once per collective op rather than through a worklist driver
-        pattern = LowerNestedEdges()
+        if self.unroll < 1:
+            raise DiagnosticException(
+                "convert-irgl-nested-edges: unroll must be at least 1, "
+                f"got {self.unroll}"
+            )
+        pattern = LowerNestedEdges(self.warp_gather, self.unroll)
         for collective in [o for o in op.walk() if isinstance(o, CollectiveOp)]:
             pattern.match_and_rewrite(collective, PatternRewriter(collective))
         for inner in op.walk():

@@ -48,7 +48,12 @@ class LowerIrgl(ModulePass):
     - `block_push` (bool, false): pushes staged per block, one atomic per
       block (convert-irgl-loops `block_push`);
     - `block_reduce` (bool, false): ReduceAndReturn reduced per block, one
-      store per block (convert-irgl-sync `block_reduce`).
+      store per block (convert-irgl-sync `block_reduce`);
+    - `warp_gather` (bool, false): small nodes' edge loops gathered over the
+      warp instead of walked by their own thread (convert-irgl-nested-edges
+      `warp_gather`);
+    - `edge_unroll` (int, 1): unroll the shared edge loops of nested
+      parallelism this many times (convert-irgl-nested-edges `unroll`).
     - `include_dirs` (strings, none): where convert-irgl-c finds the headers
       of `irgl.cinclude`.
     """
@@ -84,11 +89,20 @@ class LowerIrgl(ModulePass):
     block_reduce: bool = False
     """ReduceAndReturn reduced per block before the cell (convert-irgl-sync)."""
 
+    warp_gather: bool = False
+    """Nested parallelism's thread phase replaced by a warp gather of the
+    small edge lists (convert-irgl-nested-edges)."""
+    edge_unroll: int = 1
+    """`#pragma unroll N` on the block and warp phases' edge loops."""
     include_dirs: tuple[str, ...] = ()
     """Where `irgl.cinclude` headers are looked up, in order."""
 
     def __post_init__(self) -> None:
         check_block_size_option(self.block_size, "lower-irgl")
+        if self.edge_unroll < 1:
+            raise DiagnosticException(
+                f"lower-irgl: edge_unroll must be at least 1, got {self.edge_unroll}"
+            )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         outline: list[ModulePass] = (
@@ -103,7 +117,9 @@ class LowerIrgl(ModulePass):
             *([IrglNestedParallelism()] if self.nested_parallelism else []),
             ConvertIrglLoops(block_push=self.block_push),
             ConvertIrglExclusive(),
-            ConvertIrglNestedEdges(),
+            ConvertIrglNestedEdges(
+                warp_gather=self.warp_gather, unroll=self.edge_unroll
+            ),
             ConvertIrglSync(
                 ticket_locks=self.ticket_locks, block_reduce=self.block_reduce
             ),

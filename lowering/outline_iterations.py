@@ -26,7 +26,8 @@ outermost `irgl.iterate` or `irgl.pipe` of a host function that holds a loop
 The control kernel's block size follows the intersection rule
 (`lowering/block_size.py`, `control_block_size`): the largest size every
 invoked kernel admits; each invoked kernel is pinned to it, and the control
-kernel's launch bounds ask for RESIDENT_THREADS threads per SM. An
+kernel's launch bounds ask for RESIDENT_THREADS threads per SM
+(RESIDENT_THREADS_TOPOLOGY when it runs no worklist). An
 Iterate/Pipe stays a host loop when the intersection is empty, when its
 body holds something that cannot run on the device (C text, calls, memory
 operations), when an invoked kernel is pinned to another size by another
@@ -89,12 +90,19 @@ from lowering.builders import LoweringBuilder
 from lowering.pipe_context import open_pipe
 from lowering.runtime_calls import KERNEL_MODULE, fail, kernel_module
 
-#: Threads per SM the control kernel's launch bounds ask room for (half of
-#: what sm_70..sm_90 can hold): at most 64 registers a thread. Measured on an
-#: H100 (BFS, MIS, MST): fewer resident warps make each step (grid barrier,
-#: loop condition) cheaper, more of them speed up large frontiers; 1024
-#: threads (one block of 1024 per SM) was the best trade-off of those tried.
+#: Threads per SM the launch bounds of a data-driven control kernel (one
+#: that runs worklists) ask room for (half of what sm_70..sm_90 can hold): at
+#: most 64 registers a thread. Measured on an H100 (BFS, MIS, MST): fewer
+#: resident warps make each step (grid barrier, loop condition) cheaper,
+#: more of them speed up large frontiers; 1024 threads (one block of 1024 per
+#: SM) was the best trade-off of those tried (2048 made grid BFS 10% slower).
 RESIDENT_THREADS = 1024
+
+#: The same for a topology-driven control kernel (no worklist: every step
+#: runs over all nodes), which is bound by memory latency rather than by its
+#: barriers: a full SM (at most 32 registers a thread). Measured on an H100,
+#: pull PageRank on RMAT 18/20: 3.48/13.9 ms at 1024, 3.05/10.9 ms at 2048.
+RESIDENT_THREADS_TOPOLOGY = 2048
 
 _Orchestration = InvokeOp | IterateOp | PipeOp
 
@@ -264,6 +272,53 @@ def _device_read(t: Attribute) -> RuntimeFunction:
     if fn is None:
         raise _NotOutlinable(f"a carried value of type {t} cannot be read back")
     return fn
+
+
+def _memref_candidates(op: IterateOp) -> list[SSAValue]:
+    """The host memrefs the carried memref slots of an outermost Iterate can
+    hold when it ends: their initial values and any value from outside the
+    Iterate that its body yields into them. A slot's final memref is read
+    back as an index into this list (the control kernel carries one i32 per
+    memref slot beside it), so the body may only pass memrefs between slots
+    or yield outside ones; anything else keeps the host loop."""
+    terminator = op.body.block.last_op
+    assert isinstance(terminator, YieldOp)
+    candidates: list[SSAValue] = []
+    for position, value in zip(op.carried_positions, terminator.values, strict=True):
+        if not isinstance(value.type, MemRefType):
+            continue
+        for source in (op.args[position], value):
+            if source in op.body.block.args:
+                continue
+            if op.is_ancestor(source.owner):
+                raise _NotOutlinable(
+                    f"a carried value of type {value.type} is computed in the "
+                    "body and cannot be read back"
+                )
+            if source not in candidates:
+                candidates.append(source)
+    return candidates
+
+
+def _select_candidate(
+    b: LoweringBuilder, candidates: Sequence[SSAValue], buffer: SSAValue
+) -> SSAValue:
+    """The candidate memref whose index the control kernel left in `buffer`."""
+    index = b.call_value(_device_read(i32), [buffer])
+    value = candidates[0]
+    for k, candidate in enumerate(candidates[1:], start=1):
+        hit = b.op(arith.CmpiOp(index, b.const(k, i32), "eq"))
+        value = b.op(arith.SelectOp(hit, candidate, value))
+    return value
+
+
+def _read_back_check(op: IterateOp) -> None:
+    """Raise if a used result of the outermost Iterate cannot be read back."""
+    for result in op.results_:
+        if result.uses and not isinstance(result.type, MemRefType):
+            _device_read(result.type)
+    if any(r.uses and isinstance(r.type, MemRefType) for r in op.results_):
+        _memref_candidates(op)
 
 
 def _unique(taken: set[str], base: str) -> str:
@@ -438,7 +493,7 @@ class _DeviceLowering:
                     assert result is not None
                     self.mapping[op.result] = result
             elif isinstance(op, IterateOp):
-                self.iterate(b, op)
+                self.iterate(b, op)  # results mapped; no read-back inside
             elif isinstance(op, PipeOp):
                 self.pipe(b, op)
             elif not isinstance(op, YieldOp):
@@ -462,12 +517,28 @@ class _DeviceLowering:
         if self.state.worklists:
             self._in_size(b)
 
-    def iterate(self, b: LoweringBuilder, op: IterateOp) -> list[SSAValue]:
+    def iterate(
+        self,
+        b: LoweringBuilder,
+        op: IterateOp,
+        candidates: Sequence[SSAValue] = (),
+    ) -> tuple[list[SSAValue], dict[int, SSAValue]]:
+        """The Iterate as an `scf.while`; its results, and with `candidates`
+        (see `_memref_candidates`) the i32 index into them of each carried
+        memref slot's final value, by slot."""
         name = op.callee.string_value()
         kernel = self.plan.kernels[name]
         uses_worklist = _launch(kernel).worklist is not None
         positions = op.carried_positions
+        tracked = [
+            j
+            for j, p in enumerate(positions)
+            if candidates and isinstance(op.args[p].type, MemRefType)
+        ]
         inits = [self.mapping.get(op.args[p], op.args[p]) for p in positions]
+        inits += [
+            b.const(candidates.index(op.args[positions[j]]), i32) for j in tracked
+        ]
         carried_types = [v.type for v in inits]
         first = self._has_work(b) if uses_worklist else _boolean(b, True)
         self._boundary(b)
@@ -487,9 +558,10 @@ class _DeviceLowering:
         ncarried = len(carried_types)
         self.state = _State.of(after.args[ncarried:], with_wls)
         args = list(op.args)
-        for position, value in zip(positions, after.args[:ncarried], strict=True):
+        nvalues = len(positions)
+        for position, value in zip(positions, after.args[:nvalues], strict=True):
             args[position] = value
-        for old, new in zip(op.body.block.args, after.args[:ncarried], strict=True):
+        for old, new in zip(op.body.block.args, after.args[:nvalues], strict=True):
             self.mapping[old] = new
         aggr = op.aggregation.data if op.aggregation else None
         result = self.invoke(body, name, args, aggr)
@@ -512,13 +584,22 @@ class _DeviceLowering:
             extra = self.mapping.get(terminator.extra, terminator.extra)
             condition = body.op(combine(condition, extra))
         values = [self.mapping.get(v, v) for v in terminator.values]
+        block_args = list(op.body.block.args)
+        for j in tracked:
+            source = terminator.values[j]
+            if source in block_args:
+                k = block_args.index(source)
+                values.append(after.args[nvalues + tracked.index(k)])
+            else:
+                values.append(body.const(candidates.index(source), i32))
         self._boundary(body)
         body.insert(scf.YieldOp(condition, *values, *self.state.values()))
         self.state = _State.of(loop.results[ncarried:], with_wls)
-        results: list[SSAValue] = list(loop.results[:ncarried])
+        results: list[SSAValue] = list(loop.results[:nvalues])
         for old, new in zip(op.results_, results, strict=True):
             self.mapping[old] = new
-        return results
+        identities = {j: loop.results[nvalues + i] for i, j in enumerate(tracked)}
+        return results, identities
 
     def pipe(self, b: LoweringBuilder, op: PipeOp) -> None:
         ops = [o for o in op.body.block.ops if not isinstance(o, YieldOp)]
@@ -584,9 +665,7 @@ class _Outliner:
         try:
             plan = _plan(op, self.kernels)
             if isinstance(op, IterateOp):
-                for result in op.results_:
-                    if result.uses:
-                        _device_read(result.type)
+                _read_back_check(op)
         except _NotOutlinable as why:
             self.remark(op, where, f"not outlined: {why}")
             for inner in op.body.walk():
@@ -652,11 +731,19 @@ class _Outliner:
             )
             for _, aggr in plan.cells
         ]
+        # per used result: (result, allocation, buffer); a memref result's
+        # buffer holds its index into `candidates`
         outputs: list[tuple[SSAValue, SSAValue, SSAValue]] = []
+        candidates: list[SSAValue] = []
         if isinstance(op, IterateOp):
+            if any(r.uses and isinstance(r.type, MemRefType) for r in op.results_):
+                candidates = _memref_candidates(op)
             for result in op.results_:
                 if result.uses:
-                    outputs.append((result, *_device_buffer(host, result.type)))
+                    element = (
+                        i32 if isinstance(result.type, MemRefType) else result.type
+                    )
+                    outputs.append((result, *_device_buffer(host, element)))
         status_alloc, status = _device_buffer(host, i32)
 
         # the control kernel
@@ -675,7 +762,15 @@ class _Outliner:
             plan.block_size,
             launch_bounds=(
                 plan.block_size,
-                max(1, RESIDENT_THREADS // plan.block_size),
+                max(
+                    1,
+                    (
+                        RESIDENT_THREADS
+                        if plan.uses_worklist
+                        else RESIDENT_THREADS_TOPOLOGY
+                    )
+                    // plan.block_size,
+                ),
             ),
             grid_sync=True,
             control=True,
@@ -697,7 +792,9 @@ class _Outliner:
             plan, self.bodies, mapping, device_cells, args[-1], state, self.sized
         )
         if isinstance(op, IterateOp):
-            results = lowering.iterate(device, op)
+            results, identities = lowering.iterate(device, op, candidates)
+            for slot, identity in identities.items():
+                results[slot] = identity
             if buffers:
                 first = _rt_value(device, "irgl_is_first_thread", [])
                 store = scf.IfOp(first, [], Region(Block()))
@@ -726,7 +823,10 @@ class _Outliner:
         )
         _rt(host, "irgl_outline_finish", [status])
         for result, alloc, buffer in outputs:
-            value = host.call_value(_device_read(result.type), [buffer])
+            if isinstance(result.type, MemRefType):
+                value = _select_candidate(host, candidates, buffer)
+            else:
+                value = host.call_value(_device_read(result.type), [buffer])
             result.replace_all_uses_with(value)
             after.insert(memref.DeallocOp.get(alloc))
         after.insert(memref.DeallocOp.get(status_alloc))

@@ -7,10 +7,11 @@ For each variant, graph and tolerance it prints one JSON line: the median
 time of the host function (as ``irgl-bench run`` times it), the rounds of
 the pull recurrence (the same as the reference's, whose recurrence the pull
 version runs), whether the app's check passed, and for the pull variant the
-bytes a round must move at least (edge targets ``8 E``, row offsets and the
-per-node arrays ``48 N``; the gathered contributions counted once, as they
-stay in L2 on these graphs) and the GB/s that makes.  ``--copy-gbs`` also
-times a device-to-device copy (through ctypes on libcudart) for comparison.
+bytes a round must move at least (edge targets ``4 E``, 32-bit indices;
+row offsets and the per-node arrays ``48 N``; the gathered contributions
+counted once, as they stay in L2 on these graphs) and the GB/s that
+makes.  ``--copy-gbs`` also times a device-to-device copy (through ctypes
+on libcudart) for comparison.
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ VARIANTS = ("pr", "pr_pull")
 
 
 def pull_rounds(graph: CSRGraph, tol: float, damping: float = 0.85) -> int:
-    """Rounds of ``r <- d A^T D^-1 r`` from ``1 - d`` until ``max r < tol``."""
+    """Rounds the program runs: ``r <- d A^T D^-1 r`` from ``1 - d`` until,
+    after a round, ``max r < tol`` (``tol`` unnormalized, as the program
+    gets it)."""
     n = graph.num_nodes
     deg = graph.degrees().astype(np.float64)
     inv = np.divide(1.0, deg, out=np.zeros(n), where=deg > 0)
@@ -46,10 +49,11 @@ def pull_rounds(graph: CSRGraph, tol: float, damping: float = 0.85) -> int:
     )
     r: np.ndarray = np.full(n, 1.0 - damping)
     rounds = 0
-    while n and r.max() >= tol:
+    while True:
         r = np.asarray(damping * (pull @ (r * inv)))
         rounds += 1
-    return max(rounds, 1)  # the program runs at least one round
+        if not n or r.max() < tol:
+            return rounds
 
 
 def copy_gbs(nbytes: int = 1 << 30, reps: int = 10) -> float | None:
@@ -86,6 +90,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=None)
     p.add_argument("--no-check", action="store_true")
     p.add_argument("--copy-gbs", action="store_true")
+    p.add_argument(
+        "-p",
+        "--pipeline",
+        action="append",
+        default=None,
+        help="pass pipeline(s) to lower with (default lower-irgl); one row each",
+    )
     args = p.parse_args(argv)
     tolerances = args.tolerance or [1e-6]
     out = args.out.open("a") if args.out else None
@@ -99,12 +110,17 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.copy_gbs:
         emit({"copy_gbs": copy_gbs()})
-    programs = {v: Program(build(load_app(v).mlir)) for v in args.variant or VARIANTS}
+    pipelines = args.pipeline or ["lower-irgl"]
+    programs = {
+        (v, pipeline): Program(build(load_app(v).mlir, pipeline))
+        for v in args.variant or VARIANTS
+        for pipeline in pipelines
+    }
     for spec in args.graph:
         graph, _ = resolve_graph(spec, True, False, Path("/tmp/irgl-graph-cache"))
         for tol in tolerances:
-            rounds = pull_rounds(graph, tol)
-            for name, program in programs.items():
+            rounds = pull_rounds(graph, tol * graph.num_nodes)
+            for (name, pipeline), program in programs.items():
                 base = load_app(name)
                 app = dataclasses.replace(
                     base, params={**base.params, "tolerance": tol}
@@ -113,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
                 ms = statistics.median(ctx.times_ms)
                 row: dict[str, object] = {
                     "app": name,
+                    "pipeline": pipeline,
                     "graph": spec,
                     "nodes": graph.num_nodes,
                     "edges": graph.num_edges,
@@ -121,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
                     "times_ms": [round(t, 3) for t in ctx.times_ms],
                 }
                 if name == "pr_pull":
-                    moved = rounds * (8 * graph.num_edges + 48 * graph.num_nodes)
+                    moved = rounds * (4 * graph.num_edges + 48 * graph.num_nodes)
                     row |= {
                         "rounds": rounds,
                         "us_per_round": round(1000 * ms / rounds, 2),

@@ -142,7 +142,7 @@ struct Worklist {
 struct Pipe {
   Worklist in, out, retry;
   irgl_index capacity;
-  int32_t* items_storage;  // 3 * capacity items, one cudaMalloc
+  int32_t* items_storage;  // 3 * capacity items, one scratch allocation
   char* meta_storage;      // 3 * kMetaBytes: per worklist tail + overflow flag
   static constexpr size_t kMetaBytes = 16;  // tail at +0 (8 bytes), flag at +8
   // Size of `in` as read by the last advance, or -1 when unknown. Kernels
@@ -691,6 +691,71 @@ inline T* device_alloc(irgl_index n) {
 
 namespace detail {
 
+/// Whether `device` has stream-ordered memory pools; the first time, its
+/// default pool is told to keep freed memory (release threshold: never) so
+/// that later scratch allocations are served from it without the driver.
+inline bool scratch_pool(int device) {
+  static std::mutex mutex;
+  static std::map<int, bool> ready;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = ready.find(device);
+  if (it != ready.end()) return it->second;
+  int supported = 0;
+  bool ok = cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) == cudaSuccess &&
+            supported != 0;
+  if (ok) {
+    cudaMemPool_t pool;
+    uint64_t keep = ~uint64_t(0);
+    ok = cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+         cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
+  }
+  (void)cudaGetLastError();
+  ready[device] = ok;
+  return ok;
+}
+
+}  // namespace detail
+
+/// Allocates `bytes` (at least 1) zero-initialized bytes of per-call scratch
+/// memory (cells, worklists, carried results, memref.alloc in host code):
+/// stream ordered on the default stream from the device's memory pool where
+/// the device has one (no cudaMalloc/cudaFree per host call), else
+/// cudaMalloc. Free with scratch_free. Throws irgl::Error.
+inline void* scratch_bytes(size_t bytes) {
+  if (bytes == 0) bytes = 1;
+  int device = 0;
+  IRGL_CHECK(cudaGetDevice(&device));
+  if (!detail::scratch_pool(device)) return device_alloc<char>(static_cast<irgl_index>(bytes));
+  void* p = nullptr;
+  IRGL_CHECK(cudaMallocAsync(&p, bytes, 0));
+  cudaError_t err = cudaMemsetAsync(p, 0, bytes, 0);
+  if (err != cudaSuccess) {
+    cudaFreeAsync(p, 0);
+    IRGL_CHECK(err);
+  }
+  return p;
+}
+
+/// n zero-initialized elements of T of scratch memory (see scratch_bytes).
+template <class T>
+inline T* scratch_alloc(irgl_index n) {
+  if (n < 0) throw Error("irgl::scratch_alloc: negative element count " + std::to_string(static_cast<long long>(n)));
+  return static_cast<T*>(scratch_bytes(sizeof(T) * static_cast<size_t>(n)));
+}
+
+/// Frees scratch memory (null is a no-op; stream ordered; never throws).
+inline void scratch_free(const void* p) {
+  if (!p) return;
+  int device = 0;
+  if (cudaGetDevice(&device) == cudaSuccess && detail::scratch_pool(device))
+    cudaFreeAsync(const_cast<void*>(p), 0);
+  else
+    cudaFree(const_cast<void*>(p));
+  (void)cudaGetLastError();
+}
+
+namespace detail {
+
 /// Copies a 32- or 64-bit index array into int32 worklist items.
 template <class T>
 __global__ void copy_to_items_kernel(int32_t* dst, const T* src, irgl_index n) {
@@ -770,12 +835,12 @@ inline irgl_index check_overflow(const Pipe* p, const Worklist& next) {
 /// irgl_free. Throws irgl::Error.
 template <class T>
 inline T* irgl_alloc(irgl_index n) {
-  return irgl::device_alloc<T>(n);
+  return irgl::scratch_alloc<T>(n);
 }
 
 /// Frees device memory from irgl_alloc (memref.dealloc); null is a no-op.
 inline void irgl_free(const void* p) {
-  if (p) IRGL_CHECK(cudaFree(const_cast<void*>(p)));
+  irgl::scratch_free(p);
 }
 
 // ---------------------------------------------------------------------------
@@ -793,12 +858,11 @@ inline irgl::Pipe* irgl_pipe_create(irgl_index capacity) {
   p->meta_storage = nullptr;
   try {
     const size_t n = capacity > 0 ? static_cast<size_t>(capacity) : size_t(1);
-    IRGL_CHECK(cudaMalloc(&p->items_storage, 3 * n * sizeof(int32_t)));
-    IRGL_CHECK(cudaMalloc(&p->meta_storage, 3 * irgl::Pipe::kMetaBytes));
-    IRGL_CHECK(cudaMemset(p->meta_storage, 0, 3 * irgl::Pipe::kMetaBytes));
+    p->items_storage = static_cast<int32_t*>(irgl::scratch_bytes(3 * n * sizeof(int32_t)));
+    p->meta_storage = static_cast<char*>(irgl::scratch_bytes(3 * irgl::Pipe::kMetaBytes));
   } catch (...) {
-    if (p->items_storage) cudaFree(p->items_storage);
-    if (p->meta_storage) cudaFree(p->meta_storage);
+    irgl::scratch_free(p->items_storage);
+    irgl::scratch_free(p->meta_storage);
     delete p;
     throw;
   }
@@ -816,9 +880,8 @@ inline irgl::Pipe* irgl_pipe_create(irgl_index capacity) {
 /// Frees a pipe context and its worklists (null is a no-op; never throws).
 inline void irgl_pipe_destroy(irgl::Pipe* p) {
   if (!p) return;
-  cudaFree(p->items_storage);
-  cudaFree(p->meta_storage);
-  (void)cudaGetLastError();
+  irgl::scratch_free(p->items_storage);
+  irgl::scratch_free(p->meta_storage);
   delete p;
 }
 
@@ -916,13 +979,12 @@ inline irgl_index irgl_pipe_retry_size(irgl::Pipe* p) { return irgl::detail::rea
 /// Creates an Any (any=true) or All (any=false) cell, already reset.
 inline irgl::Cell irgl_cell_create(bool any) {
   irgl::Cell c;
-  c.flag = nullptr;
   c.any = any;
-  IRGL_CHECK(cudaMalloc(&c.flag, sizeof(int)));
+  c.flag = irgl::scratch_alloc<int>(1);
   const int init = any ? 0 : 1;
   cudaError_t err = cudaMemcpy(c.flag, &init, sizeof(int), cudaMemcpyHostToDevice);
   if (err != cudaSuccess) {
-    cudaFree(c.flag);
+    irgl::scratch_free(c.flag);
     IRGL_CHECK(err);
   }
   return c;
@@ -943,8 +1005,7 @@ inline bool irgl_cell_read(irgl::Cell c) {
 
 /// Frees a cell (never throws).
 inline void irgl_cell_destroy(irgl::Cell c) {
-  if (c.flag) cudaFree(c.flag);
-  (void)cudaGetLastError();
+  irgl::scratch_free(c.flag);
 }
 
 // ---------------------------------------------------------------------------
@@ -1199,6 +1260,100 @@ IRGL_REDUCE_MAX(f64, double)
 #undef IRGL_REDUCE_MAX
 
 // ---------------------------------------------------------------------------
+// Warp gather of small edge lists (convert-irgl-nested-edges{warp_gather}):
+// the lanes of a warp lay their small edge lists end to end (an exclusive
+// scan of the degrees) and walk the concatenation 32 edges at a time, so a
+// warp takes sum(degree) / 32 steps instead of max(degree). Every lane of
+// `mask` calls these at the same point; its lanes are 0..n-1 (the uniform
+// rounds of convert-irgl-loops reach them with whole warps).
+
+/// The sum of `d` over the lanes below this one.
+__device__ __forceinline__ irgl_index irgl_warp_exscan_index(int32_t mask, irgl_index d) {
+  const unsigned m = static_cast<unsigned>(mask);
+  const unsigned lane = irgl::detail::lane_id();
+  irgl_index x = d;
+  for (unsigned s = 1; s < 32u; s <<= 1) {
+    const irgl_index up = __shfl_up_sync(m, x, s);
+    if (lane >= s) x += up;
+  }
+  return x - d;
+}
+
+/// The first lane whose `end` (the scan's inclusive value) exceeds `k`: the
+/// lane that owns the concatenation's k-th edge (the last lane when none).
+__device__ __forceinline__ int32_t irgl_warp_owner(int32_t mask, irgl_index end, irgl_index k) {
+  const unsigned m = static_cast<unsigned>(mask);
+  int lo = 0, hi = __popc(m) - 1;
+#pragma unroll
+  for (int step = 0; step < 5; ++step) {
+    const int mid = (lo + hi) >> 1;
+    const irgl_index x = __shfl_sync(m, end, mid);
+    if (x > k) hi = mid;
+    else lo = mid + 1 < hi ? mid + 1 : hi;
+  }
+  return lo;
+}
+
+namespace irgl {
+namespace detail {
+/// One gather step's values `v` (lane r holds the value of edge base + r,
+/// owned by lane `owner`), combined per owner: a segmented scan, then each
+/// lane takes the total of its own edges [lo, hi) in this step (`none` when
+/// it has none here).
+template <class Op, class T>
+__device__ __forceinline__ T warp_segment(unsigned mask, T v, int32_t owner, irgl_index lo,
+                                          irgl_index hi, irgl_index base, T none) {
+  const unsigned lane = lane_id();
+  for (unsigned s = 1; s < 32u; s <<= 1) {
+    const T up = __shfl_up_sync(mask, v, s);
+    const int32_t up_owner = __shfl_up_sync(mask, owner, s);
+    if (lane >= s && up_owner == owner) v = Op::apply(v, up);
+  }
+  const irgl_index width = static_cast<irgl_index>(__popc(mask));
+  const irgl_index start = lo > base ? lo : base;
+  const irgl_index stop = hi < base + width ? hi : base + width;
+  const bool mine = start < stop;
+  const int tail = mine ? static_cast<int>(stop - 1 - base) : static_cast<int>(lane);
+  const T got = __shfl_sync(mask, v, tail);
+  return mine ? got : none;
+}
+}  // namespace detail
+}  // namespace irgl
+
+/// irgl_warp_segment_<kind>_<T>(mask, v, owner, lo, hi, base, none): see
+/// irgl::detail::warp_segment. One function per kind and type.
+#define IRGL_SEGMENT_ADD(SUFFIX, T)                                                        \
+  __device__ __forceinline__ T irgl_warp_segment_add_##SUFFIX(int32_t mask, T v, int32_t owner, irgl_index lo, irgl_index hi, irgl_index base, T none) { \
+    return irgl::detail::warp_segment<irgl::detail::ReduceAdd>(static_cast<unsigned>(mask), v, owner, lo, hi, base, none); \
+  }
+IRGL_SEGMENT_ADD(index, irgl_index)
+IRGL_SEGMENT_ADD(i32, int32_t)
+IRGL_SEGMENT_ADD(i64, int64_t)
+IRGL_SEGMENT_ADD(f32, float)
+IRGL_SEGMENT_ADD(f64, double)
+#undef IRGL_SEGMENT_ADD
+#define IRGL_SEGMENT_MIN(SUFFIX, T)                                                        \
+  __device__ __forceinline__ T irgl_warp_segment_min_##SUFFIX(int32_t mask, T v, int32_t owner, irgl_index lo, irgl_index hi, irgl_index base, T none) { \
+    return irgl::detail::warp_segment<irgl::detail::ReduceMin>(static_cast<unsigned>(mask), v, owner, lo, hi, base, none); \
+  }
+IRGL_SEGMENT_MIN(index, irgl_index)
+IRGL_SEGMENT_MIN(i32, int32_t)
+IRGL_SEGMENT_MIN(i64, int64_t)
+IRGL_SEGMENT_MIN(f32, float)
+IRGL_SEGMENT_MIN(f64, double)
+#undef IRGL_SEGMENT_MIN
+#define IRGL_SEGMENT_MAX(SUFFIX, T)                                                        \
+  __device__ __forceinline__ T irgl_warp_segment_max_##SUFFIX(int32_t mask, T v, int32_t owner, irgl_index lo, irgl_index hi, irgl_index base, T none) { \
+    return irgl::detail::warp_segment<irgl::detail::ReduceMax>(static_cast<unsigned>(mask), v, owner, lo, hi, base, none); \
+  }
+IRGL_SEGMENT_MAX(index, irgl_index)
+IRGL_SEGMENT_MAX(i32, int32_t)
+IRGL_SEGMENT_MAX(i64, int64_t)
+IRGL_SEGMENT_MAX(f32, float)
+IRGL_SEGMENT_MAX(f64, double)
+#undef IRGL_SEGMENT_MAX
+
+// ---------------------------------------------------------------------------
 // Outlined iterations (irgl-outline-iterations): an Iterate or Pipe runs as
 // one cooperative control kernel. Every thread of the grid executes the same
 // control flow and holds the same handles; the invoked kernels run as device
@@ -1280,12 +1435,12 @@ inline irgl::Worklist irgl_wl_create(irgl_index capacity) {
     throw irgl::Error("irgl_wl_create: negative capacity " + std::to_string(static_cast<long long>(capacity)));
   irgl::Worklist wl;
   wl.capacity = capacity;
-  wl.items = irgl::device_alloc<int32_t>(capacity > 0 ? capacity : 1);
+  wl.items = irgl::scratch_alloc<int32_t>(capacity > 0 ? capacity : 1);
   char* meta = nullptr;
   try {
-    meta = irgl::device_alloc<char>(static_cast<irgl_index>(irgl::Pipe::kMetaBytes));
+    meta = irgl::scratch_alloc<char>(static_cast<irgl_index>(irgl::Pipe::kMetaBytes));
   } catch (...) {
-    cudaFree(wl.items);
+    irgl::scratch_free(wl.items);
     throw;
   }
   wl.tail = reinterpret_cast<irgl_index*>(meta);
@@ -1295,9 +1450,8 @@ inline irgl::Worklist irgl_wl_create(irgl_index capacity) {
 
 /// Frees a worklist from irgl_wl_create (never throws).
 inline void irgl_wl_destroy(irgl::Worklist wl) {
-  cudaFree(wl.items);
-  cudaFree(wl.tail);
-  (void)cudaGetLastError();
+  irgl::scratch_free(wl.items);
+  irgl::scratch_free(wl.tail);
 }
 
 /// Creates a triple-buffered Any (any=true) or All cell for a control
@@ -1305,11 +1459,11 @@ inline void irgl_wl_destroy(irgl::Worklist wl) {
 inline irgl::Cell irgl_cell_create_slots(bool any) {
   irgl::Cell c;
   c.any = any;
-  c.flag = irgl::device_alloc<int>(3);
+  c.flag = irgl::scratch_alloc<int>(3);
   const int init[3] = {any ? 0 : 1, any ? 0 : 1, any ? 0 : 1};
   cudaError_t err = cudaMemcpy(c.flag, init, sizeof(init), cudaMemcpyHostToDevice);
   if (err != cudaSuccess) {
-    cudaFree(c.flag);
+    irgl::scratch_free(c.flag);
     IRGL_CHECK(err);
   }
   return c;

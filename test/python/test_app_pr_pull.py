@@ -97,13 +97,18 @@ def pull_model(graph: CSRGraph, tol: float) -> tuple[np.ndarray, np.ndarray, int
 
 
 @pytest.mark.parametrize("spec", ["rmat:7", "grid:6x5", "random:300:250", "star:50"])
-@pytest.mark.parametrize("tol", [1e-2, 1e-6])
+@pytest.mark.parametrize("tol", [1e-4, 1e-8])
 def test_pr_pull_check_accepts_model_and_rejects_errors(spec: str, tol: float) -> None:
+    """`tolerance` is on normalized ranks: the program runs to residuals below
+    tol * n; the check accepts exactly that and rejects a wrong rank (the
+    invariant x = rank + M r breaks) or an unconverged residual."""
     app = load_app("pr_pull")
     graph = generate(spec)
-    rank, residual, rounds = pull_model(graph, tol)
-    # the same recurrence as the reference: the same number of rounds
-    exact = pagerank(graph, tolerance=tol, max_iterations=100000)
+    scaled = tol * graph.num_nodes
+    assert app.args is not None
+    rank, residual, rounds = pull_model(graph, scaled)
+    # the same recurrence as the reference: the same ranks
+    exact = pagerank(graph, tolerance=scaled, max_iterations=100000)
     assert np.allclose(rank, exact, rtol=1e-12, atol=1e-12)
     assert rounds >= 1
     ctx = RunContext(
@@ -112,15 +117,26 @@ def test_pr_pull_check_accepts_model_and_rejects_errors(spec: str, tol: float) -
         outputs={"rank": rank, "residual": residual},
     )
     assert app.check(ctx) is None  # type: ignore[misc]
-    tight = pagerank(graph, tolerance=tol * 1e-2, max_iterations=100000)
     hub = int(np.argmax(rank))
     ctx.outputs["rank"] = rank.copy()
-    ctx.outputs["rank"][hub] = tight[hub] * 1.01
-    assert "values outside" in app.check(ctx)  # type: ignore[misc,operator]
+    ctx.outputs["rank"][hub] *= 1.0 + 1e-5
+    assert "break x = rank + M r" in app.check(ctx)  # type: ignore[misc,operator]
     ctx.outputs["rank"] = rank
     ctx.outputs["residual"] = residual.copy()
-    ctx.outputs["residual"][0] = tol
-    assert "did not converge" in app.check(ctx)  # type: ignore[misc,operator]
+    ctx.outputs["residual"][0] = scaled
+    assert "not in [0, tol*n" in app.check(ctx)  # type: ignore[misc,operator]
+
+
+def test_pr_pull_passes_the_scaled_tolerance() -> None:
+    """The program gets tol * n (the bound on unnormalized residuals)."""
+    app = load_app("pr_pull")
+    graph = generate("rmat:7")
+    ctx = RunContext(app, graph)
+    ctx.device_graph = None
+    ctx.arrays = {"rank": None, "residual": None, "scratch": None}
+    assert app.args is not None
+    tol = app.args(ctx)[-1]
+    assert tol == pytest.approx(app.params["tolerance"] * graph.num_nodes)
 
 
 def test_pr_pull_check_rejects_a_directed_graph() -> None:

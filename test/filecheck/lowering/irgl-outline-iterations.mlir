@@ -250,3 +250,53 @@ irgl.kernel host @main(%x: memref<?xi32>, %n: index) {
 
 // REMARK: remark: irgl.pipe in @main: not outlined: it holds no loop (a Pipe once of invocations only)
 // REMARK-NEXT: remark: irgl.iterate @k in @main: not outlined: 'irgl.cblock' in its body cannot run on the device
+
+// -----
+
+// Carried memrefs read back: the body swaps two buffers (and may take a
+// third from outside); the control kernel carries, beside each memref slot,
+// an i32 naming which of the candidate host buffers it holds, stores the
+// final one for the used result, and the host selects that buffer. A
+// topology-driven control kernel (no worklist) asks for a full SM.
+irgl.kernel @step(%a: memref<?xf64>, %b: memref<?xf64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  irgl.forall %i in range(%c0, %n) {
+    %v = memref.load %a[%i] : memref<?xf64>
+    memref.store %v, %b[%i] : memref<?xf64>
+    %t = arith.constant true
+    irgl.reduce_and_return %t
+  }
+}
+irgl.kernel host @main(%x: memref<?xf64>, %y: memref<?xf64>, %z: memref<?xf64>, %n: index, %out: memref<?xf64>) {
+  %last, %other = irgl.iterate while any @step(%a = %x, %b = %y, %n) : (memref<?xf64>, memref<?xf64>, index) {
+    irgl.yield %b, %z : memref<?xf64>, memref<?xf64>
+  }
+  irgl.invoke @step(%last, %out, %n) : (memref<?xf64>, memref<?xf64>, index)
+}
+
+// CHECK-LABEL: func.func @main
+// CHECK:         %[[IDA:.*]] = memref.alloc() : memref<1xi32>
+// CHECK-NEXT:    %[[ID:.*]] = "memref.cast"(%[[IDA]]) : (memref<1xi32>) -> memref<?xi32>
+// CHECK:         "gpu.launch_func"({{.*}}%x, %y, %n, %z,{{.*}}kernel = @irgl_kernels::@main_control
+// CHECK:         %[[K:.*]] = func.call @irgl_device_read_i32(%[[ID]]) : (memref<?xi32>) -> i32
+// CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK-NEXT:    %[[IS1:.*]] = arith.cmpi eq, %[[K]], %[[ONE]] : i32
+// CHECK-NEXT:    %[[S1:.*]] = arith.select %[[IS1]], %y, %x : memref<?xf64>
+// CHECK-NEXT:    %[[TWO:.*]] = arith.constant 2 : i32
+// CHECK-NEXT:    %[[IS2:.*]] = arith.cmpi eq, %[[K]], %[[TWO]] : i32
+// CHECK-NEXT:    %[[LAST:.*]] = arith.select %[[IS2]], %z, %[[S1]] : memref<?xf64>
+// CHECK:         irgl.invoke @step(%[[LAST]], %out, %n)
+
+// the loop carries the two buffers and their i32 names (0: %x, 1: %y, 2: %z):
+// the next %a is the old %b (its name), the next %b is %z (2)
+// CHECK:         ^bb0(%[[CX:.*]]: memref<?xf64>, %[[CY:.*]]: memref<?xf64>, %{{.*}}: index, %[[CZ:.*]]: memref<?xf64>, %{{.*}}: !irgl_rt.cell, %[[DID:.*]]: memref<?xi32>, %{{.*}}: memref<?xi32>):
+// CHECK:         %[[I0:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:    %[[I1:.*]] = arith.constant 1 : i32
+// CHECK:         %{{.*}}, %{{.*}}, %[[NAME:.*]], %{{.*}}, %{{.*}} = scf.while (%{{.*}} = %{{.*}}, %{{.*}} = %[[CX]], %{{.*}} = %[[CY]], %{{.*}} = %[[I0]], %{{.*}} = %[[I1]], {{.*}}) : (i1, memref<?xf64>, memref<?xf64>, i32, i32, index)
+// CHECK:         ^bb0(%{{.*}}: memref<?xf64>, %[[B:.*]]: memref<?xf64>, %{{.*}}: i32, %[[BNAME:.*]]: i32, %{{.*}}: index):
+// CHECK:         %[[ZNAME:.*]] = arith.constant 2 : i32
+// CHECK-NEXT:    scf.yield %{{.*}}, %[[B]], %[[CZ]], %[[BNAME]], %[[ZNAME]], %{{.*}} : i1, memref<?xf64>, memref<?xf64>, i32, i32, index
+// CHECK:         memref.store %[[NAME]], %[[DID]]
+// CHECK:         {sym_name = "main_control", irgl_rt.launch = #irgl_rt.launch<block = 1024, bounds = [1024, 2], grid_sync, control>}
+
+// REMARK: remark: irgl.iterate @step in @main: outlined into control kernel @main_control (block size 1024)

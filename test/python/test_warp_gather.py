@@ -1,0 +1,119 @@
+"""convert-irgl-nested-edges `warp_gather` and `unroll` (lower-irgl
+`warp_gather=true`, `edge_unroll=N`): the small nodes' edge lists of a warp
+are laid end to end and walked 32 at a time; the shared phases' edge loops
+get `#pragma unroll N`.
+
+- lowering: the gather's runtime calls replace the thread phase, for plain
+  and reducing edge loops; the unroll pragma is printed;
+- build: a plain, a reducing and a nested-loop edge body compile with both
+  options (nvcc, skipped without);
+- GPU (marker ``gpu``): every graph app passes its CPU check with both
+  options on RMAT, grid, star, hub and raw random graphs (small-degree
+  nodes of all sizes next to shared ones)."""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import has_gpu, nvcc_object_errors
+
+from irgl_runner import generators
+from irgl_runner.apps import execute, load_app
+from irgl_runner.graph_args import default_source
+from irgl_runner.graphs import CSRGraph, clean
+
+ROOT = Path(__file__).resolve().parents[2]
+PIPELINE = "lower-irgl{warp_gather=true edge_unroll=4}"
+APPS = ["bfs", "sssp", "cc", "mis", "mst", "pr", "pr_pull", "tc"]
+
+
+def _irgl_opt(*args: str) -> subprocess.CompletedProcess[str]:
+    beside = Path(sys.executable).with_name("irgl-opt")
+    exe = str(beside) if beside.is_file() else "irgl-opt"
+    return subprocess.run([exe, *args], capture_output=True, text=True)
+
+
+def _code(app: str, pipeline: str) -> str:
+    proc = _irgl_opt("-p", pipeline, "-t", "cuda", str(load_app(app).mlir))
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split("// ---- end irgl_runtime.cuh ----")[1]
+
+
+def test_gather_replaces_the_thread_phase_of_a_reducing_loop() -> None:
+    plain = _code("pr_pull", "lower-irgl")
+    gathered = _code("pr_pull", PIPELINE)
+    assert "irgl_warp_exscan_index(" not in plain
+    for call in (
+        "irgl_warp_exscan_index(",
+        "irgl_warp_owner(",
+        "irgl_warp_segment_add_f64(",
+    ):
+        # the kernel and its outlined device body
+        assert gathered.count(call) == 2, call
+    assert gathered.count("#pragma unroll 4") == 4  # block + warp phase, twice
+    assert "#pragma unroll" not in plain
+
+
+def test_gather_of_a_plain_edge_loop_has_no_segment_reduction() -> None:
+    code = _code("bfs", PIPELINE)
+    assert "irgl_warp_owner(" in code
+    assert "irgl_warp_segment_" not in code
+
+
+def test_edge_unroll_must_be_positive() -> None:
+    proc = _irgl_opt("-p", "lower-irgl{edge_unroll=0}", str(load_app("bfs").mlir))
+    assert proc.returncode != 0
+    assert "edge_unroll must be at least 1, got 0" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("app", ["bfs", "pr_pull", "tc"])
+def test_app_compiles_with_gather_and_unroll(app: str, tmp_path: Path) -> None:
+    from irgl_runner.api import emit_cuda
+
+    cuda = emit_cuda(load_app(app).mlir, PIPELINE)
+    assert nvcc_object_errors(cuda, tmp_path) is None
+
+
+def _raw_random(n: int, m: int, seed: int) -> CSRGraph:
+    coo = generators.uniform_random(n, m, seed=seed, raw=True)
+    assert not isinstance(coo, CSRGraph)
+    return clean(coo, symmetrize=True)
+
+
+GRAPHS = {
+    "rmat12": lambda: generators.rmat(12, seed=3),
+    "grid": lambda: generators.grid2d(37, 23, seed=5),
+    "random-raw": lambda: _raw_random(3000, 4000, seed=11),
+    "star": lambda: generators.generate("star:5000"),
+    "hub": lambda: generators.generate("hub:50000:2"),
+}
+
+
+@functools.cache
+def _program(app: str):
+    from irgl_runner.api import Program, build
+
+    return Program(build(load_app(app).mlir, PIPELINE))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("graph_name", sorted(GRAPHS))
+@pytest.mark.parametrize("name", APPS)
+def test_app_passes_its_check_with_gather_and_unroll(
+    name: str, graph_name: str
+) -> None:
+    assert has_gpu()
+    app = load_app(name)
+    graph = GRAPHS[graph_name]()
+    if not app.weighted:
+        graph.weights = None
+    source = default_source(graph, generators.parse_spec("rmat:10"))
+    ctx = execute(app, _program(name), graph, source=source, reps=1, warmup=0)
+    assert app.check is not None
+    problem = app.check(ctx)
+    assert problem is None, problem
