@@ -2,6 +2,11 @@
 ``irgl-bench run`` process (a crash or hang loses one row, not the table),
 with progress on stderr and the reports (``RESULTS.md`` between its
 markers, ``results.json``, ``results.png``) written as rows come in.
+
+``irgl-bench all --ablation`` runs every app and graph once per
+configuration of :mod:`irgl_runner.ablation` (``none``, each optimization
+alone, ``all``, ``default``) and writes its own section of ``RESULTS.md``
+(one column per configuration) and ``ablation.json``.
 """
 
 from __future__ import annotations
@@ -19,15 +24,23 @@ from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
+from .ablation import Configuration, configurations, select_configurations
 from .apps import AppError, AppSpec, default_benchmarks_dir, load_app
+from .backends import DEFAULT_BACKEND
 from .errors import UsageError
 from .generators import parse_spec
 from .graph_args import check_graph_arg, default_cache_dir, resolve_graph
 from .graphs import GraphFormatError
 from .report import (
+    ABLATION_BEGIN_MARKER,
+    ABLATION_END_MARKER,
+    BEGIN_MARKER,
+    END_MARKER,
     BenchRow,
     ReportError,
     check_markdown,
+    is_timeout,
+    render_ablation_section,
     render_section,
     update_markdown,
     write_chart,
@@ -38,32 +51,47 @@ from .report import (
 __all__ = [
     "APP_ORDER",
     "BenchJob",
+    "DEFAULT_ABLATION_TIMEOUT_S",
     "DEFAULT_GRAPHS",
     "DEFAULT_TIMEOUT_S",
     "QUICK_GRAPHS",
     "Runner",
     "SubprocessRunner",
+    "ablation_configs",
     "cmd_all",
+    "cmd_build",
     "discover_apps",
     "run_all",
 ]
 
 #: Graphs of the full table: a power-law graph (Graph500 RMAT), a
-#: high-diameter road-like grid, and a uniform random graph (with isolated
-#: nodes), each with about a million nodes or more.
+#: high-diameter road-like grid, a uniform random graph (with isolated
+#: nodes), each with about a million nodes or more, and a chain of a million
+#: nodes (diameter a million: one BFS/SSSP step per node, ~3 s per run
+#: outlined, ~25 s with host loops).
 DEFAULT_GRAPHS: tuple[str, ...] = (
     "rmat:20",
     "grid:2048x2048",
     "random:1000000:8000000",
+    "path:1000000",
 )
 
 #: Graphs of ``irgl-bench all --quick`` (seconds per app).
-QUICK_GRAPHS: tuple[str, ...] = ("rmat:12", "grid:64x64", "random:10000:40000")
+QUICK_GRAPHS: tuple[str, ...] = (
+    "rmat:12",
+    "grid:64x64",
+    "random:10000:40000",
+    "path:10000",
+)
 
 #: Apps listed in this order first, others after them alphabetically.
 APP_ORDER: tuple[str, ...] = ("bfs", "sssp", "cc", "pr", "tc", "mst", "mis", "dmr")
 
 DEFAULT_TIMEOUT_S = 1200.0
+
+#: Per-run limit of ``--ablation`` (configurations without outlining take
+#: minutes on the chain): a run past it is a ``timeout`` cell, not a failure.
+DEFAULT_ABLATION_TIMEOUT_S = 300.0
 
 
 def discover_apps(benchmarks_dir: str | Path | None = None) -> list[str]:
@@ -99,6 +127,7 @@ class BenchJob:
     cache_dir: Path | None = None
     error: str | None = None
     extra_args: list[str] = field(default_factory=list)
+    config: str | None = None  # the ablation configuration (in extra_args' -p)
 
 
 #: Runs one job and describes the outcome; must not raise for a failing app
@@ -296,7 +325,10 @@ def run_all(
     rows: list[BenchRow] = []
     width = len(str(len(jobs)))
     for k, job in enumerate(jobs, 1):
-        out.write(f"[{k:>{width}}/{len(jobs)}] {job.app} on {job.graph} ... ")
+        what = f"{job.app} on {job.graph}"
+        if job.config is not None:
+            what += f" [{job.config}]"
+        out.write(f"[{k:>{width}}/{len(jobs)}] {what} ... ")
         out.flush()
         start = time.monotonic()
         if job.error is not None:
@@ -311,6 +343,8 @@ def run_all(
                     f"error: {type(e).__name__}: {_one_line(str(e))}",
                     date=_now(),
                 )
+        if row.config is None:
+            row.config = job.config
         if row.nodes is None:
             row.nodes = job.nodes
         if row.edges is None:
@@ -340,10 +374,39 @@ def _app_graphs(app: AppSpec, graphs: list[str], quick: bool) -> list[str]:
     return list(own) if own else graphs
 
 
+def ablation_configs(args: argparse.Namespace) -> list[Configuration] | None:
+    """The configurations of ``--ablation`` (``None`` without it); a usage
+    error for ``--configs`` without ``--ablation`` or a backend other than
+    ``cuda`` (the configurations are lowering options)."""
+    names = _split_list(getattr(args, "configs", None))
+    if not getattr(args, "ablation", False):
+        if names:
+            raise UsageError("--configs applies only with --ablation")
+        return None
+    backend = getattr(args, "backend", DEFAULT_BACKEND)
+    if backend != DEFAULT_BACKEND:
+        raise UsageError(
+            f"--ablation compares lowerings; it needs --backend {DEFAULT_BACKEND}, "
+            f"not {backend}"
+        )
+    return select_configurations(configurations(args.pipeline), names)
+
+
+def _timeout(args: argparse.Namespace, ablation: bool) -> float | None:
+    """The per-run limit in seconds (``None``: none)."""
+    t = args.timeout
+    if t is None:
+        t = DEFAULT_ABLATION_TIMEOUT_S if ablation else DEFAULT_TIMEOUT_S
+    return t if t > 0 else None
+
+
 def _plan(
-    args: argparse.Namespace, progress: TextIO
+    args: argparse.Namespace,
+    progress: TextIO,
+    configs: Sequence[Configuration] | None = None,
 ) -> tuple[list[BenchJob], list[str], int]:
-    """The jobs of ``irgl-bench all`` (app-major), the graph list and reps."""
+    """The jobs of ``irgl-bench all`` (app-major, then graph, then
+    configuration), the graph list and reps."""
     bdir = args.benchmarks_dir
     found = discover_apps(bdir)
     wanted = _split_list(args.apps)
@@ -365,7 +428,12 @@ def _plan(
     if reps < 1:
         raise UsageError(f"--reps must be at least 1, got {reps}")
     cache = None if args.no_cache else (args.cache_dir or default_cache_dir())
-    extra_args = ["--backend", args.backend, "--pipeline", args.pipeline]
+    variants: list[tuple[str | None, str]] = (
+        [(c.name, c.pipeline) for c in configs]
+        if configs is not None
+        else [(None, args.pipeline)]
+    )
+    timeout = _timeout(args, configs is not None)
 
     per_app: dict[str, tuple[list[str], str | None]] = {}
     for name in apps:
@@ -402,31 +470,40 @@ def _plan(
         app_graphs, app_error = per_app[name]
         for g in app_graphs:
             nodes, edges, graph_error = sizes.get(g, (None, None, None))
-            jobs.append(
-                BenchJob(
-                    name,
-                    g,
-                    reps,
-                    nodes=nodes,
-                    edges=edges,
-                    timeout_s=args.timeout if args.timeout > 0 else None,
-                    benchmarks_dir=bdir,
-                    cache_dir=cache,
-                    error=app_error or graph_error,
-                    extra_args=list(extra_args),
+            for config, pipeline in variants:
+                jobs.append(
+                    BenchJob(
+                        name,
+                        g,
+                        reps,
+                        nodes=nodes,
+                        edges=edges,
+                        timeout_s=timeout,
+                        benchmarks_dir=bdir,
+                        cache_dir=cache,
+                        error=app_error or graph_error,
+                        extra_args=["--backend", args.backend, "--pipeline", pipeline],
+                        config=config,
+                    )
                 )
-            )
     return jobs, graphs, reps
 
 
 def cmd_all(args: argparse.Namespace, runner: Runner | None = None) -> int:
     """``irgl-bench all``: plan, run every job, write the reports; the exit code."""
     progress = sys.stderr
+    configs = ablation_configs(args)
+    ablation = configs is not None
     out_dir = Path(args.out_dir) if args.out_dir else default_benchmarks_dir()
     md_path, json_path, png_path = (
         out_dir / "RESULTS.md",
-        out_dir / "results.json",
+        out_dir / ("ablation.json" if ablation else "results.json"),
         out_dir / "results.png",
+    )
+    markers = (
+        (ABLATION_BEGIN_MARKER, ABLATION_END_MARKER)
+        if ablation
+        else (BEGIN_MARKER, END_MARKER)
     )
     meta: dict[str, object] = {
         "generated": _now(),
@@ -434,20 +511,26 @@ def cmd_all(args: argparse.Namespace, runner: Runner | None = None) -> int:
     }
     # fail on broken markers before spending hours on runs
     try:
-        check_markdown(md_path)
+        check_markdown(md_path, *markers)
     except ReportError as e:
         raise UsageError(str(e)) from None
-    jobs, graphs, reps = _plan(args, progress)
+    jobs, graphs, reps = _plan(args, progress, configs)
     meta.update(
         reps=reps,
         apps=list(dict.fromkeys(j.app for j in jobs)),
         graphs=graphs,
         planned=len(jobs),
     )
+    if configs is not None:
+        meta.update(
+            timeout=_timeout(args, True),
+            configurations={c.name: c.pipeline for c in configs},
+        )
     n_apps = len({j.app for j in jobs})
+    per = f"{len(configs)} configurations, " if configs is not None else ""
     progress.write(
-        f"irgl-bench all: {len(jobs)} runs ({n_apps} apps, {reps} timed runs "
-        f"each) -> {md_path}\n"
+        f"irgl-bench all: {len(jobs)} runs ({n_apps} apps, {per}{reps} timed "
+        f"runs each) -> {md_path}\n"
     )
 
     def write(
@@ -456,7 +539,12 @@ def cmd_all(args: argparse.Namespace, runner: Runner | None = None) -> int:
         gpus = sorted({r.gpu for r in rows if r.gpu})
         full = {**meta, "gpu": ", ".join(gpus) or None, "done": len(rows)}
         write_json(json_path, rows, full)
-        update_markdown(md_path, render_section(rows, full, chart=chart, notes=notes))
+        if configs is not None:
+            columns = [(c.name, c.pipeline) for c in configs]
+            section = render_ablation_section(rows, columns, full, notes)
+        else:
+            section = render_section(rows, full, chart=chart, notes=notes)
+        update_markdown(md_path, section, *markers)
 
     def write_partial(rows: list[BenchRow]) -> None:
         try:
@@ -472,7 +560,9 @@ def cmd_all(args: argparse.Namespace, runner: Runner | None = None) -> int:
         return 130
     notes: list[str] = []
     chart = None
-    if args.no_chart:
+    if ablation:
+        pass  # the tables are the report
+    elif args.no_chart:
         notes.append("No chart (`--no-chart`).")
     else:
         gpus = sorted({r.gpu for r in rows if r.gpu})
@@ -490,18 +580,135 @@ def cmd_all(args: argparse.Namespace, runner: Runner | None = None) -> int:
         write(rows, chart, notes)
     except ReportError as e:
         raise UsageError(str(e)) from None
-    wrong = wrong_rows(rows)
+    return _verdict(rows, ablation, md_path, json_path, png_path if chart else None)
+
+
+def _where(row: BenchRow) -> str:
+    return f"{row.app} on {row.graph}" + (f" [{row.config}]" if row.config else "")
+
+
+def _verdict(
+    rows: list[BenchRow],
+    ablation: bool,
+    md_path: Path,
+    json_path: Path,
+    png_path: Path | None,
+) -> int:
+    """Say how it went on stderr; the exit code (1 if any result is wrong or
+    did not run; with ``--ablation`` a timeout is a result, not a failure)."""
+    progress = sys.stderr
+    late = [r for r in rows if ablation and is_timeout(r)]
+    wrong = [r for r in wrong_rows(rows) if not (ablation and is_timeout(r))]
+    if late:
+        progress.write(
+            f"irgl-bench all: {len(late)} runs timed out (shown as timeout): "
+            + ", ".join(_where(r) for r in late)
+            + "\n"
+        )
     if wrong:
         lines = [
             f"irgl-bench all: FAILED: {len(wrong)} of {len(rows)} results are wrong "
             "or did not run:"
         ]
-        lines += [f"  {r.app} on {r.graph}: {r.status}" for r in wrong]
+        lines += [f"  {_where(r)}: {r.status}" for r in wrong]
         lines.append(f"(details in {json_path}; table in {md_path})")
         progress.write("\n".join(lines) + "\n")
         return 1
+    done = len(rows) - len(late)
     progress.write(
-        f"irgl-bench all: all {len(rows)} results correct; wrote {md_path}, "
-        f"{json_path}" + (f", {png_path}" if chart else "") + "\n"
+        f"irgl-bench all: all {done} results correct; wrote {md_path}, "
+        f"{json_path}" + (f", {png_path}" if png_path else "") + "\n"
+    )
+    return 0
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    """``irgl-bench build``: compile every app (under every ``--ablation``
+    configuration, or each ``-p``) into the program cache, or with
+    ``--check`` only say whether each is there; the exit code."""
+    from .build import DEFAULT_PIPELINE, cache_dir
+    from .prebuild import BuildItem, build_all, nvcc_version, write_manifest
+
+    progress = sys.stderr
+    pipelines = list(dict.fromkeys(args.pipeline or [DEFAULT_PIPELINE]))
+    if args.ablation:
+        if len(pipelines) > 1:
+            raise UsageError(
+                "--ablation takes one -p/--pipeline (the base of every configuration)"
+            )
+        base = argparse.Namespace(
+            ablation=True,
+            configs=args.configs,
+            backend=DEFAULT_BACKEND,
+            pipeline=pipelines[0],
+        )
+        configs = ablation_configs(base)
+        assert configs is not None
+        variants = [(c.name, c.pipeline) for c in configs]
+    else:
+        if _split_list(args.configs):
+            raise UsageError("--configs applies only with --ablation")
+        variants = [("default" if p == DEFAULT_PIPELINE else p, p) for p in pipelines]
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
+    bdir = args.benchmarks_dir
+    found = discover_apps(bdir)
+    wanted = _split_list(args.apps)
+    unknown = [a for a in wanted if a not in found]
+    if unknown:
+        raise UsageError(
+            f"unknown app(s) {', '.join(unknown)} (known: {', '.join(found) or 'none'})"
+        )
+    items: list[BuildItem] = []
+    broken: list[str] = []
+    for name in wanted or found:
+        try:
+            spec = load_app(name, bdir)
+        except AppError as e:
+            broken.append(f"{name}: app does not load: {_one_line(str(e))}")
+            continue
+        items += [BuildItem(name, c, p, spec.mlir) for c, p in variants]
+    cache = Path(args.program_cache) if args.program_cache else cache_dir()
+    jobs = args.jobs or os.cpu_count() or 1
+    verb = "checking" if args.check else "building"
+    progress.write(
+        f"irgl-bench build: {verb} {len(items)} programs "
+        f"({len(items) // max(1, len(variants))} apps x {len(variants)} "
+        f"configurations) in {cache}\n"
+    )
+    outcomes = build_all(items, cache, jobs, args.nvcc, args.check, progress)
+    if not args.check:
+        write_manifest(cache, outcomes, nvcc_version(args.nvcc))
+    libraries = {o.library for o in outcomes if o.ok and o.library is not None}
+    size = sum(p.stat().st_size for p in libraries)
+    counts = {
+        s: sum(o.status == s for o in outcomes)
+        for s in ("compiled", "cached", "missing")
+    }
+    failed = [o for o in outcomes if o.status.startswith("error")]
+    summary = {
+        "programs": len(outcomes),
+        "libraries": len(libraries),
+        **counts,
+        "errors": len(failed) + len(broken),
+        "library_bytes": size,
+        "cache": str(cache),
+    }
+    print(json.dumps(summary), flush=True)
+    bad = [f"{o.item.app} [{o.item.config}]: {o.status}" for o in failed] + broken
+    bad += [
+        f"{o.item.app} [{o.item.config}]: not in the cache ({o.item.pipeline})"
+        for o in outcomes
+        if o.status == "missing"
+    ]
+    if bad:
+        progress.write(
+            f"irgl-bench build: FAILED: {len(bad)} of {len(outcomes) + len(broken)} "
+            "programs are not in the cache:\n" + "".join(f"  {line}\n" for line in bad)
+        )
+        return 1
+    progress.write(
+        f"irgl-bench build: all {len(outcomes)} programs in {cache} "
+        f"({len(libraries)} libraries, {size / 2**20:.1f} MiB)\n"
     )
     return 0
