@@ -6,12 +6,16 @@ markers, ``results.json``, ``results.png``) written as rows come in.
 ``irgl-bench all --ablation`` runs every app and graph once per
 configuration of :mod:`irgl_runner.ablation` (``none``, each optimization
 alone, ``all``, ``default``) and writes its own section of ``RESULTS.md``
-(one column per configuration) and ``ablation.json``.
+(one column per configuration) and ``ablation.json``. A configuration whose
+CUDA program is identical to an earlier one's for that app (an option with
+nothing to change in it) is not run again: its cells repeat the earlier
+time, marked ``(= name)`` (``--rerun-identical`` runs it anyway).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shlex
@@ -27,7 +31,8 @@ from typing import TextIO
 from .ablation import Configuration, configurations, select_configurations
 from .apps import AppError, AppSpec, default_benchmarks_dir, load_app
 from .backends import DEFAULT_BACKEND
-from .errors import UsageError
+from .build import emit_program, library_path
+from .errors import CompileError, UsageError
 from .generators import parse_spec
 from .graph_args import check_graph_arg, default_cache_dir, resolve_graph
 from .graphs import GraphFormatError
@@ -60,6 +65,7 @@ __all__ = [
     "ablation_configs",
     "cmd_all",
     "cmd_build",
+    "identical_configs",
     "discover_apps",
     "run_all",
 ]
@@ -128,6 +134,7 @@ class BenchJob:
     error: str | None = None
     extra_args: list[str] = field(default_factory=list)
     config: str | None = None  # the ablation configuration (in extra_args' -p)
+    same_as: str | None = None  # an earlier configuration with the same program
 
 
 #: Runs one job and describes the outcome; must not raise for a failing app
@@ -305,7 +312,9 @@ def _summary(row: BenchRow) -> str:
     else:
         parts.append("ERROR: " + row.status.partition(":")[2].strip())
     text = ", ".join(parts)
-    if row.wall_s is not None:
+    if row.same_as is not None:
+        text += f" (same program as [{row.same_as}], not run again)"
+    elif row.wall_s is not None:
         text += f" ({row.wall_s:.1f} s)"
     return text
 
@@ -331,7 +340,12 @@ def run_all(
         out.write(f"[{k:>{width}}/{len(jobs)}] {what} ... ")
         out.flush()
         start = time.monotonic()
-        if job.error is not None:
+        twin = _twin(rows, job)
+        if twin is not None:
+            row = dataclasses.replace(
+                twin, config=job.config, same_as=job.same_as, wall_s=0.0
+            )
+        elif job.error is not None:
             row = BenchRow(job.app, job.graph, "error: " + job.error, date=_now())
         else:
             try:
@@ -359,6 +373,34 @@ def run_all(
     return rows
 
 
+def _twin(rows: Sequence[BenchRow], job: BenchJob) -> BenchRow | None:
+    """The row of the configuration ``job`` has the same program as."""
+    if job.same_as is None:
+        return None
+    for row in rows:
+        if (row.app, row.graph, row.config) == (job.app, job.graph, job.same_as):
+            return row
+    return None
+
+
+def identical_configs(mlir: Path, configs: Sequence[Configuration]) -> dict[str, str]:
+    """Configuration -> the first earlier one whose CUDA program for ``mlir``
+    is the same (configurations that do not lower are left out: their runs
+    report it)."""
+    first: dict[str, str] = {}
+    same: dict[str, str] = {}
+    for c in configs:
+        try:
+            key = library_path(emit_program(mlir, c.pipeline)).name
+        except CompileError:
+            continue
+        if key in first:
+            same[c.name] = first[key]
+        else:
+            first[key] = c.name
+    return same
+
+
 def _split_list(values: Sequence[str] | None) -> list[str]:
     items: list[str] = []
     for v in values or ():
@@ -382,6 +424,8 @@ def ablation_configs(args: argparse.Namespace) -> list[Configuration] | None:
     if not getattr(args, "ablation", False):
         if names:
             raise UsageError("--configs applies only with --ablation")
+        if getattr(args, "rerun_identical", False):
+            raise UsageError("--rerun-identical applies only with --ablation")
         return None
     backend = getattr(args, "backend", DEFAULT_BACKEND)
     if backend != DEFAULT_BACKEND:
@@ -436,6 +480,8 @@ def _plan(
     timeout = _timeout(args, configs is not None)
 
     per_app: dict[str, tuple[list[str], str | None]] = {}
+    twins: dict[str, dict[str, str]] = {}
+    dedupe = configs is not None and not getattr(args, "rerun_identical", False)
     for name in apps:
         try:
             spec = load_app(name, bdir)
@@ -443,6 +489,13 @@ def _plan(
             per_app[name] = (graphs, f"app does not load: {_one_line(str(e))}")
             continue
         per_app[name] = (_app_graphs(spec, graphs, args.quick), None)
+        if dedupe and configs is not None and spec.mlir.is_file():
+            twins[name] = identical_configs(spec.mlir, configs)
+            for config, earlier in twins[name].items():
+                progress.write(
+                    f"irgl-bench all: {name} [{config}] is the same program as "
+                    f"[{earlier}]; not run again\n"
+                )
 
     sizes: dict[str, tuple[int | None, int | None, str | None]] = {}
     for g in dict.fromkeys(x for gs, _ in per_app.values() for x in gs):
@@ -484,6 +537,7 @@ def _plan(
                         error=app_error or graph_error,
                         extra_args=["--backend", args.backend, "--pipeline", pipeline],
                         config=config,
+                        same_as=twins.get(name, {}).get(config or ""),
                     )
                 )
     return jobs, graphs, reps

@@ -289,6 +289,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_ablation_arguments(a)
     a.add_argument(
+        "--rerun-identical",
+        action="store_true",
+        help="with --ablation, also run a configuration whose program is the "
+        "same as an earlier one's (by default its cells repeat that result)",
+    )
+    a.add_argument(
         "--out-dir",
         type=Path,
         default=None,

@@ -80,6 +80,7 @@ class BenchRow:
     result: Any = None  # the host function's result, if it has one
     log: str | None = None  # tail of the run's diagnostics when it went wrong
     config: str | None = None  # the ablation configuration it was built with
+    same_as: str | None = None  # not run: the same program as this configuration
 
     @property
     def correct(self) -> bool:
@@ -304,20 +305,23 @@ WRONG_MARK = "✗"
 
 
 def _ablation_cell(row: BenchRow | None, fastest: bool) -> str:
-    """Median ms (bold if the row's fastest), ``✗`` if wrong, or what happened."""
+    """Median ms (bold if the line's fastest), ``✗`` if wrong, or what
+    happened; ``(= c)`` when it repeats configuration ``c``'s result."""
     if row is None:
         return ""
-    if is_timeout(row):
-        return "timeout"
-    if row.status.startswith("failed"):
-        ms = _format_ms(row.median_ms)
-        return f"{ms} {WRONG_MARK}" if ms else WRONG_MARK
-    if not row.correct or row.median_ms is None:
-        return "error"
+    twin = "" if row.same_as is None else f" (= {row.same_as})"
     ms = _format_ms(row.median_ms)
-    if fastest:
-        ms = f"**{ms}**"
-    return ms + (" (unchecked)" if row.status == "skipped" else "")
+    if is_timeout(row):
+        text = "timeout"
+    elif row.status.startswith("failed"):
+        text = f"{ms} {WRONG_MARK}" if ms else WRONG_MARK
+    elif not row.correct or row.median_ms is None:
+        text = "error"
+    else:
+        text = f"**{ms}**" if fastest else ms
+        if row.status == "skipped":
+            text += " (unchecked)"
+    return text + twin
 
 
 def _good_ms(row: BenchRow | None) -> float | None:
@@ -399,7 +403,9 @@ def render_ablation_section(
         f"{WRONG_MARK}: wrong output (the CPU check failed); `timeout`: "
         "stopped after "
         + (f"{meta['timeout']:g} s" if meta.get("timeout") else "its time limit")
-        + "; `error`: did not compile or run (the JSON has the message)."
+        + "; `error`: did not compile or run (the JSON has the message); "
+        "`(= c)`: the same CUDA program as configuration `c` for this app, "
+        "not run again (its result repeated)."
     )
     out.append(legend)
     planned = meta.get("planned")

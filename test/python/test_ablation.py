@@ -33,6 +33,7 @@ from irgl_runner.bench_all import (
     DEFAULT_TIMEOUT_S,
     QUICK_GRAPHS,
     BenchJob,
+    identical_configs,
 )
 from irgl_runner.build import emit_program, library_path
 from irgl_runner.errors import UsageError
@@ -305,12 +306,23 @@ def test_ablation_usage_errors_exit_2(
     assert runner.jobs == [] and not (out / "RESULTS.md").exists()
 
 
-def test_configs_without_ablation_is_a_usage_error(
-    tmp_path: Path, bench: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("option", "name"),
+    [
+        (["--configs", "none"], "--configs"),
+        (["--rerun-identical"], "--rerun-identical"),
+    ],
+)
+def test_ablation_options_without_ablation_are_usage_errors(
+    tmp_path: Path,
+    bench: Path,
+    capsys: pytest.CaptureFixture[str],
+    option: list[str],
+    name: str,
 ) -> None:
-    argv = ["all", "--benchmarks-dir", str(bench), "--configs", "none"]
+    argv = ["all", "--benchmarks-dir", str(bench), *option]
     assert bench_cli.main([*argv, "--out-dir", str(tmp_path)]) == 2
-    assert "--configs applies only with --ablation" in capsys.readouterr().err
+    assert f"{name} applies only with --ablation" in capsys.readouterr().err
 
 
 def _table(md: str, header_start: str) -> dict[tuple[str, str], list[str]]:
@@ -439,6 +451,63 @@ def test_ablation_tables_in_progress_cells_are_empty() -> None:
     assert "| bfs | g | **3.000** |  |" in text
     assert "| bfs | g |  |" in text.split("Speedup")[1]
     assert "Speedup" not in ablation_tables(rows, [NONE])
+
+
+def test_identical_configs_have_identical_programs() -> None:
+    mlir = REPO / "benchmarks" / "bfs" / "bfs.mlir"
+    configs = configurations()
+    same = identical_configs(mlir, configs)
+    pipelines = {c.name: c.pipeline for c in configs}
+    for later, earlier in same.items():
+        names = [c.name for c in configs]
+        assert names.index(earlier) < names.index(later)
+        a = emit_program(mlir, pipelines[earlier]).cuda
+        assert a == emit_program(mlir, pipelines[later]).cuda
+    assert NONE not in same and ALL not in same  # the extremes differ (BFS)
+    assert identical_configs(REPO / "no-such.mlir", configs) == {}
+
+
+def test_identical_programs_are_not_run_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    real = tmp_path / "real"
+    (real / "bfs").mkdir(parents=True)
+    bfs = REPO / "benchmarks" / "bfs" / "bfs.mlir"
+    (real / "bfs" / "app.py").write_text(
+        APP_PY.format(name="bfs").replace(
+            'Path(__file__).with_name("bfs.mlir")', repr(str(bfs))
+        )
+    )
+    same = identical_configs(bfs, configurations())
+    assert same, "BFS has no configuration without effect to test with"
+    times = {c.name: ("passed", 10.0 + k) for k, c in enumerate(configurations())}
+    outcomes = {("bfs", "grid:2x2", c): t for c, t in times.items()}
+    runner = FakeRunner(outcomes)  # type: ignore[arg-type]
+    rc, out = run_ablation(tmp_path, real, runner, "--graphs", "grid:2x2")
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    ran = [j.config for j in runner.jobs]
+    assert set(ran) == {c.name for c in configurations()} - set(same)
+    names = [c.name for c in configurations()]
+    ms = _table((out / "RESULTS.md").read_text(), "| app | graph | none |")
+    for later, earlier in same.items():
+        assert f"bfs [{later}] is the same program as [{earlier}]" in err
+        cell = ms[("bfs", "grid:2x2")][names.index(later)]
+        assert cell.endswith(f"(= {earlier})")
+        assert f"{times[earlier][1]:.3f}" in cell
+    doc = json.loads((out / "ablation.json").read_text())
+    rows = {r["config"]: r for r in doc["results"]}
+    assert len(rows) == len(names)
+    for later, earlier in same.items():
+        assert rows[later]["same_as"] == earlier
+        assert rows[later]["median_ms"] == rows[earlier]["median_ms"]
+
+    runner = FakeRunner()
+    rc, _ = run_ablation(
+        tmp_path, real, runner, "--graphs", "grid:2x2", "--rerun-identical"
+    )
+    assert rc == 0 and [j.config for j in runner.jobs] == names
+    assert all(j.same_as is None for j in runner.jobs)
 
 
 # ---------------------------------------------------------- irgl-bench build
