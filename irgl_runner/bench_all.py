@@ -45,6 +45,7 @@ from .report import (
     ReportError,
     check_markdown,
     is_timeout,
+    read_json,
     render_ablation_section,
     render_section,
     update_markdown,
@@ -65,8 +66,8 @@ __all__ = [
     "ablation_configs",
     "cmd_all",
     "cmd_build",
-    "identical_configs",
     "discover_apps",
+    "identical_configs",
     "run_all",
 ]
 
@@ -569,17 +570,20 @@ def cmd_all(args: argparse.Namespace, runner: Runner | None = None) -> int:
     except ReportError as e:
         raise UsageError(str(e)) from None
     jobs, graphs, reps = _plan(args, progress, configs)
+    columns = [(c.name, c.pipeline) for c in configs or ()]
+    kept: list[BenchRow] = []
+    notes_merged: list[str] = []
+    if getattr(args, "merge", False):
+        kept, columns, note = _merge_earlier(json_path, jobs, columns)
+        notes_merged = [note] if note else []
     meta.update(
         reps=reps,
-        apps=list(dict.fromkeys(j.app for j in jobs)),
-        graphs=graphs,
-        planned=len(jobs),
+        apps=list(dict.fromkeys([*(r.app for r in kept), *(j.app for j in jobs)])),
+        graphs=list(dict.fromkeys([*(r.graph for r in kept), *graphs])),
+        planned=len(kept) + len(jobs),
     )
     if configs is not None:
-        meta.update(
-            timeout=_timeout(args, True),
-            configurations={c.name: c.pipeline for c in configs},
-        )
+        meta.update(timeout=_timeout(args, True), configurations=dict(columns))
     n_apps = len({j.app for j in jobs})
     per = f"{len(configs)} configurations, " if configs is not None else ""
     progress.write(
@@ -588,13 +592,14 @@ def cmd_all(args: argparse.Namespace, runner: Runner | None = None) -> int:
     )
 
     def write(
-        rows: list[BenchRow], chart: str | None = None, notes: Sequence[str] = ()
+        new: list[BenchRow], chart: str | None = None, notes: Sequence[str] = ()
     ) -> None:
+        rows = kept + new
+        notes = [*notes, *notes_merged]
         gpus = sorted({r.gpu for r in rows if r.gpu})
         full = {**meta, "gpu": ", ".join(gpus) or None, "done": len(rows)}
         write_json(json_path, rows, full)
         if configs is not None:
-            columns = [(c.name, c.pipeline) for c in configs]
             section = render_ablation_section(rows, columns, full, notes)
         else:
             section = render_section(rows, full, chart=chart, notes=notes)
@@ -622,7 +627,7 @@ def cmd_all(args: argparse.Namespace, runner: Runner | None = None) -> int:
         gpus = sorted({r.gpu for r in rows if r.gpu})
         title = "irgl-bench all" + (f" on {', '.join(gpus)}" if gpus else "")
         title += f" ({str(meta['generated'])[:10]})"
-        note = write_chart(png_path, rows, title=title)
+        note = write_chart(png_path, kept + rows, title=title)
         if note is None:
             chart = os.path.relpath(png_path, md_path.parent)
         else:
@@ -635,6 +640,42 @@ def cmd_all(args: argparse.Namespace, runner: Runner | None = None) -> int:
     except ReportError as e:
         raise UsageError(str(e)) from None
     return _verdict(rows, ablation, md_path, json_path, png_path if chart else None)
+
+
+def _merge_earlier(
+    json_path: Path, jobs: Sequence[BenchJob], columns: list[tuple[str, str]]
+) -> tuple[list[BenchRow], list[tuple[str, str]], str | None]:
+    """``--merge``: the rows of ``json_path`` that this run does not redo, the
+    configuration columns of both (in the standard order) and a note saying
+    what was merged."""
+    try:
+        rows, meta = read_json(json_path)
+    except ReportError as e:
+        raise UsageError(f"cannot --merge: {e}") from None
+    planned = {(j.app, j.graph, j.config) for j in jobs}
+    kept = [r for r in rows if (r.app, r.graph, r.config) not in planned]
+    earlier = meta.get("configurations") or {}
+    now = dict(columns)
+    if columns and isinstance(earlier, dict):
+        for name, pipeline in earlier.items():
+            if name in now and now[name] != pipeline:
+                raise UsageError(
+                    f"cannot --merge: configuration {name!r} was {pipeline!r} in "
+                    f"{json_path}, now {now[name]!r}"
+                )
+        order = [c.name for c in configurations()]
+        merged = {**earlier, **now}
+        columns = sorted(
+            merged.items(),
+            key=lambda c: order.index(c[0]) if c[0] in order else len(order),
+        )
+    if not kept:
+        return [], columns, None
+    command = meta.get("command")
+    note = f"{len(kept)} results merged from an earlier run" + (
+        f" (`{command}`)." if command else "."
+    )
+    return kept, columns, note
 
 
 def _where(row: BenchRow) -> str:

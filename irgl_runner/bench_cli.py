@@ -289,6 +289,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_ablation_arguments(a)
     a.add_argument(
+        "--merge",
+        action="store_true",
+        help="keep the results of earlier runs in results.json/ablation.json "
+        "that this run does not redo (split a long table over several runs)",
+    )
+    a.add_argument(
         "--rerun-identical",
         action="store_true",
         help="with --ablation, also run a configuration whose program is the "

@@ -20,7 +20,7 @@ import json
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ __all__ = [
     "format_rate",
     "is_timeout",
     "markdown_table",
+    "read_json",
     "render_ablation_section",
     "render_section",
     "update_markdown",
@@ -433,6 +434,27 @@ def render_ablation_section(
 
 
 # ----------------------------------------------------------------------- json
+
+
+def read_json(path: str | os.PathLike[str]) -> tuple[list[BenchRow], dict[str, Any]]:
+    """The rows and meta of a file :func:`write_json` wrote (``[]`` and ``{}``
+    if it does not exist); :class:`ReportError` if it is not one."""
+    p = Path(path)
+    if not p.exists():
+        return [], {}
+    names = {f.name for f in fields(BenchRow)}
+    try:
+        doc = json.loads(p.read_text())
+        meta = doc.get("meta") or {}
+        rows = [
+            BenchRow(**{k: v for k, v in r.items() if k in names})
+            for r in doc["results"]
+        ]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        raise ReportError(f"{p}: not a results file of irgl-bench all ({e})") from None
+    if not isinstance(meta, dict):
+        raise ReportError(f"{p}: not a results file of irgl-bench all (meta)")
+    return rows, meta
 
 
 def write_json(

@@ -445,6 +445,87 @@ def test_broken_ablation_markers_exit_2_before_running(
     assert "fix the markers" in capsys.readouterr().err
 
 
+def test_merge_splits_a_table_over_runs(
+    tmp_path: Path, bench: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    graphs = ["--graphs", "grid:2x2"]
+    first = FakeRunner({("bfs", "grid:2x2", NONE): ("passed", 5.0)})
+    rc, out = run_ablation(tmp_path, bench, first, *graphs, "--apps", "bfs")
+    assert rc == 0
+    second = FakeRunner({("sssp", "grid:2x2", ALL): ("passed", 3.0)})
+    args = [*graphs, "--apps", "sssp", "--merge", "--configs", "none,all"]
+    rc, _ = run_ablation(tmp_path, bench, second, *args)
+    assert rc == 0 and {j.app for j in second.jobs} == {"sssp"}
+    md = (out / "RESULTS.md").read_text()
+    ms = _table(md, "| app | graph | none |")
+    names = [c.name for c in configurations()]
+    assert list(ms) == [("bfs", "grid:2x2"), ("sssp", "grid:2x2")]
+    assert ms[("bfs", "grid:2x2")][0] == "5.000"  # kept from the first run
+    assert ms[("sssp", "grid:2x2")][names.index(ALL)] == "**3.000**"
+    assert ms[("sssp", "grid:2x2")][names.index("outline")] == ""  # not run
+    assert f"{len(names)} results merged from an earlier run" in md
+    assert "In progress" not in md
+    doc = json.loads((out / "ablation.json").read_text())
+    assert len(doc["results"]) == len(names) + 2
+    assert doc["meta"]["apps"] == ["bfs", "sssp"]
+    assert list(doc["meta"]["configurations"]) == names
+
+    # redoing a result replaces it; the exit code is this run's
+    third = FakeRunner({("bfs", "grid:2x2", NONE): "failed: level differs"})
+    rc, _ = run_ablation(
+        tmp_path, bench, third, *graphs, "--apps", "bfs", "--configs", "none", "--merge"
+    )
+    assert rc == 1
+    doc = json.loads((out / "ablation.json").read_text())
+    bfs_none = [r for r in doc["results"] if (r["app"], r["config"]) == ("bfs", NONE)]
+    assert [r["status"] for r in bfs_none] == ["failed: level differs"]
+    assert len(doc["results"]) == len(names) + 2
+    capsys.readouterr()
+
+    # another base pipeline does not mix with the earlier columns
+    rc, _ = run_ablation(
+        tmp_path,
+        bench,
+        FakeRunner(),
+        *graphs,
+        "--merge",
+        "-p",
+        "lower-irgl{block_size=64}",
+    )
+    assert rc == 2
+    assert "cannot --merge: configuration 'none' was" in capsys.readouterr().err
+
+
+def test_merge_in_the_plain_table(tmp_path: Path, bench: Path) -> None:
+    out = tmp_path / "o"
+    argv = ["all", "--benchmarks-dir", str(bench), "--out-dir", str(out)]
+    argv += ["--no-cache", "--no-chart", "--graphs", "grid:2x2"]
+
+    def ok(job: BenchJob) -> BenchRow:
+        return BenchRow(job.app, job.graph, "passed", median_ms=1.0)
+
+    assert bench_cli.main([*argv, "--apps", "bfs"], runner=ok) == 0
+    assert bench_cli.main([*argv, "--apps", "sssp", "--merge"], runner=ok) == 0
+    doc = json.loads((out / "results.json").read_text())
+    assert [r["app"] for r in doc["results"]] == ["bfs", "sssp"]
+    assert doc["meta"]["planned"] == doc["meta"]["done"] == 2
+    assert bench_cli.main([*argv, "--apps", "sssp"], runner=ok) == 0  # no --merge
+    doc = json.loads((out / "results.json").read_text())
+    assert [r["app"] for r in doc["results"]] == ["sssp"]
+
+
+def test_merge_refuses_a_corrupt_results_file(
+    tmp_path: Path, bench: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "ablation.json").write_text("{not json")
+    runner = FakeRunner()
+    rc, _ = run_ablation(tmp_path, bench, runner, "--graphs", "grid:2x2", "--merge")
+    assert rc == 2 and runner.jobs == []
+    assert "cannot --merge" in capsys.readouterr().err
+
+
 def test_ablation_tables_in_progress_cells_are_empty() -> None:
     rows = [BenchRow("bfs", "g", "passed", median_ms=3.0, config=NONE)]
     text = ablation_tables(rows, [NONE, ALL])
