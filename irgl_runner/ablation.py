@@ -64,7 +64,9 @@ class Optimization:
         return {k for k, _ in self.on} | {k for k, _ in self.off}
 
 
-#: The optimizations of the ablation, in column order.
+#: The optimizations of the ablation, in column order. A boolean option is
+#: ``Optimization.flag("option")``; any other is spelled out, e.g.
+#: ``Optimization("backoff", (("retry_backoff", 64),), (("retry_backoff", 0),))``.
 OPTIMIZATIONS: tuple[Optimization, ...] = (
     Optimization.flag("outline"),
     Optimization.flag("nested_parallelism", "nested"),
