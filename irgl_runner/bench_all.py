@@ -2,11 +2,20 @@
 ``irgl-bench run`` process (a crash or hang loses one row, not the table),
 with progress on stderr and the reports (``RESULTS.md`` between its
 markers, ``results.json``, ``results.png``) written as rows come in.
+
+``irgl-bench all --ablation`` runs every app and graph once per
+configuration of :mod:`irgl_runner.ablation` (``none``, each optimization
+alone, ``all``, ``default``) and writes its own section of ``RESULTS.md``
+(one column per configuration) and ``ablation.json``. A configuration whose
+CUDA program is identical to an earlier one's for that app (an option with
+nothing to change in it) is not run again: its cells repeat the earlier
+time, marked ``(= name)`` (``--rerun-identical`` runs it anyway).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shlex
@@ -19,15 +28,25 @@ from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
+from .ablation import Configuration, configurations, select_configurations
 from .apps import AppError, AppSpec, default_benchmarks_dir, load_app
-from .errors import UsageError
+from .backends import DEFAULT_BACKEND
+from .build import emit_program, library_path
+from .errors import CompileError, UsageError
 from .generators import parse_spec
 from .graph_args import check_graph_arg, default_cache_dir, resolve_graph
 from .graphs import GraphFormatError
 from .report import (
+    ABLATION_BEGIN_MARKER,
+    ABLATION_END_MARKER,
+    BEGIN_MARKER,
+    END_MARKER,
     BenchRow,
     ReportError,
     check_markdown,
+    is_timeout,
+    read_json,
+    render_ablation_section,
     render_section,
     update_markdown,
     write_chart,
@@ -38,32 +57,48 @@ from .report import (
 __all__ = [
     "APP_ORDER",
     "BenchJob",
+    "DEFAULT_ABLATION_TIMEOUT_S",
     "DEFAULT_GRAPHS",
     "DEFAULT_TIMEOUT_S",
     "QUICK_GRAPHS",
     "Runner",
     "SubprocessRunner",
+    "ablation_configs",
     "cmd_all",
+    "cmd_build",
     "discover_apps",
+    "identical_configs",
     "run_all",
 ]
 
 #: Graphs of the full table: a power-law graph (Graph500 RMAT), a
-#: high-diameter road-like grid, and a uniform random graph (with isolated
-#: nodes), each with about a million nodes or more.
+#: high-diameter road-like grid, a uniform random graph (with isolated
+#: nodes), each with about a million nodes or more, and a chain of a million
+#: nodes (diameter a million: one BFS/SSSP step per node, ~3 s per run
+#: outlined, ~25 s with host loops).
 DEFAULT_GRAPHS: tuple[str, ...] = (
     "rmat:20",
     "grid:2048x2048",
     "random:1000000:8000000",
+    "path:1000000",
 )
 
 #: Graphs of ``irgl-bench all --quick`` (seconds per app).
-QUICK_GRAPHS: tuple[str, ...] = ("rmat:12", "grid:64x64", "random:10000:40000")
+QUICK_GRAPHS: tuple[str, ...] = (
+    "rmat:12",
+    "grid:64x64",
+    "random:10000:40000",
+    "path:10000",
+)
 
 #: Apps listed in this order first, others after them alphabetically.
 APP_ORDER: tuple[str, ...] = ("bfs", "sssp", "cc", "pr", "tc", "mst", "mis", "dmr")
 
 DEFAULT_TIMEOUT_S = 1200.0
+
+#: Per-run limit of ``--ablation`` (configurations without outlining take
+#: minutes on the chain): a run past it is a ``timeout`` cell, not a failure.
+DEFAULT_ABLATION_TIMEOUT_S = 300.0
 
 
 def discover_apps(benchmarks_dir: str | Path | None = None) -> list[str]:
@@ -99,6 +134,8 @@ class BenchJob:
     cache_dir: Path | None = None
     error: str | None = None
     extra_args: list[str] = field(default_factory=list)
+    config: str | None = None  # the ablation configuration (in extra_args' -p)
+    same_as: str | None = None  # an earlier configuration with the same program
 
 
 #: Runs one job and describes the outcome; must not raise for a failing app
@@ -276,7 +313,9 @@ def _summary(row: BenchRow) -> str:
     else:
         parts.append("ERROR: " + row.status.partition(":")[2].strip())
     text = ", ".join(parts)
-    if row.wall_s is not None:
+    if row.same_as is not None:
+        text += f" (same program as [{row.same_as}], not run again)"
+    elif row.wall_s is not None:
         text += f" ({row.wall_s:.1f} s)"
     return text
 
@@ -296,10 +335,18 @@ def run_all(
     rows: list[BenchRow] = []
     width = len(str(len(jobs)))
     for k, job in enumerate(jobs, 1):
-        out.write(f"[{k:>{width}}/{len(jobs)}] {job.app} on {job.graph} ... ")
+        what = f"{job.app} on {job.graph}"
+        if job.config is not None:
+            what += f" [{job.config}]"
+        out.write(f"[{k:>{width}}/{len(jobs)}] {what} ... ")
         out.flush()
         start = time.monotonic()
-        if job.error is not None:
+        twin = _twin(rows, job)
+        if twin is not None:
+            row = dataclasses.replace(
+                twin, config=job.config, same_as=job.same_as, wall_s=0.0
+            )
+        elif job.error is not None:
             row = BenchRow(job.app, job.graph, "error: " + job.error, date=_now())
         else:
             try:
@@ -311,6 +358,8 @@ def run_all(
                     f"error: {type(e).__name__}: {_one_line(str(e))}",
                     date=_now(),
                 )
+        if row.config is None:
+            row.config = job.config
         if row.nodes is None:
             row.nodes = job.nodes
         if row.edges is None:
@@ -323,6 +372,34 @@ def run_all(
         if on_row is not None:
             on_row(rows)
     return rows
+
+
+def _twin(rows: Sequence[BenchRow], job: BenchJob) -> BenchRow | None:
+    """The row of the configuration ``job`` has the same program as."""
+    if job.same_as is None:
+        return None
+    for row in rows:
+        if (row.app, row.graph, row.config) == (job.app, job.graph, job.same_as):
+            return row
+    return None
+
+
+def identical_configs(mlir: Path, configs: Sequence[Configuration]) -> dict[str, str]:
+    """Configuration -> the first earlier one whose CUDA program for ``mlir``
+    is the same (configurations that do not lower are left out: their runs
+    report it)."""
+    first: dict[str, str] = {}
+    same: dict[str, str] = {}
+    for c in configs:
+        try:
+            key = library_path(emit_program(mlir, c.pipeline)).name
+        except CompileError:
+            continue
+        if key in first:
+            same[c.name] = first[key]
+        else:
+            first[key] = c.name
+    return same
 
 
 def _split_list(values: Sequence[str] | None) -> list[str]:
@@ -340,10 +417,41 @@ def _app_graphs(app: AppSpec, graphs: list[str], quick: bool) -> list[str]:
     return list(own) if own else graphs
 
 
+def ablation_configs(args: argparse.Namespace) -> list[Configuration] | None:
+    """The configurations of ``--ablation`` (``None`` without it); a usage
+    error for ``--configs`` without ``--ablation`` or a backend other than
+    ``cuda`` (the configurations are lowering options)."""
+    names = _split_list(getattr(args, "configs", None))
+    if not getattr(args, "ablation", False):
+        if names:
+            raise UsageError("--configs applies only with --ablation")
+        if getattr(args, "rerun_identical", False):
+            raise UsageError("--rerun-identical applies only with --ablation")
+        return None
+    backend = getattr(args, "backend", DEFAULT_BACKEND)
+    if backend != DEFAULT_BACKEND:
+        raise UsageError(
+            f"--ablation compares lowerings; it needs --backend {DEFAULT_BACKEND}, "
+            f"not {backend}"
+        )
+    return select_configurations(configurations(args.pipeline), names)
+
+
+def _timeout(args: argparse.Namespace, ablation: bool) -> float | None:
+    """The per-run limit in seconds (``None``: none)."""
+    t = args.timeout
+    if t is None:
+        t = DEFAULT_ABLATION_TIMEOUT_S if ablation else DEFAULT_TIMEOUT_S
+    return t if t > 0 else None
+
+
 def _plan(
-    args: argparse.Namespace, progress: TextIO
+    args: argparse.Namespace,
+    progress: TextIO,
+    configs: Sequence[Configuration] | None = None,
 ) -> tuple[list[BenchJob], list[str], int]:
-    """The jobs of ``irgl-bench all`` (app-major), the graph list and reps."""
+    """The jobs of ``irgl-bench all`` (app-major, then graph, then
+    configuration), the graph list and reps."""
     bdir = args.benchmarks_dir
     found = discover_apps(bdir)
     wanted = _split_list(args.apps)
@@ -365,9 +473,16 @@ def _plan(
     if reps < 1:
         raise UsageError(f"--reps must be at least 1, got {reps}")
     cache = None if args.no_cache else (args.cache_dir or default_cache_dir())
-    extra_args = ["--backend", args.backend, "--pipeline", args.pipeline]
+    variants: list[tuple[str | None, str]] = (
+        [(c.name, c.pipeline) for c in configs]
+        if configs is not None
+        else [(None, args.pipeline)]
+    )
+    timeout = _timeout(args, configs is not None)
 
     per_app: dict[str, tuple[list[str], str | None]] = {}
+    twins: dict[str, dict[str, str]] = {}
+    dedupe = configs is not None and not getattr(args, "rerun_identical", False)
     for name in apps:
         try:
             spec = load_app(name, bdir)
@@ -375,6 +490,13 @@ def _plan(
             per_app[name] = (graphs, f"app does not load: {_one_line(str(e))}")
             continue
         per_app[name] = (_app_graphs(spec, graphs, args.quick), None)
+        if dedupe and configs is not None and spec.mlir.is_file():
+            twins[name] = identical_configs(spec.mlir, configs)
+            for config, earlier in twins[name].items():
+                progress.write(
+                    f"irgl-bench all: {name} [{config}] is the same program as "
+                    f"[{earlier}]; not run again\n"
+                )
 
     sizes: dict[str, tuple[int | None, int | None, str | None]] = {}
     for g in dict.fromkeys(x for gs, _ in per_app.values() for x in gs):
@@ -402,31 +524,41 @@ def _plan(
         app_graphs, app_error = per_app[name]
         for g in app_graphs:
             nodes, edges, graph_error = sizes.get(g, (None, None, None))
-            jobs.append(
-                BenchJob(
-                    name,
-                    g,
-                    reps,
-                    nodes=nodes,
-                    edges=edges,
-                    timeout_s=args.timeout if args.timeout > 0 else None,
-                    benchmarks_dir=bdir,
-                    cache_dir=cache,
-                    error=app_error or graph_error,
-                    extra_args=list(extra_args),
+            for config, pipeline in variants:
+                jobs.append(
+                    BenchJob(
+                        name,
+                        g,
+                        reps,
+                        nodes=nodes,
+                        edges=edges,
+                        timeout_s=timeout,
+                        benchmarks_dir=bdir,
+                        cache_dir=cache,
+                        error=app_error or graph_error,
+                        extra_args=["--backend", args.backend, "--pipeline", pipeline],
+                        config=config,
+                        same_as=twins.get(name, {}).get(config or ""),
+                    )
                 )
-            )
     return jobs, graphs, reps
 
 
 def cmd_all(args: argparse.Namespace, runner: Runner | None = None) -> int:
     """``irgl-bench all``: plan, run every job, write the reports; the exit code."""
     progress = sys.stderr
+    configs = ablation_configs(args)
+    ablation = configs is not None
     out_dir = Path(args.out_dir) if args.out_dir else default_benchmarks_dir()
     md_path, json_path, png_path = (
         out_dir / "RESULTS.md",
-        out_dir / "results.json",
+        out_dir / ("ablation.json" if ablation else "results.json"),
         out_dir / "results.png",
+    )
+    markers = (
+        (ABLATION_BEGIN_MARKER, ABLATION_END_MARKER)
+        if ablation
+        else (BEGIN_MARKER, END_MARKER)
     )
     meta: dict[str, object] = {
         "generated": _now(),
@@ -434,29 +566,44 @@ def cmd_all(args: argparse.Namespace, runner: Runner | None = None) -> int:
     }
     # fail on broken markers before spending hours on runs
     try:
-        check_markdown(md_path)
+        check_markdown(md_path, *markers)
     except ReportError as e:
         raise UsageError(str(e)) from None
-    jobs, graphs, reps = _plan(args, progress)
+    jobs, graphs, reps = _plan(args, progress, configs)
+    columns = [(c.name, c.pipeline) for c in configs or ()]
+    kept: list[BenchRow] = []
+    notes_merged: list[str] = []
+    if getattr(args, "merge", False):
+        kept, columns, note = _merge_earlier(json_path, jobs, columns)
+        notes_merged = [note] if note else []
     meta.update(
         reps=reps,
-        apps=list(dict.fromkeys(j.app for j in jobs)),
-        graphs=graphs,
-        planned=len(jobs),
+        apps=list(dict.fromkeys([*(r.app for r in kept), *(j.app for j in jobs)])),
+        graphs=list(dict.fromkeys([*(r.graph for r in kept), *graphs])),
+        planned=len(kept) + len(jobs),
     )
+    if configs is not None:
+        meta.update(timeout=_timeout(args, True), configurations=dict(columns))
     n_apps = len({j.app for j in jobs})
+    per = f"{len(configs)} configurations, " if configs is not None else ""
     progress.write(
-        f"irgl-bench all: {len(jobs)} runs ({n_apps} apps, {reps} timed runs "
-        f"each) -> {md_path}\n"
+        f"irgl-bench all: {len(jobs)} runs ({n_apps} apps, {per}{reps} timed "
+        f"runs each) -> {md_path}\n"
     )
 
     def write(
-        rows: list[BenchRow], chart: str | None = None, notes: Sequence[str] = ()
+        new: list[BenchRow], chart: str | None = None, notes: Sequence[str] = ()
     ) -> None:
+        rows = kept + new
+        notes = [*notes, *notes_merged]
         gpus = sorted({r.gpu for r in rows if r.gpu})
         full = {**meta, "gpu": ", ".join(gpus) or None, "done": len(rows)}
         write_json(json_path, rows, full)
-        update_markdown(md_path, render_section(rows, full, chart=chart, notes=notes))
+        if configs is not None:
+            section = render_ablation_section(rows, columns, full, notes)
+        else:
+            section = render_section(rows, full, chart=chart, notes=notes)
+        update_markdown(md_path, section, *markers)
 
     def write_partial(rows: list[BenchRow]) -> None:
         try:
@@ -472,13 +619,15 @@ def cmd_all(args: argparse.Namespace, runner: Runner | None = None) -> int:
         return 130
     notes: list[str] = []
     chart = None
-    if args.no_chart:
+    if ablation:
+        pass  # the tables are the report
+    elif args.no_chart:
         notes.append("No chart (`--no-chart`).")
     else:
         gpus = sorted({r.gpu for r in rows if r.gpu})
         title = "irgl-bench all" + (f" on {', '.join(gpus)}" if gpus else "")
         title += f" ({str(meta['generated'])[:10]})"
-        note = write_chart(png_path, rows, title=title)
+        note = write_chart(png_path, kept + rows, title=title)
         if note is None:
             chart = os.path.relpath(png_path, md_path.parent)
         else:
@@ -490,18 +639,171 @@ def cmd_all(args: argparse.Namespace, runner: Runner | None = None) -> int:
         write(rows, chart, notes)
     except ReportError as e:
         raise UsageError(str(e)) from None
-    wrong = wrong_rows(rows)
+    return _verdict(rows, ablation, md_path, json_path, png_path if chart else None)
+
+
+def _merge_earlier(
+    json_path: Path, jobs: Sequence[BenchJob], columns: list[tuple[str, str]]
+) -> tuple[list[BenchRow], list[tuple[str, str]], str | None]:
+    """``--merge``: the rows of ``json_path`` that this run does not redo, the
+    configuration columns of both (in the standard order) and a note saying
+    what was merged."""
+    try:
+        rows, meta = read_json(json_path)
+    except ReportError as e:
+        raise UsageError(f"cannot --merge: {e}") from None
+    planned = {(j.app, j.graph, j.config) for j in jobs}
+    kept = [r for r in rows if (r.app, r.graph, r.config) not in planned]
+    earlier = meta.get("configurations") or {}
+    now = dict(columns)
+    if columns and isinstance(earlier, dict):
+        for name, pipeline in earlier.items():
+            if name in now and now[name] != pipeline:
+                raise UsageError(
+                    f"cannot --merge: configuration {name!r} was {pipeline!r} in "
+                    f"{json_path}, now {now[name]!r}"
+                )
+        order = [c.name for c in configurations()]
+        merged = {**earlier, **now}
+        columns = sorted(
+            merged.items(),
+            key=lambda c: order.index(c[0]) if c[0] in order else len(order),
+        )
+    if not kept:
+        return [], columns, None
+    command = meta.get("command")
+    note = f"{len(kept)} results merged from an earlier run" + (
+        f" (`{command}`)." if command else "."
+    )
+    return kept, columns, note
+
+
+def _where(row: BenchRow) -> str:
+    return f"{row.app} on {row.graph}" + (f" [{row.config}]" if row.config else "")
+
+
+def _verdict(
+    rows: list[BenchRow],
+    ablation: bool,
+    md_path: Path,
+    json_path: Path,
+    png_path: Path | None,
+) -> int:
+    """Say how it went on stderr; the exit code (1 if any result is wrong or
+    did not run; with ``--ablation`` a timeout is a result, not a failure)."""
+    progress = sys.stderr
+    late = [r for r in rows if ablation and is_timeout(r)]
+    wrong = [r for r in wrong_rows(rows) if not (ablation and is_timeout(r))]
+    if late:
+        progress.write(
+            f"irgl-bench all: {len(late)} runs timed out (shown as timeout): "
+            + ", ".join(_where(r) for r in late)
+            + "\n"
+        )
     if wrong:
         lines = [
             f"irgl-bench all: FAILED: {len(wrong)} of {len(rows)} results are wrong "
             "or did not run:"
         ]
-        lines += [f"  {r.app} on {r.graph}: {r.status}" for r in wrong]
+        lines += [f"  {_where(r)}: {r.status}" for r in wrong]
         lines.append(f"(details in {json_path}; table in {md_path})")
         progress.write("\n".join(lines) + "\n")
         return 1
+    done = len(rows) - len(late)
     progress.write(
-        f"irgl-bench all: all {len(rows)} results correct; wrote {md_path}, "
-        f"{json_path}" + (f", {png_path}" if chart else "") + "\n"
+        f"irgl-bench all: all {done} results correct; wrote {md_path}, "
+        f"{json_path}" + (f", {png_path}" if png_path else "") + "\n"
+    )
+    return 0
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    """``irgl-bench build``: compile every app (under every ``--ablation``
+    configuration, or each ``-p``) into the program cache, or with
+    ``--check`` only say whether each is there; the exit code."""
+    from .build import DEFAULT_PIPELINE, cache_dir
+    from .prebuild import BuildItem, build_all, nvcc_version, write_manifest
+
+    progress = sys.stderr
+    pipelines = list(dict.fromkeys(args.pipeline or [DEFAULT_PIPELINE]))
+    if args.ablation:
+        if len(pipelines) > 1:
+            raise UsageError(
+                "--ablation takes one -p/--pipeline (the base of every configuration)"
+            )
+        base = argparse.Namespace(
+            ablation=True,
+            configs=args.configs,
+            backend=DEFAULT_BACKEND,
+            pipeline=pipelines[0],
+        )
+        configs = ablation_configs(base)
+        assert configs is not None
+        variants = [(c.name, c.pipeline) for c in configs]
+    else:
+        if _split_list(args.configs):
+            raise UsageError("--configs applies only with --ablation")
+        variants = [("default" if p == DEFAULT_PIPELINE else p, p) for p in pipelines]
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
+    bdir = args.benchmarks_dir
+    found = discover_apps(bdir)
+    wanted = _split_list(args.apps)
+    unknown = [a for a in wanted if a not in found]
+    if unknown:
+        raise UsageError(
+            f"unknown app(s) {', '.join(unknown)} (known: {', '.join(found) or 'none'})"
+        )
+    items: list[BuildItem] = []
+    broken: list[str] = []
+    for name in wanted or found:
+        try:
+            spec = load_app(name, bdir)
+        except AppError as e:
+            broken.append(f"{name}: app does not load: {_one_line(str(e))}")
+            continue
+        items += [BuildItem(name, c, p, spec.mlir) for c, p in variants]
+    cache = Path(args.program_cache) if args.program_cache else cache_dir()
+    jobs = args.jobs or os.cpu_count() or 1
+    verb = "checking" if args.check else "building"
+    progress.write(
+        f"irgl-bench build: {verb} {len(items)} programs "
+        f"({len(items) // max(1, len(variants))} apps x {len(variants)} "
+        f"configurations) in {cache}\n"
+    )
+    outcomes = build_all(items, cache, jobs, args.nvcc, args.check, progress)
+    if not args.check:
+        write_manifest(cache, outcomes, nvcc_version(args.nvcc))
+    libraries = {o.library for o in outcomes if o.ok and o.library is not None}
+    size = sum(p.stat().st_size for p in libraries)
+    counts = {
+        s: sum(o.status == s for o in outcomes)
+        for s in ("compiled", "cached", "missing")
+    }
+    failed = [o for o in outcomes if o.status.startswith("error")]
+    summary = {
+        "programs": len(outcomes),
+        "libraries": len(libraries),
+        **counts,
+        "errors": len(failed) + len(broken),
+        "library_bytes": size,
+        "cache": str(cache),
+    }
+    print(json.dumps(summary), flush=True)
+    bad = [f"{o.item.app} [{o.item.config}]: {o.status}" for o in failed] + broken
+    bad += [
+        f"{o.item.app} [{o.item.config}]: not in the cache ({o.item.pipeline})"
+        for o in outcomes
+        if o.status == "missing"
+    ]
+    if bad:
+        progress.write(
+            f"irgl-bench build: FAILED: {len(bad)} of {len(outcomes) + len(broken)} "
+            "programs are not in the cache:\n" + "".join(f"  {line}\n" for line in bad)
+        )
+        return 1
+    progress.write(
+        f"irgl-bench build: all {len(outcomes)} programs in {cache} "
+        f"({len(libraries)} libraries, {size / 2**20:.1f} MiB)\n"
     )
     return 0

@@ -8,10 +8,14 @@
     irgl-bench gen grid:2048x2048 -o grid.gr
     irgl-bench all                       # every app x every default graph
     irgl-bench all --quick --apps bfs,pr --graphs rmat:10,grid:32x32
+    irgl-bench all --ablation --quick    # every app x graph x configuration
+    irgl-bench build --ablation          # compile them all ahead of time
 
 ``run`` checks that its backend can run here (a GPU for ``cuda``) before it
 compiles, then prints one JSON line. ``gen`` writes the format the output's
-suffix names. ``all`` is :mod:`irgl_runner.bench_all`; graph arguments are
+suffix names. ``all`` and ``build`` are :mod:`irgl_runner.bench_all` (the
+configurations of ``--ablation``: :mod:`irgl_runner.ablation`; building
+ahead: :mod:`irgl_runner.prebuild`); graph arguments are
 resolved by :mod:`irgl_runner.graph_args`; ``--backend`` choices come from
 :mod:`irgl_runner.backends`.
 
@@ -31,9 +35,18 @@ from pathlib import Path
 
 import numpy as np
 
+from .ablation import OPTIMIZATIONS
 from .apps import AppError, RunContext, execute, load_app
 from .backends import BACKENDS, DEFAULT_BACKEND, load_plugins
-from .bench_all import DEFAULT_GRAPHS, DEFAULT_TIMEOUT_S, QUICK_GRAPHS, Runner, cmd_all
+from .bench_all import (
+    DEFAULT_ABLATION_TIMEOUT_S,
+    DEFAULT_GRAPHS,
+    DEFAULT_TIMEOUT_S,
+    QUICK_GRAPHS,
+    Runner,
+    cmd_all,
+    cmd_build,
+)
 from .build import DEFAULT_PIPELINE
 from .errors import IrglError, UsageError
 from .generators import SPEC_FORMS, generate, parse_spec
@@ -269,15 +282,30 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument(
         "--timeout",
         type=float,
-        default=DEFAULT_TIMEOUT_S,
-        help="seconds per run before it counts as an error "
-        f"(default {DEFAULT_TIMEOUT_S:g}; 0: none)",
+        default=None,
+        help="seconds per run before it is stopped: an error, or with "
+        f"--ablation a 'timeout' cell (default {DEFAULT_TIMEOUT_S:g}, with "
+        f"--ablation {DEFAULT_ABLATION_TIMEOUT_S:g}; 0: none)",
+    )
+    _add_ablation_arguments(a)
+    a.add_argument(
+        "--merge",
+        action="store_true",
+        help="keep the results of earlier runs in results.json/ablation.json "
+        "that this run does not redo (split a long table over several runs)",
+    )
+    a.add_argument(
+        "--rerun-identical",
+        action="store_true",
+        help="with --ablation, also run a configuration whose program is the "
+        "same as an earlier one's (by default its cells repeat that result)",
     )
     a.add_argument(
         "--out-dir",
         type=Path,
         default=None,
-        help="where RESULTS.md, results.json and results.png go (default benchmarks/)",
+        help="where RESULTS.md, results.json and results.png (with --ablation: "
+        "ablation.json) go (default benchmarks/)",
     )
     a.add_argument("--no-chart", action="store_true", help="do not draw results.png")
     a.add_argument(
@@ -294,7 +322,71 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_compile_arguments(a)
     a.set_defaults(func=cmd_all)
+    b = sub.add_parser(
+        "build",
+        help="compile apps ahead of time into the program cache ($IRGL_CACHE_DIR)",
+        description="Lower, emit and compile every app (with --ablation: under "
+        "every configuration) into the program cache, so that a machine "
+        "with a GPU only runs them; the cache key is the content, so the "
+        "directory can be carried to another machine (same nvcc flags).",
+    )
+    b.add_argument(
+        "--apps",
+        action="append",
+        metavar="A[,A...]",
+        help="only these apps (default: every benchmarks/*/app.py)",
+    )
+    _add_ablation_arguments(b)
+    b.add_argument(
+        "-p",
+        "--pipeline",
+        action="append",
+        metavar="PIPELINE",
+        help=f"a pass pipeline to build with (repeatable; default {DEFAULT_PIPELINE}"
+        "; with --ablation the one lower-irgl pass every configuration extends)",
+    )
+    b.add_argument(
+        "--program-cache",
+        type=Path,
+        default=None,
+        help="where the libraries go (default $IRGL_CACHE_DIR or ~/.cache/irgl; "
+        "irgl-bench run/all look there)",
+    )
+    b.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=None,
+        help="nvcc runs at a time (default: the number of CPUs)",
+    )
+    b.add_argument("--nvcc", default="nvcc", help="the nvcc to run (default nvcc)")
+    b.add_argument(
+        "--check",
+        action="store_true",
+        help="compile nothing: exit 1 unless every program is in the cache",
+    )
+    b.add_argument(
+        "--benchmarks-dir", type=Path, default=None, help="where app directories live"
+    )
+    b.set_defaults(func=cmd_build)
     return p
+
+
+def _add_ablation_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--ablation`` and ``--configs`` (``all`` and ``build``)."""
+    names = ["none", *(o.name for o in OPTIMIZATIONS), "all", "default"]
+    parser.add_argument(
+        "--ablation",
+        action="store_true",
+        help="every configuration of the optimizations: none, each alone, all, "
+        "default (lower-irgl options added to -p)",
+    )
+    parser.add_argument(
+        "--configs",
+        action="append",
+        metavar="C[,C...]",
+        help=f"with --ablation, only these configurations ({', '.join(names)})",
+    )
 
 
 def main(argv: Sequence[str] | None = None, *, runner: Runner | None = None) -> int:

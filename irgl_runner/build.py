@@ -55,6 +55,7 @@ __all__ = [
     "compile_cuda",
     "emit_cuda",
     "emit_program",
+    "library_path",
     "runtime_include_dir",
 ]
 
@@ -242,22 +243,13 @@ def _looks_like_path(src: str | os.PathLike[str]) -> bool:
     return "\n" not in src and len(src) < 4096 and Path(src).is_file()
 
 
-def compile_cuda(
+def _prepare(
     source: str | os.PathLike[str] | EmittedProgram,
-    flags: Sequence[str] = DEFAULT_NVCC_FLAGS,
-    include_dirs: Sequence[str | os.PathLike[str]] = (),
-    nvcc: str = "nvcc",
-    cache: str | os.PathLike[str] | None = None,
-) -> Path:
-    """Compile CUDA source (an :class:`EmittedProgram`, a ``.cu`` path or the
-    text itself) to a shared library.
-
-    The library is cached under :func:`cache_dir` keyed by the SHA-256 of the
-    source, the flags, the include dirs and the headers in them, and reused
-    when present. An :class:`EmittedProgram`'s ABI manifest is written beside
-    it (``irgl_<key>.abi.json``, read by :class:`irgl_runner.api.Program`).
-    Raises :class:`CompileError` with nvcc's output.
-    """
+    flags: Sequence[str],
+    include_dirs: Sequence[str | os.PathLike[str]],
+) -> tuple[str, tuple[EntryPoint, ...] | None, list[str], str]:
+    """The CUDA text, the ABI (for an :class:`EmittedProgram`), nvcc's
+    arguments and the cache key of ``source``."""
     includes = [runtime_include_dir(), *map(Path, include_dirs)]
     abi: tuple[EntryPoint, ...] | None = None
     if isinstance(source, EmittedProgram):
@@ -276,11 +268,48 @@ def compile_cuda(
     args = [*flags, *(f"-I{d}" for d in includes)]
     h = hashlib.sha256()
     h.update(text.encode())
-    h.update(b"\0" + "\0".join(args).encode())
+    h.update(b"\0" + "\0".join(flags).encode())
+    # Include dirs by their headers, not their paths: a cache directory built
+    # on one machine is reused on another with the checkout elsewhere.
     for d in includes:  # a changed header must force a rebuild
+        h.update(b"\0-I\0")
         for hdr in sorted(Path(d).glob("*.cuh")) + sorted(Path(d).glob("*.h")):
             h.update(hdr.name.encode() + b"\0" + hdr.read_bytes())
-    key = h.hexdigest()[:32]
+    return text, abi, args, h.hexdigest()[:32]
+
+
+def library_path(
+    source: str | os.PathLike[str] | EmittedProgram,
+    flags: Sequence[str] = DEFAULT_NVCC_FLAGS,
+    include_dirs: Sequence[str | os.PathLike[str]] = (),
+    cache: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Where :func:`compile_cuda` puts (and looks for) the library of
+    ``source``, without compiling: ``irgl_<key>.so`` under ``cache`` (default
+    :func:`cache_dir`)."""
+    key = _prepare(source, flags, include_dirs)[3]
+    out_dir = Path(cache) if cache is not None else cache_dir()
+    return out_dir / f"irgl_{key}.so"
+
+
+def compile_cuda(
+    source: str | os.PathLike[str] | EmittedProgram,
+    flags: Sequence[str] = DEFAULT_NVCC_FLAGS,
+    include_dirs: Sequence[str | os.PathLike[str]] = (),
+    nvcc: str = "nvcc",
+    cache: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Compile CUDA source (an :class:`EmittedProgram`, a ``.cu`` path or the
+    text itself) to a shared library.
+
+    The library is cached under :func:`cache_dir` keyed by the SHA-256 of the
+    source, the flags and the headers of the include dirs (their contents,
+    not their paths), and reused when present. An :class:`EmittedProgram`'s
+    ABI manifest is written beside it (``irgl_<key>.abi.json``, read by
+    :class:`irgl_runner.api.Program`). Raises :class:`CompileError` with
+    nvcc's output.
+    """
+    text, abi, args, key = _prepare(source, flags, include_dirs)
     out_dir = Path(cache) if cache is not None else cache_dir()
     so = out_dir / f"irgl_{key}.so"
     manifest = manifest_path(so)

@@ -8,6 +8,10 @@ output) or ``"error: <message>"`` (it could not be compiled, loaded or run).
 :func:`update_markdown` keeps everything a person wrote in ``RESULTS.md``:
 only the text between :data:`BEGIN_MARKER` and :data:`END_MARKER` is
 replaced (the file and the markers are created when missing).
+``irgl-bench all --ablation`` writes its own section
+(:func:`render_ablation_section`, between :data:`ABLATION_BEGIN_MARKER` and
+:data:`ABLATION_END_MARKER`): one line per app and graph, one column per
+configuration.
 """
 
 from __future__ import annotations
@@ -16,18 +20,25 @@ import json
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "ABLATION_BEGIN_MARKER",
+    "ABLATION_END_MARKER",
     "BEGIN_MARKER",
     "END_MARKER",
     "BenchRow",
     "ReportError",
     "check_markdown",
+    "WRONG_MARK",
+    "ablation_tables",
     "format_rate",
+    "is_timeout",
     "markdown_table",
+    "read_json",
+    "render_ablation_section",
     "render_section",
     "update_markdown",
     "wrong_rows",
@@ -37,6 +48,8 @@ __all__ = [
 
 BEGIN_MARKER = "<!-- irgl-bench all: begin -->"
 END_MARKER = "<!-- irgl-bench all: end -->"
+ABLATION_BEGIN_MARKER = "<!-- irgl-bench all --ablation: begin -->"
+ABLATION_END_MARKER = "<!-- irgl-bench all --ablation: end -->"
 
 _NEW_FILE_HEADER = """\
 # Benchmark results
@@ -67,6 +80,8 @@ class BenchRow:
     wall_s: float | None = None  # harness time: compile, load, runs and check
     result: Any = None  # the host function's result, if it has one
     log: str | None = None  # tail of the run's diagnostics when it went wrong
+    config: str | None = None  # the ablation configuration it was built with
+    same_as: str | None = None  # not run: the same program as this configuration
 
     @property
     def correct(self) -> bool:
@@ -91,6 +106,11 @@ class BenchRow:
 def wrong_rows(rows: Sequence[BenchRow]) -> list[BenchRow]:
     """Rows whose output was wrong or that did not run."""
     return [r for r in rows if not r.correct]
+
+
+def is_timeout(row: BenchRow) -> bool:
+    """Whether the run was stopped for running past its time limit."""
+    return row.status.startswith("error: timed out")
 
 
 # ------------------------------------------------------------------- markdown
@@ -217,28 +237,39 @@ def render_section(
     return text
 
 
-def check_markdown(path: str | os.PathLike[str]) -> None:
+def check_markdown(
+    path: str | os.PathLike[str],
+    begin_marker: str = BEGIN_MARKER,
+    end_marker: str = END_MARKER,
+) -> None:
     """Raise :class:`ReportError` if :func:`update_markdown` would refuse ``path``."""
     p = Path(path)
     if p.exists():
-        _marker_span(p, p.read_text())
+        _marker_span(p, p.read_text(), begin_marker, end_marker)
 
 
-def _marker_span(p: Path, text: str) -> tuple[int, int] | None:
+def _marker_span(
+    p: Path, text: str, begin_marker: str, end_marker: str
+) -> tuple[int, int] | None:
     """Start of the begin marker and end of the end marker; None if neither."""
-    n_begin, n_end = text.count(BEGIN_MARKER), text.count(END_MARKER)
+    n_begin, n_end = text.count(begin_marker), text.count(end_marker)
     if n_begin == 0 and n_end == 0:
         return None
-    begin, end = text.find(BEGIN_MARKER), text.find(END_MARKER)
+    begin, end = text.find(begin_marker), text.find(end_marker)
     if n_begin != 1 or n_end != 1 or end < begin:
         raise ReportError(
-            f"{p}: expected one {BEGIN_MARKER!r} followed by one {END_MARKER!r} "
+            f"{p}: expected one {begin_marker!r} followed by one {end_marker!r} "
             f"(found {n_begin} and {n_end}); fix the markers by hand"
         )
-    return begin, end + len(END_MARKER)
+    return begin, end + len(end_marker)
 
 
-def update_markdown(path: str | os.PathLike[str], section: str) -> None:
+def update_markdown(
+    path: str | os.PathLike[str],
+    section: str,
+    begin_marker: str = BEGIN_MARKER,
+    end_marker: str = END_MARKER,
+) -> None:
     """Put ``section`` between the markers of ``path``, keeping the rest.
 
     A missing file is created with a title and the markers; a file without
@@ -246,13 +277,13 @@ def update_markdown(path: str | os.PathLike[str], section: str) -> None:
     are out of order or duplicated (rather than guess and lose text).
     """
     p = Path(path)
-    block = f"{BEGIN_MARKER}\n{section.rstrip()}\n{END_MARKER}"
+    block = f"{begin_marker}\n{section.rstrip()}\n{end_marker}"
     if not p.exists():
         p.parent.mkdir(parents=True, exist_ok=True)
         _atomic_write(p, _NEW_FILE_HEADER + block + "\n")
         return
     text = p.read_text()
-    span = _marker_span(p, text)
+    span = _marker_span(p, text, begin_marker, end_marker)
     if span is None:
         sep = "\n" if text.endswith("\n") else "\n\n"
         if not text.strip() or text.endswith("\n\n"):
@@ -268,7 +299,162 @@ def _atomic_write(p: Path, text: str) -> None:
     os.replace(tmp, p)
 
 
+# ------------------------------------------------------------------- ablation
+
+#: Marks a time whose output the CPU check rejected.
+WRONG_MARK = "✗"
+
+
+def _ablation_cell(row: BenchRow | None, fastest: bool) -> str:
+    """Median ms (bold if the line's fastest), ``✗`` if wrong, or what
+    happened; ``(= c)`` when it repeats configuration ``c``'s result."""
+    if row is None:
+        return ""
+    twin = "" if row.same_as is None else f" (= {row.same_as})"
+    ms = _format_ms(row.median_ms)
+    if is_timeout(row):
+        text = "timeout"
+    elif row.status.startswith("failed"):
+        text = f"{ms} {WRONG_MARK}" if ms else WRONG_MARK
+    elif not row.correct or row.median_ms is None:
+        text = "error"
+    else:
+        text = f"**{ms}**" if fastest else ms
+        if row.status == "skipped":
+            text += " (unchecked)"
+    return text + twin
+
+
+def _good_ms(row: BenchRow | None) -> float | None:
+    """The median of a correct row (``None`` otherwise)."""
+    if row is None or not row.correct or not row.median_ms:
+        return None
+    return row.median_ms
+
+
+def ablation_tables(
+    rows: Sequence[BenchRow], configs: Sequence[str], baseline: str = "none"
+) -> str:
+    """Median ms per app and graph (lines, first-seen order) and configuration
+    (columns, in ``configs`` order), then the speedup of each configuration
+    over ``baseline`` (when it is a column and there is another)."""
+    keys = list(dict.fromkeys((r.app, r.graph) for r in rows))
+    cell = {(r.app, r.graph, r.config): r for r in rows}
+    head = "| app | graph | " + " | ".join(configs) + " |"
+    rule = "|---|---|" + "|".join("---:" for _ in configs) + "|"
+    lines = [head, rule]
+    for app, graph in keys:
+        times = [_good_ms(cell.get((app, graph, c))) for c in configs]
+        best = min((t for t in times if t is not None), default=None)
+        cells = [
+            _ablation_cell(cell.get((app, graph, c)), t is not None and t == best)
+            for c, t in zip(configs, times, strict=True)
+        ]
+        lines.append("| " + " | ".join(_cell(x) for x in [app, graph, *cells]) + " |")
+    text = "\n".join(lines) + "\n"
+    if baseline not in configs or len(configs) < 2:
+        return text
+    others = [c for c in configs if c != baseline]
+    lines = [
+        f"Speedup over `{baseline}` (its median / the configuration's; correct "
+        "results only):",
+        "",
+        "| app | graph | " + " | ".join(others) + " |",
+        "|---|---|" + "|".join("---:" for _ in others) + "|",
+    ]
+    for app, graph in keys:
+        base = _good_ms(cell.get((app, graph, baseline)))
+        cells = []
+        for c in others:
+            t = _good_ms(cell.get((app, graph, c)))
+            cells.append("" if base is None or t is None else f"{base / t:.2f}x")
+        lines.append("| " + " | ".join(_cell(x) for x in [app, graph, *cells]) + " |")
+    return text + "\n" + "\n".join(lines) + "\n"
+
+
+def render_ablation_section(
+    rows: Sequence[BenchRow],
+    configs: Sequence[tuple[str, str]],
+    meta: Mapping[str, Any] | None = None,
+    notes: Sequence[str] = (),
+) -> str:
+    """The ablation part of ``RESULTS.md`` (without the markers).
+
+    ``configs`` are the (name, pipeline) columns; ``meta`` as for
+    :func:`render_section` (``timeout``: the per-run limit in seconds).
+    """
+    meta = dict(meta or {})
+    out: list[str] = []
+    head = []
+    if meta.get("generated"):
+        head.append(f"Ablation generated {meta['generated']}")
+    if meta.get("command"):
+        head.append(f"by `{meta['command']}`")
+    if head:
+        out.append(" ".join(head) + ".")
+    out.append(
+        "Configurations (`-p` of each run):\n\n"
+        + "\n".join(f"- `{name}`: `{pipeline}`" for name, pipeline in configs)
+    )
+    legend = "Median ms"
+    if meta.get("reps"):
+        legend += f" of {meta['reps']} timed runs after one warm-up"
+    legend += (
+        "; **bold**: the fastest correct configuration of the line; "
+        f"{WRONG_MARK}: wrong output (the CPU check failed); `timeout`: "
+        "stopped after "
+        + (f"{meta['timeout']:g} s" if meta.get("timeout") else "its time limit")
+        + "; `error`: did not compile or run (the JSON has the message); "
+        "`(= c)`: the same CUDA program as configuration `c` for this app, "
+        "not run again (its result repeated)."
+    )
+    out.append(legend)
+    planned = meta.get("planned")
+    if planned is not None and len(rows) < planned:
+        out.append(f"**In progress: {len(rows)} of {planned} runs done.**")
+    bad = [r for r in wrong_rows(rows) if not is_timeout(r)]
+    if bad:
+        out.append(
+            f"**{len(bad)} of {len(rows)} results are wrong or did not run:** "
+            + ", ".join(f"{r.app} on {r.graph} ({r.config})" for r in bad)
+            + "."
+        )
+    late = [r for r in rows if is_timeout(r)]
+    if late:
+        out.append(
+            f"Timed out ({len(late)}): "
+            + ", ".join(f"{r.app} on {r.graph} ({r.config})" for r in late)
+            + "."
+        )
+    text = "\n\n".join(out) + "\n\n"
+    text += ablation_tables(rows, [name for name, _ in configs])
+    for note in notes:
+        text += f"\n{note}\n"
+    return text
+
+
 # ----------------------------------------------------------------------- json
+
+
+def read_json(path: str | os.PathLike[str]) -> tuple[list[BenchRow], dict[str, Any]]:
+    """The rows and meta of a file :func:`write_json` wrote (``[]`` and ``{}``
+    if it does not exist); :class:`ReportError` if it is not one."""
+    p = Path(path)
+    if not p.exists():
+        return [], {}
+    names = {f.name for f in fields(BenchRow)}
+    try:
+        doc = json.loads(p.read_text())
+        meta = doc.get("meta") or {}
+        rows = [
+            BenchRow(**{k: v for k, v in r.items() if k in names})
+            for r in doc["results"]
+        ]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        raise ReportError(f"{p}: not a results file of irgl-bench all ({e})") from None
+    if not isinstance(meta, dict):
+        raise ReportError(f"{p}: not a results file of irgl-bench all (meta)")
+    return rows, meta
 
 
 def write_json(

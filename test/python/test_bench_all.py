@@ -132,7 +132,7 @@ def test_default_graph_lists_are_valid_specs() -> None:
     for g in (*bench_all.DEFAULT_GRAPHS, *bench_all.QUICK_GRAPHS):
         assert parse_spec(g) is not None
     kinds = {parse_spec(g).kind for g in bench_all.DEFAULT_GRAPHS}  # type: ignore[union-attr]
-    assert kinds == {"rmat", "grid", "random"}
+    assert kinds == {"rmat", "grid", "random", "path"}
     assert "rmat:20" in bench_all.DEFAULT_GRAPHS
     assert "grid:2048x2048" in bench_all.DEFAULT_GRAPHS
 
