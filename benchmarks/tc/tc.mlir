@@ -18,8 +18,9 @@
 //   @orient     appends every neighbour to out(n) (into `unsorted`) or to
 //               in(n) (into `lists`) at a slot taken with an atomic counter:
 //               any order, any schedule;
-//   @sort_out   puts each out-list entry at its rank within its list (the
-//               number of smaller entries), so out(n) is sorted by id;
+//   @sort_out   copies out(n) into `lists` sorted by id: as it is if it came
+//               in order (it does whenever one thread appended it all), else
+//               each entry at its rank (the number of smaller entries);
 //   @count_triangles  for each node v and each u in in(v), merges the sorted
 //               out(u) and out(v): O(|out(u)| + |out(v)|) per DAG edge, no
 //               degree lookups and no binary searches. The lanes of a warp
@@ -98,23 +99,48 @@ irgl.kernel @sort_out(%g: !irgl.graph, %nout: memref<?xi32>, %unsorted: memref<?
                       %lists: memref<?xi32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
+  %none = arith.constant 0 : i32
+  %one = arith.constant 1 : i32
   irgl.forall %n in nodes(%g) {
     %first = irgl.graph.first_edge %g[%n]
     %k32 = memref.load %nout[%n] : memref<?xi32>
     %k = arith.index_cast %k32 : i32 to index
     %end = arith.addi %first, %k : index
+    // adjacent pairs out of order: none when one thread appended the whole
+    // list (its atomics return increasing slots), as for every small node
+    %inversions = irgl.forall %e in edges(%g, %n) reduce(add, %none : i32) {
+      %next = arith.addi %e, %c1 : index
+      %pair = arith.cmpi ult, %next, %end : index
+      %bad = scf.if %pair -> (i32) {
+        %x = memref.load %unsorted[%e] : memref<?xi32>
+        %y = memref.load %unsorted[%next] : memref<?xi32>
+        %down = arith.cmpi sgt, %x, %y : i32
+        %bad_here = arith.select %down, %one, %none : i32
+        scf.yield %bad_here : i32
+      } else {
+        scf.yield %none : i32
+      }
+      irgl.yield %bad : i32
+    }
+    %sorted = arith.cmpi eq, %inversions, %none : i32
     irgl.forall %e in edges(%g, %n) {
       %is_out = arith.cmpi ult, %e, %end : index
       scf.if %is_out {
         %x = memref.load %unsorted[%e] : memref<?xi32>
-        %rank = scf.for %j = %first to %end step %c1 iter_args(%acc = %c0) -> (index) {
-          %y = memref.load %unsorted[%j] : memref<?xi32>
-          %smaller = arith.cmpi slt, %y, %x : i32
-          %add = arith.select %smaller, %c1, %c0 : index
-          %acc_next = arith.addi %acc, %add : index
-          scf.yield %acc_next : index
+        %slot = scf.if %sorted -> (index) {
+          scf.yield %e : index
+        } else {
+          // its rank: the number of smaller entries
+          %rank = scf.for %j = %first to %end step %c1 iter_args(%acc = %c0) -> (index) {
+            %y = memref.load %unsorted[%j] : memref<?xi32>
+            %smaller = arith.cmpi slt, %y, %x : i32
+            %add = arith.select %smaller, %c1, %c0 : index
+            %acc_next = arith.addi %acc, %add : index
+            scf.yield %acc_next : index
+          }
+          %ranked = arith.addi %first, %rank : index
+          scf.yield %ranked : index
         }
-        %slot = arith.addi %first, %rank : index
         memref.store %x, %lists[%slot] : memref<?xi32>
       }
     }

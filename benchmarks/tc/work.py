@@ -8,8 +8,14 @@ Compares two programs on the same cleaned graph:
   the (degree, id) rank order, every neighbour w of n is tested for rank
   (a degree lookup) and, if above v, binary-searched in v's whole list;
 - ``dag``: ``tc.mlir``: ``@orient`` builds the degree-oriented DAG in the
-  graph's CSR slots, ``@sort_out`` sorts each out-list by rank counting and
-  ``@count_triangles`` merges out(u) and out(v) for every DAG edge u -> v.
+  graph's CSR slots, ``@sort_out`` sorts each out-list (a copy if it came in
+  order, else by rank counting) and ``@count_triangles`` merges out(u) and
+  out(v) for every DAG edge u -> v.
+
+Whether an out-list arrives in order depends on the order of ``@orient``'s
+atomics. On the GPU, one thread appends the whole list of a node with fewer
+than 32 edges (in edge order, so sorted); the others are counted as
+unsorted unless they hold at most one entry (``--sorted`` changes that).
 
 Per kernel it reports, from closed formulas over numpy arrays:
 
@@ -26,7 +32,8 @@ Per kernel it reports, from closed formulas over numpy arrays:
   that is the middle of a triangle, counted as those with an in-list and a
   non-empty out-list);
 - ``steps``: iterations of the innermost loops (old: the scan of N(n) plus
-  the binary-search steps; dag: rank-sort steps plus merge iterations);
+  the binary-search steps; dag: the sortedness checks and rank-sort steps,
+  plus the merge iterations);
 - ``warp_steps``: a SIMT model of the schedule that irgl-nested-parallelism
   gives the edge loop (block of 256 threads for >= 256 edges, a warp for >=
   32, else one thread per node, 32 consecutive nodes to a warp): each lane
@@ -181,8 +188,20 @@ def merge_heads(o: Oriented) -> np.ndarray:
     return np.where(o.nout[v] > 0, upto(u) + upto(v), 0)
 
 
-def dag_work(o: Oriented, triangles: int) -> list[KernelWork]:
-    """``tc.mlir``: its four kernels."""
+def gpu_arrives_sorted(o: Oriented) -> np.ndarray:
+    """Per node: does @orient leave its out-list in order on the GPU, for
+    certain? Yes for nodes one thread walks alone, and lists of <= 1 entry."""
+    return (o.deg < WARP) | (o.nout <= 1)
+
+
+def dag_work(
+    o: Oriented, triangles: int, arrives_sorted: np.ndarray | None = None
+) -> list[KernelWork]:
+    """``tc.mlir``: its four kernels; ``arrives_sorted`` says per node whether
+    its out-list comes out of @orient in order (default: gpu_arrives_sorted)."""
+    if arrives_sorted is None:
+        arrives_sorted = gpu_arrives_sorted(o)
+    arrives_sorted = arrives_sorted | (o.nout <= 1)  # nothing to order
     n_nodes, n_edges = o.graph.num_nodes, o.src.size
     rs = o.graph.row_start.astype(np.int64)
     pos = np.arange(n_edges, dtype=np.int64) - rs[o.src]
@@ -192,17 +211,21 @@ def dag_work(o: Oriented, triangles: int) -> list[KernelWork]:
     orient_k = KernelWork(
         "dag", "orient", 4 * n_nodes + 3 * n_edges, n_edges, 0, warp_steps(o, lane)
     )
-    # @sort_out: first, nout per node; per out slot: its entry and the list
+    # @sort_out: first, nout per node; a first edge loop reads each adjacent
+    # pair of the list, a second each entry and, if the list is out of
+    # order, the whole list to rank it
     k = o.nout[o.src]
-    is_out = pos < k
-    lane = np.where(is_out, 1 + k, 0)
+    pair = pos + 1 < k
+    ranked = (pos < k) & ~arrives_sorted[o.src]
+    check = np.where(pair, 2.0, 0.0)
+    place = np.where(pos < k, 1.0, 0.0) + np.where(ranked, k, 0)
     sort_k = KernelWork(
         "dag",
         "sort_out",
-        2 * n_nodes + int(lane.sum()),
+        2 * n_nodes + int(check.sum() + place.sum()),
         0,
-        int(np.where(is_out, k, 0).sum()),
-        warp_steps(o, lane.astype(np.float64)),
+        int(pair.sum() + np.where(ranked, k, 0).sum()),
+        warp_steps(o, check) + warp_steps(o, place),
     )
     # @count_triangles: first, last, nout, nin per node; per in slot of a
     # node with a non-empty out-list: lists[e], first(u), nout[u], the two
@@ -232,11 +255,14 @@ def dag_work(o: Oriented, triangles: int) -> list[KernelWork]:
     return [reset, orient_k, sort_k, count_k]
 
 
-def work(graph: CSRGraph) -> dict[str, list[KernelWork]]:
-    """Both programs' work on ``graph`` (cleaned, no self loops)."""
+def work(
+    graph: CSRGraph, arrives_sorted: np.ndarray | None = None
+) -> dict[str, list[KernelWork]]:
+    """Both programs' work on ``graph`` (cleaned, no self loops); see
+    dag_work for ``arrives_sorted``."""
     o = orient(graph)
     triangles = triangle_count(graph)
-    return {"old": old_work(o), "dag": dag_work(o, triangles)}
+    return {"old": old_work(o), "dag": dag_work(o, triangles, arrives_sorted)}
 
 
 def total(kernels: list[KernelWork]) -> KernelWork:
@@ -255,10 +281,20 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="Count TC work on the CPU.")
     p.add_argument("graphs", nargs="+", help="generator specs, e.g. rmat:16")
     p.add_argument("--json", action="store_true", help="one JSON line per row")
+    p.add_argument(
+        "--sorted",
+        choices=("gpu", "all", "none"),
+        default="gpu",
+        help="which out-lists @orient leaves in order (default: gpu, see above)",
+    )
     args = p.parse_args(argv)
     for spec in args.graphs:
         graph = generate(spec)
-        result = work(graph)
+        arrives = None
+        if args.sorted != "gpu":
+            fill = args.sorted == "all"
+            arrives = np.full(graph.num_nodes, fill, dtype=bool)
+        result = work(graph, arrives)
         if not args.json:
             print(f"{spec}: {graph.num_nodes:,} nodes, {graph.num_edges:,} edges")
             head = ("program", "kernel", "reads", "atomics", "steps", "warp steps")
