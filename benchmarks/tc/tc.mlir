@@ -2,7 +2,8 @@
 //
 // Nodes are ranked by (degree, id); the DAG orients every edge from its
 // lower- to its higher-ranked end, so a node's out-list out(n) holds only
-// higher-ranked neighbours and has at most sqrt(2E) entries (a hub has few
+// higher-ranked neighbours and has at most sqrt(2m) entries for m undirected
+// edges (each of them has at least as many edges as n; a hub has few
 // neighbours of higher degree). A triangle u < v < w (by rank) is counted
 // once, at its middle node v, for its DAG edge u -> v: w is in out(u) and in
 // out(v). Nothing lower-ranked than v is ever looked at again.
@@ -21,7 +22,8 @@
 //   @sort_out   copies out(n) into `lists` sorted by id: as it is if it came
 //               in order (it does whenever one thread appended it all), else
 //               each entry at its rank (the number of smaller entries);
-//   @count_triangles  for each node v and each u in in(v), merges the sorted
+//   @count_triangles
+//               for each node v and each u in in(v), merges the sorted
 //               out(u) and out(v): O(|out(u)| + |out(v)|) per DAG edge, no
 //               degree lookups and no binary searches. The lanes of a warp
 //               or block share v (irgl-nested-parallelism shares a node's
@@ -31,7 +33,7 @@
 //               an edge-loop reduction and added to count[0] (int64) with one
 //               atomic per node that closes triangles.
 //
-// The edge loops of @orient, @sort_out and @count all walk the whole row
+// The edge loops of @orient, @sort_out and @count_triangles all walk the whole row
 // (edges(%g, %n)) and act on the slots of one of its two parts.
 
 irgl.kernel @reset(%g: !irgl.graph, %count: memref<?xi64>, %nout: memref<?xi32>,
