@@ -1,10 +1,12 @@
 """Triangle counting benchmark: the number of triangles, as a 64-bit count.
 
-Host function: ``@main(%g: !irgl.graph, %count: memref<?xi64>)`` with a
-one-element ``count`` that the program zeroes and then fills; it returns
-nothing.  Graphs are symmetrized and cleaned (no self loops or duplicate
-edges, every adjacency list sorted), which the binary searches of the
-kernel rely on.  Checked exactly against :func:`irgl_runner.reference.triangle_count`.
+Host function: ``@main(%g, %count, %nout, %nin, %unsorted, %lists)`` with a
+one-element ``count`` that the program zeroes and then fills, and scratch
+arrays for the degree-oriented DAG that it builds in the graph's own CSR
+slots (``nout``/``nin``: one i32 per node; ``unsorted``/``lists``: one i32 per
+edge; see ``tc.mlir``); it returns nothing.  Graphs are symmetrized and
+cleaned (no duplicate edges), which the merge of the kernel relies on.
+Checked exactly against :func:`irgl_runner.reference.triangle_count`.
 """
 
 from __future__ import annotations
@@ -36,8 +38,18 @@ APP = AppSpec(
     name="tc",
     mlir=Path(__file__).with_name("tc.mlir"),
     host_fn="main",
-    outputs=[ArraySpec("count", "int64", init=-1, length=1)],
-    args=lambda ctx: [ctx.device_graph, ctx.arrays["count"]],
+    outputs=[
+        ArraySpec("count", "int64", init=-1, length=1),
+        # scratch, reset by the program itself (so any initial value does)
+        ArraySpec("nout", "int32", init=-1, read_back=False),
+        ArraySpec("nin", "int32", init=-1, read_back=False),
+        ArraySpec("unsorted", "int32", init=-1, length="edges", read_back=False),
+        ArraySpec("lists", "int32", init=-1, length="edges", read_back=False),
+    ],
+    args=lambda ctx: [
+        ctx.device_graph,
+        *(ctx.arrays[name] for name in ("count", "nout", "nin", "unsorted", "lists")),
+    ],
     check=check,
     weighted=False,
     uses_source=False,

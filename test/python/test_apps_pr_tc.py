@@ -12,10 +12,12 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -112,29 +114,6 @@ def pr_model(
     return rank, residual
 
 
-def tc_model(graph: CSRGraph) -> int:
-    """benchmarks/tc/tc.mlir run sequentially (bisection + merge per edge)."""
-    rs, dst = graph.row_start, graph.edge_dst
-    total = 0
-    for n in range(graph.num_nodes):
-        n_end = rs[n + 1]
-        for e in range(rs[n], n_end):
-            v = dst[e]
-            if v <= n:
-                continue
-            lo, hi = rs[v], rs[v + 1]
-            while lo < hi:
-                mid = lo + ((hi - lo) >> 1)
-                lo, hi = (mid + 1, hi) if dst[mid] <= v else (lo, mid)
-            i, j = e + 1, lo
-            while i < n_end and j < rs[v + 1]:
-                a, b = dst[i], dst[j]
-                total += int(a == b)
-                i += int(a <= b)
-                j += int(b <= a)
-    return total
-
-
 @pytest.mark.parametrize("spec", ["rmat:7", "grid:6x5", "random:300:250"])
 @pytest.mark.parametrize("tol", [1e-2, 1e-4])
 def test_pr_check_accepts_model_and_rejects_errors(spec: str, tol: float) -> None:
@@ -178,12 +157,220 @@ def test_pr_check_uses_the_app_tolerance() -> None:
     assert pr.check(ctx) is not None  # type: ignore[misc]
 
 
-@pytest.mark.parametrize(
-    "spec", ["rmat:7", "grid:5x5", "random:300:250", "random:40:500"]
-)
-def test_tc_model_matches_reference(spec: str) -> None:
+@dataclasses.dataclass
+class Counters:
+    """What an instrumented sequential run of a TC program did, per kernel."""
+
+    reads: dict[str, int] = dataclasses.field(default_factory=dict)
+    atomics: dict[str, int] = dataclasses.field(default_factory=dict)
+    steps: dict[str, int] = dataclasses.field(default_factory=dict)
+    #: per node: did @orient leave its out-list in order
+    arrived_sorted: np.ndarray | None = None
+
+    def add(
+        self, kernel: str, reads: int = 0, atomics: int = 0, steps: int = 0
+    ) -> None:
+        for table, value in (
+            (self.reads, reads),
+            (self.atomics, atomics),
+            (self.steps, steps),
+        ):
+            table[kernel] = table.get(kernel, 0) + value
+
+
+def tc_model(
+    graph: CSRGraph, rng: np.random.Generator | None = None
+) -> tuple[int, Counters]:
+    """benchmarks/tc/tc.mlir run sequentially, counting what work.py counts.
+
+    With ``rng``, the edges of each node run in a random order, so the atomic
+    appends of @orient leave the out-lists in any order (as on the GPU)."""
+    rs, dst = graph.row_start, graph.edge_dst
+    n_nodes = graph.num_nodes
+    deg = np.diff(rs)
+    c = Counters()
+    nout = np.zeros(n_nodes, np.int64)
+    nin = np.zeros(n_nodes, np.int64)
+    unsorted = np.full(graph.num_edges, -1, np.int64)
+    lists = np.full(graph.num_edges, -1, np.int64)
+
+    def edges(n: int) -> np.ndarray:
+        e = np.arange(rs[n], rs[n + 1])
+        return rng.permutation(e) if rng is not None else e
+
+    for n in range(n_nodes):  # @orient
+        c.add("orient", reads=4)
+        for e in edges(n):
+            u = int(dst[e])
+            c.add("orient", reads=3)
+            if (deg[u], u) > (deg[n], n):
+                unsorted[rs[n] + nout[n]] = u
+                nout[n] += 1
+                c.add("orient", atomics=1)
+            elif u != n:
+                lists[rs[n + 1] - 1 - nin[n]] = u
+                nin[n] += 1
+                c.add("orient", atomics=1)
+    arrived_sorted = np.zeros(n_nodes, bool)
+    for n in range(n_nodes):  # @sort_out
+        c.add("sort_out", reads=2)
+        first, end = rs[n], rs[n] + nout[n]
+        out = unsorted[first:end]
+        pairs = max(end - first - 1, 0)
+        c.add("sort_out", reads=2 * pairs, steps=pairs)
+        arrived_sorted[n] = bool(np.all(out[:-1] <= out[1:]))
+        for e in edges(n):
+            if e < end:
+                x = unsorted[e]
+                c.add("sort_out", reads=1)
+                if arrived_sorted[n]:
+                    lists[e] = x
+                    continue
+                rank = int(np.count_nonzero(out < x))
+                lists[first + rank] = x
+                c.add("sort_out", reads=end - first, steps=end - first)
+    total = 0
+    for v in range(n_nodes):  # @count_triangles
+        c.add("count_triangles", reads=4)
+        v_first, v_end = rs[v], rs[v] + nout[v]
+        found = 0
+        for e in edges(v):
+            if e < rs[v + 1] - nin[v] or v_end == v_first:
+                continue
+            u = lists[e]
+            i, j, u_end = rs[u], v_first, rs[u] + nout[u]
+            a, b = lists[i], lists[j]
+            c.add("count_triangles", reads=5)
+            while i < u_end and j < v_end:
+                step_a, step_b = a <= b, b <= a
+                found += int(step_a and step_b)
+                c.add("count_triangles", reads=int(step_a) + int(step_b), steps=1)
+                if step_a:
+                    i += 1
+                    a = lists[min(i, u_end - 1)]
+                if step_b:
+                    j += 1
+                    b = lists[min(j, v_end - 1)]
+        if found:
+            total += found
+            c.add("count_triangles", atomics=1)
+    c.arrived_sorted = arrived_sorted
+    return total, c
+
+
+def old_tc_model(graph: CSRGraph) -> tuple[int, Counters]:
+    """The program tc.mlir replaced, run sequentially and instrumented."""
+    rs, dst = graph.row_start, graph.edge_dst
+    deg = np.diff(rs)
+    c = Counters()
+    total = 0
+    for n in range(graph.num_nodes):
+        c.add("count_triangles", reads=4)
+        for e in range(rs[n], rs[n + 1]):
+            v = int(dst[e])
+            c.add("count_triangles", reads=3)
+            if not (deg[v], v) > (deg[n], n):
+                continue
+            c.add("count_triangles", reads=2)
+            found = 0
+            for k in range(rs[n], rs[n + 1]):
+                w = int(dst[k])
+                c.add("count_triangles", reads=3, steps=1)
+                if not (deg[w], w) > (deg[v], v):
+                    continue
+                c.add("searches", steps=1)
+                lo, hi = rs[v], rs[v + 1]
+                while lo < hi:
+                    mid = lo + ((hi - lo) >> 1)
+                    c.add("count_triangles", reads=1, steps=1)
+                    lo, hi = (mid + 1, hi) if dst[mid] < w else (lo, mid)
+                if lo < rs[v + 1]:
+                    c.add("count_triangles", reads=1)
+                    found += int(dst[lo] == w)
+            if found:
+                total += found
+                c.add("count_triangles", atomics=1)
+    return total, c
+
+
+TC_GRAPHS = ["rmat:7", "grid:5x5", "random:300:250", "random:40:500", "hub:400:2"]
+
+
+@pytest.mark.parametrize("spec", TC_GRAPHS)
+@pytest.mark.parametrize("seed", [None, 1, 2])
+def test_tc_model_matches_reference(spec: str, seed: int | None) -> None:
     graph = generate(spec)
-    assert tc_model(graph) == triangle_count(graph)
+    rng = None if seed is None else np.random.default_rng(seed)
+    assert tc_model(graph, rng)[0] == triangle_count(graph)
+
+
+def test_tc_old_model_matches_reference() -> None:
+    for spec in TC_GRAPHS:
+        graph = generate(spec)
+        assert old_tc_model(graph)[0] == triangle_count(graph)
+
+
+def tc_work() -> Any:
+    """benchmarks/tc/work.py as a module."""
+    path = Path(load_app("tc").mlir).with_name("work.py")
+    spec = importlib.util.spec_from_file_location("tc_work", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["tc_work"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("spec", TC_GRAPHS)
+def test_tc_work_formulas_count_what_the_programs_do(spec: str) -> None:
+    """work.py's closed formulas against the instrumented sequential runs."""
+    graph = generate(spec)
+    _, new = tc_model(graph, np.random.default_rng(0))
+    assert new.arrived_sorted is not None
+    if spec == "rmat:7":  # both ways through @sort_out
+        longer = np.diff(graph.row_start) > 8
+        assert new.arrived_sorted[longer].any() and not new.arrived_sorted[longer].all()
+    result = tc_work().work(graph, new.arrived_sorted)
+    for k in result["dag"]:
+        if k.kernel == "reset":
+            continue
+        assert k.reads == new.reads[k.kernel], k
+        assert k.steps == new.steps.get(k.kernel, 0), k
+        if k.kernel == "orient":
+            assert k.atomics == new.atomics[k.kernel] == graph.num_edges
+        else:
+            assert new.atomics.get(k.kernel, 0) <= k.atomics
+    _, old = old_tc_model(graph)
+    (k,) = result["old"]
+    # exact but for the binary searches: each is counted with bits(len)
+    # steps and a final read, which it may take one fewer of
+    step_slack = k.steps - old.steps["count_triangles"]
+    read_slack = k.reads - old.reads["count_triangles"]
+    searches = old.steps.get("searches", 0)
+    assert 0 <= step_slack <= searches
+    assert step_slack <= read_slack <= step_slack + searches
+    assert old.atomics.get("count_triangles", 0) <= k.atomics
+
+
+def test_tc_program_drops_self_loops() -> None:
+    """On the interpreter, in a random order: a self loop is neither an out-
+    nor an in-neighbour, so it closes no triangle (the loaders remove them;
+    the program does not rely on it)."""
+    from irgl_interpreter.apps import run_app as interp_run
+
+    base = generate("random:40:300")
+    rs, dst = base.row_start, base.edge_dst
+    rows = [np.r_[dst[rs[n] : rs[n + 1]], [n] if n % 3 == 0 else []] for n in range(40)]
+    rows = [np.sort(r).astype(np.int64) for r in rows]
+    graph = CSRGraph(
+        40,
+        np.r_[0, np.cumsum([len(r) for r in rows])].astype(np.int64),
+        np.concatenate(rows),
+    )
+    assert graph.num_edges == base.num_edges + 14
+    run = interp_run(load_app("tc"), graph, "random:4")
+    assert run.problem is None, run.problem
+    assert int(run.ctx.outputs["count"][0]) == triangle_count(base) > 0
 
 
 def test_tc_check() -> None:
@@ -223,7 +410,7 @@ def test_pr_on_gpu(programs: dict[str, object], spec: str, tol: float) -> None:
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("spec", SMALL_GRAPHS)
+@pytest.mark.parametrize("spec", [*SMALL_GRAPHS, "rmat:14", "grid:300x200"])
 def test_tc_on_gpu(programs: dict[str, object], spec: str) -> None:
     problem = run_app(load_app("tc"), programs["tc"], spec)
     assert problem is None, problem
