@@ -88,6 +88,40 @@ irgl.kernel host @main(%hits: memref<?xi32>, %tries: memref<?xi32>, %limit: inde
 """
 
 
+#: BFS levels from %src along edges whose Iterate runs while any item is not
+#: %stop (an Any cell) and returns the carried level of the next round.
+LEVELS_UNTIL_STOP = """
+irgl.kernel @visit(%g: !irgl.graph, %level: memref<?xi32>, %lvl: i32, %stop: index) {
+  %inf = arith.constant 1073741823 : i32
+  irgl.forall %i in worklist {
+    %n = irgl.wl.pop %i
+    irgl.forall %e in edges(%g, %n) {
+      %dst = irgl.graph.edge_dst %g[%e]
+      %l = memref.load %level[%dst] : memref<?xi32>
+      %unseen = arith.cmpi eq, %l, %inf : i32
+      scf.if %unseen {
+        %old = "memref.atomic_rmw"(%lvl, %level, %dst) <{kind = 2 : i64}> : (i32, memref<?xi32>, index) -> i32
+        %first = arith.cmpi eq, %old, %inf : i32
+        scf.if %first {
+          irgl.wl.push %dst
+        }
+      }
+    }
+    %go = arith.cmpi ne, %n, %stop : index
+    irgl.reduce_and_return %go
+  }
+}
+irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index, %stop: index) -> i32 {
+  %c1 = arith.constant 1 : i32
+  %last = irgl.iterate while any @visit(%g, %level, %l = %c1, %stop) : (!irgl.graph, memref<?xi32>, i32, index) initial [%src] {
+    %next = arith.addi %l, %c1 : i32
+    irgl.yield %next : i32
+  }
+  irgl.return %last : i32
+}
+"""
+
+
 def _lower(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*IRGL_OPT, str(path), *args], capture_output=True, text=True, check=False
@@ -121,11 +155,11 @@ def test_grid_wide_kernels_stay_in_grid_mode() -> None:
     assert "no small-worklist mode: @refine needs the whole grid" in remark
 
 
-@pytest.mark.parametrize("app", [*MODE_APPS, "retry"])
+@pytest.mark.parametrize("app", [*MODE_APPS, "retry", "levels"])
 def test_small_worklist_cuda_compiles(app: str, tmp_path: Path) -> None:
-    if app == "retry":
-        mlir = tmp_path / "retry.mlir"
-        mlir.write_text(RETRY_PIPE)
+    if app in ("retry", "levels"):
+        mlir = tmp_path / f"{app}.mlir"
+        mlir.write_text(RETRY_PIPE if app == "retry" else LEVELS_UNTIL_STOP)
     else:
         mlir = ROOT / "benchmarks" / app / f"{app}.mlir"
     proc = _lower(mlir, "-p", "lower-irgl{small_worklist=64}", "-t", "cuda")
@@ -211,3 +245,30 @@ def test_retry_pipe_with_small_worklist(pipeline: str, tmp_path: Path) -> None:
     program.call("main", hits, tries, limit, 4 * limit)
     np.testing.assert_array_equal(hits.to_numpy(), np.arange(limit))
     assert (tries.to_numpy() >= 2).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("pipeline", sorted(PIPELINES))
+def test_carried_level_and_any_cell_with_small_worklist(
+    pipeline: str, tmp_path: Path
+) -> None:
+    """On a path from node 0, round r visits node r-1 and gives node r level
+    r; the round that visits %stop makes the Any cell false, so the loop ends
+    after it and returns the carried level of the next round."""
+    from irgl_runner.api import Program, build
+
+    assert has_gpu()
+    mlir = tmp_path / "levels.mlir"
+    mlir.write_text(LEVELS_UNTIL_STOP)
+    program = Program(build(mlir, PIPELINES[pipeline], cache=tmp_path / "build"))
+    n, stop, inf = 3000, 2000, 1073741823
+    graph = program.upload_graph(generators.generate(f"path:{n}"))
+    initial = np.full(n, inf, dtype=np.int32)
+    initial[0] = 0
+    level = program.alloc(n, np.int32)
+    level.from_numpy(initial)
+    last = program.call("main", graph, level, 0, stop)
+    assert last == stop + 2
+    expected = np.full(n, inf, dtype=np.int32)
+    expected[: stop + 2] = np.arange(stop + 2)
+    np.testing.assert_array_equal(level.to_numpy(), expected)
