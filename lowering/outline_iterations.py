@@ -862,7 +862,7 @@ class _DeviceLowering:
         _rt(alone, "irgl_grid_sync", [])
         alone.insert(scf.YieldOp(*small.mailbox.fetch(alone, types)))
 
-        results = list(switch.results)
+        results: list[SSAValue] = list(switch.results)
         self.state = _State.of(results[1 + len(carried) :], True)
         return results
 
@@ -1130,7 +1130,9 @@ class _Outliner:
         status_arg = args[len(args) - nmail - 1]
         device = LoweringBuilder(InsertPoint.at_end(block), table=self.container)
         state = _State(list(device_wls), None, device.index(0))
-        mailbox = dict(zip(mail_sizes, args[len(args) - nmail :], strict=True))
+        mailbox: dict[Attribute, SSAValue] = dict(
+            zip(mail_sizes, args[len(args) - nmail :], strict=True)
+        )
         geometry, small = self._small_mode(device, plan, small_loops, mailbox)
         lowering = _DeviceLowering(
             plan,
