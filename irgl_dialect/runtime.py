@@ -392,16 +392,26 @@ class DeviceBodyAttr(_OpAttribute):
     form of a kernel, `#irgl_rt.device_body<@kernel>`: a control kernel calls
     it (irgl-outline-iterations), and irgl-outline-kernel-bodies gives it the
     kernel's lowered body. With `in_size` (`#irgl_rt.device_body<@kernel,
-    in_size>`) it takes one more, last argument: the size of the `in`
-    worklist, which the body uses instead of reading the worklist's tail."""
+    in_size>`) it takes one more argument: the size of the `in` worklist,
+    which the body uses instead of reading the worklist's tail. With `grid`
+    it takes two more, last `index` arguments: the index of the calling
+    block and the number of blocks that run the body (the grid it maps its
+    iterations over: the launch's, or block 0 alone in a control kernel's
+    small-worklist mode), used instead of `gpu.block_id x` and
+    `gpu.grid_dim x`."""
 
     name = "irgl_rt.device_body"
 
     kernel: SymbolRefAttr
     size_argument: UnitAttr | NoneAttr
+    grid_arguments: UnitAttr | NoneAttr
 
-    def __init__(self, kernel: str, *, in_size: bool = False):
-        super().__init__(SymbolRefAttr(kernel), UnitAttr() if in_size else NoneAttr())
+    def __init__(self, kernel: str, *, in_size: bool = False, grid: bool = False):
+        super().__init__(
+            SymbolRefAttr(kernel),
+            UnitAttr() if in_size else NoneAttr(),
+            UnitAttr() if grid else NoneAttr(),
+        )
 
     @property
     def kernel_name(self) -> str:
@@ -411,28 +421,44 @@ class DeviceBodyAttr(_OpAttribute):
     def in_size(self) -> bool:
         return isinstance(self.size_argument, UnitAttr)
 
+    @property
+    def grid(self) -> bool:
+        return isinstance(self.grid_arguments, UnitAttr)
+
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string("<")
         printer.print_attribute(self.kernel)
         if self.in_size:
             printer.print_string(", in_size")
+        if self.grid:
+            printer.print_string(", grid")
         printer.print_string(">")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        flags: list[str] = []
         with parser.in_angle_brackets():
             kernel = parser.parse_attribute()
-            in_size = False
-            if parser.parse_optional_punctuation(","):
+            while parser.parse_optional_punctuation(","):
                 pos = parser.pos
-                if parser.parse_identifier(" in #irgl_rt.device_body") != "in_size":
+                flag = parser.parse_identifier(" in #irgl_rt.device_body")
+                order = ("in_size", "grid")
+                expected = list(order[order.index(flags[-1]) + 1 :] if flags else order)
+                if flag not in expected:
                     parser.raise_error(
-                        "#irgl_rt.device_body: expected `in_size`", pos, parser.pos
+                        "#irgl_rt.device_body: expected "
+                        + (" or ".join(f"`{f}`" for f in expected) or "`>`"),
+                        pos,
+                        parser.pos,
                     )
-                in_size = True
+                flags.append(flag)
         if not isinstance(kernel, SymbolRefAttr):
             parser.raise_error("#irgl_rt.device_body needs a kernel symbol (@name)")
-        return (kernel, UnitAttr() if in_size else NoneAttr())
+        return (
+            kernel,
+            UnitAttr() if "in_size" in flags else NoneAttr(),
+            UnitAttr() if "grid" in flags else NoneAttr(),
+        )
 
     def verify(self) -> None:
         if self.kernel.nested_references.data:

@@ -25,7 +25,12 @@ from lowering.convert_irgl_nested_edges import ConvertIrglNestedEdges
 from lowering.convert_irgl_orchestration import ConvertIrglOrchestration
 from lowering.convert_irgl_sync import ConvertIrglSync
 from lowering.nested_parallelism import IrglNestedParallelism
-from lowering.outline_iterations import OutlineIterations, OutlineKernelBodies
+from lowering.outline_iterations import (
+    SMALL_WORKLIST,
+    OutlineIterations,
+    OutlineKernelBodies,
+    check_small_worklist_option,
+)
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,9 @@ class LowerIrgl(ModulePass):
     - `remarks` (bool, false): print whether each Iterate/Pipe was outlined;
     - `outline_size_arg` (bool, true): a control kernel passes the size of
       `in` to the device bodies it runs (read once per block per step);
+    - `small_worklist` (int, 2048; 0: off): a control loop whose `in` holds
+      at most this many items runs on block 0 alone, with block barriers
+      (irgl-outline-iterations `small_worklist`);
     - `block_push` (bool, false): pushes staged per block, one atomic per
       block (convert-irgl-loops `block_push`);
     - `block_reduce` (bool, false): ReduceAndReturn reduced per block, one
@@ -82,6 +90,11 @@ class LowerIrgl(ModulePass):
     instead of every thread reading the worklist tail (irgl-outline-iterations
     `size_arg`)."""
 
+    small_worklist: int = SMALL_WORKLIST
+    """Item threshold of the control kernels' small-worklist mode (0: off):
+    while a loop's `in` holds at most this many items, block 0 alone runs
+    its rounds, separated by block barriers (irgl-outline-iterations)."""
+
     block_push: bool = False
     """Cooperative conversion of pushes: staged in shared memory per block and
     published with one atomic per block (convert-irgl-loops)."""
@@ -103,10 +116,17 @@ class LowerIrgl(ModulePass):
             raise DiagnosticException(
                 f"lower-irgl: edge_unroll must be at least 1, got {self.edge_unroll}"
             )
+        check_small_worklist_option(self.small_worklist, "lower-irgl")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         outline: list[ModulePass] = (
-            [OutlineIterations(remarks=self.remarks, size_arg=self.outline_size_arg)]
+            [
+                OutlineIterations(
+                    remarks=self.remarks,
+                    size_arg=self.outline_size_arg,
+                    small_worklist=self.small_worklist,
+                )
+            ]
             if self.outline
             else []
         )

@@ -34,6 +34,29 @@ operations), when an invoked kernel is pinned to another size by another
 control kernel, or when it holds no loop. With `remarks` the pass
 prints one line per Iterate/Pipe saying whether it was outlined, or why not.
 
+Small-worklist mode (`small_worklist=N`, N > 0): a loop of the control
+kernel (an Iterate, or a looping Pipe) whose round holds no nested loop and
+only invocations that one block can run (each iterates its `in` worklist,
+nothing in it needs the whole grid: no SyncRunningThreads, no Exclusive, no
+C text) checks at each round boundary whether `in` holds at most N items.
+If so, block 0 alone runs the following rounds, with
+`irgl_ctl_block_sync()` (`__syncthreads`) between the invocations and the
+device bodies mapping their iterations over block 0's threads (the bodies
+take the index of the calling block and the number of blocks:
+`#irgl_rt.device_body<@k, in_size, grid>`), while every other block waits
+at one grid barrier. Block 0 leaves the mode after the first round whose
+`in` holds more than N items or whose loop condition is false; its thread 0
+stores the loop state (condition, carried values, worklist handles, size of
+`in`, step counter) in a device mailbox (one `memref<?xT>` per type, kernel
+arguments after the status word), all blocks meet at the grid barrier
+and every thread loads the state. Block 0 starts only after a first grid
+barrier: every block is then done with the results of the last grid step
+(the size of `in`, cell slots), which block 0's second step would reset,
+and with the mailbox of the previous exit. Every block arrives at every
+grid barrier equally often: the mode's decision depends only on values
+every block holds alike. With `remarks`, one line per loop
+says whether it has the mode or why not.
+
 The device functions are declared here (body-less, with the attribute
 `#irgl_rt.device_body<@kernel>`) and given the kernel's fully lowered body
 by `irgl-outline-kernel-bodies` at the end of `lower-irgl`. The control
@@ -76,11 +99,13 @@ from irgl_dialect.loops import LoopBase
 from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
 from irgl_dialect.runtime import DeviceBodyAttr, GridSizeOp, LaunchAttr, WorklistType
 from irgl_dialect.runtime_library import (
+    DEVICE_READ_TYPES,
     RuntimeFunction,
     dynamic_memref,
     overload,
     runtime_function,
 )
+from irgl_dialect.sync import ExclusiveOp, SyncRunningThreadsOp
 from lowering.block_size import (
     BlockConstraint,
     constraint_of,
@@ -103,6 +128,14 @@ RESIDENT_THREADS = 1024
 #: barriers: a full SM (at most 32 registers a thread). Measured on an H100,
 #: pull PageRank on RMAT 18/20: 3.48/13.9 ms at 1024, 3.05/10.9 ms at 2048.
 RESIDENT_THREADS_TOPOLOGY = 2048
+
+#: Default item threshold of the small-worklist mode: two items per thread of
+#: a 1024-thread control block (the size RESIDENT_THREADS and the benchmarks'
+#: control kernels use). A grid step costs a grid barrier and the dependent
+#: loads after it (about 9 us on an H100); a step of block 0 costs a block
+#: barrier and one pass of the same dependent loads per item a thread holds,
+#: so up to a few items per thread one block is faster than the whole grid.
+SMALL_WORKLIST = 2048
 
 _Orchestration = InvokeOp | IterateOp | PipeOp
 
@@ -339,6 +372,189 @@ def _positive(b: LoweringBuilder, size: SSAValue) -> SSAValue:
     return b.op(arith.CmpiOp(size, b.index(0), "sgt"))
 
 
+# -- small-worklist mode: legality and the mailbox ----------------------------
+
+#: irgl operations whose lowering synchronizes the whole grid.
+_GRID_WIDE: tuple[tuple[type[Operation], str], ...] = (
+    (SyncRunningThreadsOp, "a grid barrier"),
+    (ExclusiveOp, "phases separated by grid barriers"),
+)
+#: C text, which may use the launch's geometry (blockIdx, gridDim).
+_C_TEXT = (
+    "irgl.cblock",
+    "irgl.cexpr",
+    "irgl.cdecl",
+    "irgl_rt.c_block",
+    "irgl_rt.c_expr",
+    "irgl_rt.c_decl",
+)
+#: Runtime functions that depend on the whole grid.
+_GRID_FUNCTIONS = (
+    "irgl_grid_sync",
+    "irgl_global_thread_id",
+    "irgl_global_num_threads",
+    "irgl_is_first_thread",
+)
+
+
+def _needs_grid(
+    op: Operation,
+    functions: dict[str, func.FuncOp],
+    seen: set[str],
+    *,
+    callee: bool = False,
+) -> str | None:
+    """Why the code of `op` (a kernel, or a device function it calls) needs
+    the whole grid, or None if block 0 alone can run it with a grid of one
+    block. Device functions get no grid arguments, so they must not use the
+    launch's geometry at all."""
+    for inner in op.walk():
+        for kind, why in _GRID_WIDE:
+            if isinstance(inner, kind):
+                return f"'{inner.name}' ({why})"
+        if inner.name in _C_TEXT:
+            return f"'{inner.name}' (C text may use the launch's geometry)"
+        geometry = (gpu.GlobalIdOp, gpu.BlockIdOp, gpu.GridDimOp, LoopBase)
+        if isinstance(inner, gpu.GlobalIdOp) or (
+            callee and isinstance(inner, geometry)
+        ):
+            return f"'{inner.name}' (uses the launch's geometry)"
+        if not isinstance(inner, func.CallOp):
+            continue
+        name = inner.callee.string_value()
+        if name in _GRID_FUNCTIONS:
+            return f"a call of {name}"
+        target = functions.get(name)
+        if target is not None and name not in seen:
+            seen.add(name)
+            why = _needs_grid(target, functions, seen, callee=True)
+            if why is not None:
+                return f"{why} in @{name}"
+    return None
+
+
+def _single_block_reason(
+    name: str, kernel: gpu.FuncOp, functions: dict[str, func.FuncOp]
+) -> str | None:
+    """Why block 0 alone cannot run kernel `name` in the small-worklist
+    mode, or None."""
+    if _launch(kernel).worklist is None:
+        return f"@{name} has no worklist"
+    if not _reads_in_size(kernel):
+        return f"@{name} does not iterate over its worklist"
+    why = _needs_grid(kernel, functions, set())
+    if why is not None:
+        return f"@{name} needs the whole grid: {why}"
+    return None
+
+
+def _is_loop(op: Operation) -> bool:
+    return isinstance(op, IterateOp) or (isinstance(op, PipeOp) and op.once is None)
+
+
+def _loops(op: IterateOp | PipeOp) -> list[IterateOp | PipeOp]:
+    """The loops of an outlined Iterate/Pipe (itself included), outermost
+    first."""
+    return [o for o in op.walk() if isinstance(o, IterateOp | PipeOp) and _is_loop(o)]
+
+
+def _small_loop_reason(
+    loop: IterateOp | PipeOp, kernels: dict[str, str | None]
+) -> str | None:
+    """Why `loop` gets no small-worklist mode (None if it gets it);
+    `kernels` says why each invoked kernel cannot run in one block."""
+    if any(_is_loop(inner) for inner in loop.body.walk()):
+        return "its round holds a nested loop"
+    for inner in loop.walk():
+        if isinstance(inner, InvokeOp | IterateOp):
+            why = kernels[inner.callee.string_value()]
+            if why is not None:
+                return why
+    for t in _carried_types(loop):
+        if t not in DEVICE_READ_TYPES:
+            return f"a carried value of type {t} cannot be handed over"
+    return None
+
+
+def _carried_types(loop: IterateOp | PipeOp) -> list[Attribute]:
+    if isinstance(loop, PipeOp):
+        return []
+    return [loop.args[p].type for p in loop.carried_positions]
+
+
+def _handover_types(loop: IterateOp | PipeOp) -> list[Attribute]:
+    """What block 0 hands over when it leaves the mode of `loop`: the loop
+    condition, the carried values and the state (`_State.types()`)."""
+    return [i1, *_carried_types(loop), *[WorklistType()] * 4, IndexType(), IndexType()]
+
+
+class _Mailbox:
+    """Device buffers (`memref<?xT>` arguments of the control kernel, one per
+    type) through which thread 0 of block 0 hands a loop's state to every
+    block when it leaves the small-worklist mode."""
+
+    def __init__(self, buffers: dict[Attribute, SSAValue]):
+        self.buffers = buffers
+
+    @staticmethod
+    def sizes(loops: Sequence[IterateOp | PipeOp]) -> dict[Attribute, int]:
+        """Slots per type: enough for the largest handover of each type
+        (loops share the slots: a handover ends with a grid barrier after
+        every block has read it)."""
+        sizes: dict[Attribute, int] = {}
+        for loop in loops:
+            counts: dict[Attribute, int] = {}
+            for t in _handover_types(loop):
+                counts[t] = counts.get(t, 0) + 1
+            for t, n in counts.items():
+                sizes[t] = max(sizes.get(t, 0), n)
+        return sizes
+
+    def _slots(self, types: Sequence[Attribute]) -> list[tuple[SSAValue, int]]:
+        taken: dict[Attribute, int] = {}
+        slots: list[tuple[SSAValue, int]] = []
+        for t in types:
+            slots.append((self.buffers[t], taken.get(t, 0)))
+            taken[t] = taken.get(t, 0) + 1
+        return slots
+
+    def post(self, b: LoweringBuilder, values: Sequence[SSAValue]) -> None:
+        """Thread 0 stores `values` (before the grid barrier that publishes
+        them)."""
+        first = _rt_value(b, "irgl_is_first_thread", [])
+        store = scf.IfOp(first, [], Region(Block()))
+        b.insert(store)
+        inner = b.nested(InsertPoint.at_end(store.true_region.block))
+        slots = self._slots([v.type for v in values])
+        for value, (buffer, slot) in zip(values, slots, strict=True):
+            inner.insert(memref.StoreOp.get(value, buffer, [inner.index(slot)]))
+        inner.insert(scf.YieldOp())
+
+    def fetch(self, b: LoweringBuilder, types: Sequence[Attribute]) -> list[SSAValue]:
+        """Every thread loads the values (after that grid barrier)."""
+        return [
+            b.op(memref.LoadOp.get(buffer, [b.index(slot)]))
+            for buffer, slot in self._slots(types)
+        ]
+
+
+@dataclass
+class _SmallMode:
+    """The small-worklist mode of one control kernel."""
+
+    threshold: int
+    loops: set[Operation]
+    """The loops (IterateOp/PipeOp) that have the mode."""
+    mailbox: _Mailbox
+    block: SSAValue
+    """`gpu.block_id x` of the control kernel."""
+
+
+_Round = Callable[[LoweringBuilder, list[SSAValue]], tuple[SSAValue, list[SSAValue]]]
+"""Builds one round of a loop from its carried values; returns the loop
+condition and the next carried values."""
+
+
 @dataclass
 class _State:
     """The worklist handles every thread of a control kernel holds, the size
@@ -381,6 +597,9 @@ class _DeviceLowering:
         status: SSAValue,
         state: _State,
         sized: set[str],
+        gridded: set[str],
+        geometry: tuple[SSAValue, SSAValue] | None,
+        small: _SmallMode | None,
     ):
         self.plan = plan
         self.bodies = bodies
@@ -390,6 +609,14 @@ class _DeviceLowering:
         self.state = state
         self.sized = sized
         """Kernels whose device body takes the size of `in`."""
+        self.gridded = gridded
+        """Kernels whose device body takes the calling block and the number
+        of blocks."""
+        self.geometry = geometry
+        """`gpu.block_id x` and `gpu.grid_dim x` (when some body is gridded)."""
+        self.small = small
+        self.block_mode = False
+        """Building code that block 0 alone runs (small-worklist mode)."""
 
     # -- steps ---------------------------------------------------------
 
@@ -412,6 +639,8 @@ class _DeviceLowering:
             cell = self.cells[(name, aggregation or Aggregation.ANY)]
             slot = _rt_value(b, "irgl_ctl_cell_slot", [cell, epoch])
         cell_args = [slot] if slot is not None else []
+        grid_args = self._grid_arguments(b) if name in self.gridded else []
+        barrier = "irgl_ctl_block_sync" if self.block_mode else "irgl_grid_sync"
 
         def run(
             at: LoweringBuilder, worklists: Sequence[SSAValue], size: SSAValue | None
@@ -419,10 +648,12 @@ class _DeviceLowering:
             sizes = [size] if size is not None and name in self.sized else []
             at.stmt(
                 func.CallOp(
-                    self.bodies[name], [*operands, *worklists, *cell_args, *sizes], []
+                    self.bodies[name],
+                    [*operands, *worklists, *cell_args, *sizes, *grid_args],
+                    [],
                 )
             )
-            _rt(at, "irgl_grid_sync", [])
+            _rt(at, barrier, [])
 
         if not uses_worklist:
             run(b, [], None)
@@ -436,13 +667,26 @@ class _DeviceLowering:
                 )
             # in := out, out := spare (emptied before the barrier), spare := in
             self.state.worklists = [w_out, w_spare, w_retry, w_in]
-            self.state.size = None
-            _rt(b, "irgl_ctl_check", [w_out, self.status])
+            if self.block_mode:
+                self.state.size = _rt_value(
+                    b, "irgl_ctl_size_check", [w_out, self.status]
+                )
+            else:
+                self.state.size = None
+                _rt(b, "irgl_ctl_check", [w_out, self.status])
         one = b.index(1)
         self.state.epoch = b.op(arith.AddiOp(epoch, one))
         if aggregation is None or slot is None:
             return None
         return _rt_value(b, "irgl_ctl_cell_value", [slot])
+
+    def _grid_arguments(self, b: LoweringBuilder) -> list[SSAValue]:
+        """The calling block and the number of blocks a gridded device body
+        maps its iterations over: block 0 of 1 in the small-worklist mode."""
+        if self.block_mode:
+            return [b.index(0), b.index(1)]
+        assert self.geometry is not None, "gridded bodies need the geometry"
+        return list(self.geometry)
 
     def _prologue(self, b: LoweringBuilder) -> None:
         """Thread 0 empties the spare worklist and resets the next cell slots
@@ -471,9 +715,13 @@ class _DeviceLowering:
         )
         b.insert(loop)
         cond = b.nested(InsertPoint.at_end(before))
-        size = _rt_value(cond, "irgl_ctl_size", [before.args[1]])
-        live = _positive(cond, size)
-        _rt(cond, "irgl_ctl_check", [before.args[1], self.status])
+        if self.block_mode:
+            size = _rt_value(cond, "irgl_ctl_size_check", [before.args[1], self.status])
+            live = _positive(cond, size)
+        else:
+            size = _rt_value(cond, "irgl_ctl_size", [before.args[1]])
+            live = _positive(cond, size)
+            _rt(cond, "irgl_ctl_check", [before.args[1], self.status])
         cond.insert(scf.ConditionOp(live, *before.args, size))
         body = b.nested(InsertPoint.at_end(after))
         old_in, new_in, new_retry, new_size = after.args
@@ -557,11 +805,44 @@ class _DeviceLowering:
         body = b.nested(InsertPoint.at_end(after))
         ncarried = len(carried_types)
         self.state = _State.of(after.args[ncarried:], with_wls)
-        args = list(op.args)
+        outs = self._round(
+            body,
+            op,
+            list(after.args[:ncarried]),
+            lambda at, carried: self._iterate_round(
+                at, op, carried, tracked, candidates
+            ),
+        )
+        body.insert(scf.YieldOp(*outs))
+        self.state = _State.of(loop.results[ncarried:], with_wls)
         nvalues = len(positions)
-        for position, value in zip(positions, after.args[:nvalues], strict=True):
+        results: list[SSAValue] = list(loop.results[:nvalues])
+        for old, new in zip(op.results_, results, strict=True):
+            self.mapping[old] = new
+        identities: dict[int, SSAValue] = {
+            j: loop.results[nvalues + i] for i, j in enumerate(tracked)
+        }
+        return results, identities
+
+    def _iterate_round(
+        self,
+        body: LoweringBuilder,
+        op: IterateOp,
+        carried: list[SSAValue],
+        tracked: Sequence[int] = (),
+        candidates: Sequence[SSAValue] = (),
+    ) -> tuple[SSAValue, list[SSAValue]]:
+        """One round of an Iterate: the invocation and the body; returns the
+        loop condition and the next carried values (after the Iterate's own,
+        the i32 names of its `tracked` memref slots, see `iterate`)."""
+        name = op.callee.string_value()
+        uses_worklist = _launch(self.plan.kernels[name]).worklist is not None
+        args = list(op.args)
+        nvalues = len(op.carried_positions)
+        values_in, names_in = carried[:nvalues], carried[nvalues:]
+        for position, value in zip(op.carried_positions, values_in, strict=True):
             args[position] = value
-        for old, new in zip(op.body.block.args, after.args[:nvalues], strict=True):
+        for old, new in zip(op.body.block.args, values_in, strict=True):
             self.mapping[old] = new
         aggr = op.aggregation.data if op.aggregation else None
         result = self.invoke(body, name, args, aggr)
@@ -584,22 +865,16 @@ class _DeviceLowering:
             extra = self.mapping.get(terminator.extra, terminator.extra)
             condition = body.op(combine(condition, extra))
         values = [self.mapping.get(v, v) for v in terminator.values]
-        block_args = list(op.body.block.args)
+        block_args: list[SSAValue] = list(op.body.block.args)
         for j in tracked:
             source = terminator.values[j]
             if source in block_args:
                 k = block_args.index(source)
-                values.append(after.args[nvalues + tracked.index(k)])
+                values.append(names_in[tracked.index(k)])
             else:
                 values.append(body.const(candidates.index(source), i32))
         self._boundary(body)
-        body.insert(scf.YieldOp(condition, *values, *self.state.values()))
-        self.state = _State.of(loop.results[ncarried:], with_wls)
-        results: list[SSAValue] = list(loop.results[:nvalues])
-        for old, new in zip(op.results_, results, strict=True):
-            self.mapping[old] = new
-        identities = {j: loop.results[nvalues + i] for i, j in enumerate(tracked)}
-        return results, identities
+        return condition, values
 
     def pipe(self, b: LoweringBuilder, op: PipeOp) -> None:
         ops = [o for o in op.body.block.ops if not isinstance(o, YieldOp)]
@@ -618,21 +893,131 @@ class _DeviceLowering:
         b.insert(loop)
         body = b.nested(InsertPoint.at_end(after))
         self.state = _State.of(after.args, with_wls)
-        self.lower_ops(body, ops)
-        live = self._has_work(body) if with_wls else _boolean(body, False)
-        body.insert(scf.YieldOp(live, *self.state.values()))
+        outs = self._round(body, op, [], lambda at, _: self._pipe_round(at, ops))
+        body.insert(scf.YieldOp(*outs))
         self.state = _State.of(loop.results, with_wls)
+
+    def _pipe_round(
+        self, body: LoweringBuilder, ops: Sequence[Operation]
+    ) -> tuple[SSAValue, list[SSAValue]]:
+        """One round of a looping Pipe; it goes on while `in` has work."""
+        self.lower_ops(body, ops)
+        if not self.state.worklists:
+            return _boolean(body, False), []
+        return self._has_work(body), []
+
+    # -- small-worklist mode ---------------------------------------------
+
+    def _round(
+        self,
+        b: LoweringBuilder,
+        loop: IterateOp | PipeOp,
+        carried: list[SSAValue],
+        build: _Round,
+    ) -> list[SSAValue]:
+        """One round of `loop` at `b`, or, where `loop` has the small-worklist
+        mode, the switch between a grid round and block 0's rounds; returns
+        what the loop's after region yields (condition, carried values,
+        state)."""
+        small = self.small
+        if small is None or self.block_mode or loop not in small.loops:
+            condition, values = build(b, carried)
+            return [condition, *values, *self.state.values()]
+        entry = self.state
+        assert entry.size is not None, "the loop carries the size of in"
+        threshold = b.index(small.threshold)
+        fits = b.op(arith.CmpiOp(entry.size, threshold, "sle"))
+        types = [i1, *(v.type for v in carried), *entry.types()]
+        switch = scf.IfOp(fits, types, Region(Block()), Region(Block()))
+        b.insert(switch)
+
+        # grid mode: one round of the whole grid
+        grid = b.nested(InsertPoint.at_end(switch.false_region.block))
+        self.state = _State.of(entry.values(), True)
+        condition, values = build(grid, carried)
+        grid.insert(scf.YieldOp(condition, *values, *self.state.values()))
+
+        # small mode: once every block is done with the last grid step (the
+        # size of in, cell values: block 0's second step would reset them),
+        # block 0 runs rounds while every other block waits at the grid
+        # barrier; then every block loads the state block 0 left (the next
+        # entry's barrier keeps the next exit from overwriting it too early)
+        alone = b.nested(InsertPoint.at_end(switch.true_region.block))
+        self.state = _State.of(entry.values(), True)
+        _rt(alone, "irgl_grid_sync", [])
+        zero = alone.index(0)
+        is_first = alone.op(arith.CmpiOp(small.block, zero, "eq"))
+        only = scf.IfOp(is_first, [], Region(Block()))
+        alone.insert(only)
+        first = alone.nested(InsertPoint.at_end(only.true_region.block))
+        small.mailbox.post(first, self._block_rounds(first, carried, build))
+        first.insert(scf.YieldOp())
+        _rt(alone, "irgl_grid_sync", [])
+        alone.insert(scf.YieldOp(*small.mailbox.fetch(alone, types)))
+
+        results: list[SSAValue] = list(switch.results)
+        self.state = _State.of(results[1 + len(carried) :], True)
+        return results
+
+    def _block_rounds(
+        self, b: LoweringBuilder, carried: list[SSAValue], build: _Round
+    ) -> list[SSAValue]:
+        """Block 0's rounds: do { round } while (condition and in holds at
+        most `threshold` items); returns the condition, the carried values
+        and the state after the last round."""
+        assert self.small is not None
+        self.block_mode = True
+        carried_types = [v.type for v in carried]
+        state_types = self.state.types()
+        before = Block(arg_types=[*carried_types, *state_types])
+        after = Block(arg_types=[i1, *carried_types, *state_types])
+        loop = scf.WhileOp(
+            [*carried, *self.state.values()],
+            [i1, *carried_types, *state_types],
+            [before],
+            [after],
+        )
+        b.insert(loop)
+        body = b.nested(InsertPoint.at_end(before))
+        ncarried = len(carried)
+        self.state = _State.of(before.args[ncarried:], True)
+        condition, values = build(body, list(before.args[:ncarried]))
+        size = self.state.size
+        assert size is not None
+        fits = body.op(arith.CmpiOp(size, body.index(self.small.threshold), "sle"))
+        stay = body.op(arith.AndIOp(condition, fits))
+        body.insert(scf.ConditionOp(stay, condition, *values, *self.state.values()))
+        after.add_op(scf.YieldOp(*after.args[1:]))
+        self.block_mode = False
+        return list(loop.results)
 
 
 class _Outliner:
     """Outlines the Iterate/Pipe ops of one module."""
 
-    def __init__(self, module: ModuleOp, remarks: TextIO | None, size_arg: bool):
+    def __init__(
+        self,
+        module: ModuleOp,
+        remarks: TextIO | None,
+        size_arg: bool,
+        small_worklist: int = 0,
+    ):
         self.module = module
         self.size_arg = size_arg
         self.sized: set[str] = set()
+        self.small_worklist = small_worklist
+        self.gridded: set[str] = set()
+        """Kernels whose device body takes the calling block and the number
+        of blocks (those block 0 alone can run)."""
         self.container = kernel_module(module)
         self.kernels = _kernels(module)
+        self.functions = {
+            op.sym_name.data: op
+            for op in self.container.body.block.ops
+            if isinstance(op, func.FuncOp)
+        }
+        self.single_block: dict[str, str | None] = {}
+        """Why block 0 alone cannot run a kernel (None: it can)."""
         self.remarks = remarks
         self.names = {
             op.sym_name.data
@@ -678,7 +1063,8 @@ class _Outliner:
             return
         nested = [o for o in op.body.walk() if isinstance(o, IterateOp | PipeOp)]
         control = _unique(self.names, f"{where.rstrip('_')}_control")
-        self._build(op, plan, control)
+        small = self._small_loops(op, plan)
+        self._build(op, plan, control, [loop for loop, why in small if why is None])
         self.remark(
             op,
             where,
@@ -686,6 +1072,31 @@ class _Outliner:
         )
         for inner in nested:
             self.remark(inner, where, f"outlined inside control kernel @{control}")
+        for loop, why in small:
+            if why is None:
+                text = (
+                    "small-worklist mode (block 0 alone while in holds at "
+                    f"most {self.small_worklist} items)"
+                )
+            else:
+                text = f"no small-worklist mode: {why}"
+            self.remark(loop, where, text)
+
+    def _small_loops(
+        self, op: IterateOp | PipeOp, plan: _Plan
+    ) -> list[tuple[IterateOp | PipeOp, str | None]]:
+        """Each loop of `op` with why it gets no small-worklist mode (None
+        when it gets it); nothing when the mode is off."""
+        if self.small_worklist <= 0:
+            return []
+        for name, kernel in plan.kernels.items():
+            if name not in self.single_block:
+                self.single_block[name] = _single_block_reason(
+                    name, kernel, self.functions
+                )
+        return [
+            (loop, _small_loop_reason(loop, self.single_block)) for loop in _loops(op)
+        ]
 
     def _body_function(self, name: str, kernel: gpu.FuncOp) -> str:
         if name not in self.bodies:
@@ -693,16 +1104,49 @@ class _Outliner:
             in_size = self.size_arg and _reads_in_size(kernel)
             if in_size:
                 self.sized.add(name)
-            inputs = list(kernel.function_type.inputs.data)
-            decl = func.FuncOp.external(
-                fname, [*inputs, *([IndexType()] if in_size else [])], []
+            grid = (
+                self.small_worklist > 0
+                and name in self.single_block
+                and self.single_block[name] is None
             )
-            DeviceBodyAttr(name, in_size=in_size).attach(decl)
+            if grid:
+                self.gridded.add(name)
+            inputs = list(kernel.function_type.inputs.data)
+            extra = [IndexType()] * (int(in_size) + 2 * int(grid))
+            decl = func.FuncOp.external(fname, [*inputs, *extra], [])
+            DeviceBodyAttr(name, in_size=in_size, grid=grid).attach(decl)
             self.container.body.block.add_op(decl)
             self.bodies[name] = fname
         return self.bodies[name]
 
-    def _build(self, op: IterateOp | PipeOp, plan: _Plan, name: str) -> None:
+    def _small_mode(
+        self,
+        device: LoweringBuilder,
+        plan: _Plan,
+        small_loops: Sequence[IterateOp | PipeOp],
+        mailbox: dict[Attribute, SSAValue],
+    ) -> tuple[tuple[SSAValue, SSAValue] | None, _SmallMode | None]:
+        """The launch geometry the gridded device bodies take (read at the
+        top of the control kernel) and the small-worklist mode, if any."""
+        if not any(k in self.gridded for k in plan.kernels) and not small_loops:
+            return None, None
+        x = gpu.DimensionAttr(gpu.DimensionEnum.X)
+        block = device.op(gpu.BlockIdOp(x))
+        blocks = device.op(gpu.GridDimOp(x))
+        if not small_loops:
+            return (block, blocks), None
+        mode = _SmallMode(
+            self.small_worklist, set(small_loops), _Mailbox(mailbox), block
+        )
+        return (block, blocks), mode
+
+    def _build(
+        self,
+        op: IterateOp | PipeOp,
+        plan: _Plan,
+        name: str,
+        small_loops: Sequence[IterateOp | PipeOp] = (),
+    ) -> None:
         for kname, kernel in plan.kernels.items():
             _launch(kernel).pinned_to(plan.block_size).attach(kernel)
             self._body_function(kname, kernel)
@@ -745,6 +1189,8 @@ class _Outliner:
                     )
                     outputs.append((result, *_device_buffer(host, element)))
         status_alloc, status = _device_buffer(host, i32)
+        mail_sizes = _Mailbox.sizes(small_loops)
+        mail = [_device_array(host, t, n) for t, n in mail_sizes.items()]
 
         # the control kernel
         operands = [
@@ -753,6 +1199,7 @@ class _Outliner:
             *host_cells,
             *(buffer for _, _, buffer in outputs),
             status,
+            *(buffer for _, buffer in mail),
         ]
         block = Block(arg_types=[v.type for v in operands])
         kernel = gpu.FuncOp(
@@ -785,11 +1232,26 @@ class _Outliner:
         device_cells: dict[tuple[str, Aggregation], SSAValue] = dict(
             zip(plan.cells, args[ncap + nwl : ncap + nwl + ncell], strict=True)
         )
-        buffers = args[ncap + nwl + ncell : -1]
+        nmail = len(mail)
+        buffers = args[ncap + nwl + ncell : len(args) - nmail - 1]
+        status_arg = args[len(args) - nmail - 1]
         device = LoweringBuilder(InsertPoint.at_end(block), table=self.container)
         state = _State(list(device_wls), None, device.index(0))
+        mailbox: dict[Attribute, SSAValue] = dict(
+            zip(mail_sizes, args[len(args) - nmail :], strict=True)
+        )
+        geometry, small = self._small_mode(device, plan, small_loops, mailbox)
         lowering = _DeviceLowering(
-            plan, self.bodies, mapping, device_cells, args[-1], state, self.sized
+            plan,
+            self.bodies,
+            mapping,
+            device_cells,
+            status_arg,
+            state,
+            self.sized,
+            self.gridded,
+            geometry,
+            small,
         )
         if isinstance(op, IterateOp):
             results, identities = lowering.iterate(device, op, candidates)
@@ -830,6 +1292,8 @@ class _Outliner:
             result.replace_all_uses_with(value)
             after.insert(memref.DeallocOp.get(alloc))
         after.insert(memref.DeallocOp.get(status_alloc))
+        for alloc, _ in mail:
+            after.insert(memref.DeallocOp.get(alloc))
         for cell in host_cells:
             _rt(after, "irgl_cell_destroy", [cell])
         if spare is not None:
@@ -837,6 +1301,15 @@ class _Outliner:
         if pipe is not None:
             _rt(after, "irgl_pipe_destroy", [pipe])
         Rewriter.erase_op(op, safe_erase=False)
+
+
+def _device_array(
+    b: LoweringBuilder, element: Attribute, size: int
+) -> tuple[SSAValue, SSAValue]:
+    """A device array of `size` elements: the allocation and its
+    `memref<?xT>` view (the control kernel's mailbox for type `element`)."""
+    alloc = b.op(memref.AllocOp([], [], MemRefType(element, [size])))
+    return alloc, b.op(memref.CastOp.get(alloc, dynamic_memref(element)))
 
 
 def _reads_in_size(kernel: gpu.FuncOp) -> bool:
@@ -896,10 +1369,32 @@ class OutlineIterations(ModulePass):
     `index` argument (`#irgl_rt.device_body<@k, in_size>`), instead of every
     thread loading the worklist tail at the start of the body."""
 
+    small_worklist: int = SMALL_WORKLIST
+    """Item threshold of the small-worklist mode (0: off): while `in` holds
+    at most this many items at a round boundary, block 0 alone runs the
+    rounds of a loop, with block barriers instead of grid barriers."""
+
+    def __post_init__(self) -> None:
+        check_small_worklist_option(self.small_worklist, self.name)
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not any(isinstance(o, IterateOp | PipeOp) for o in op.walk()):
             return
-        _Outliner(op, sys.stderr if self.remarks else None, self.size_arg).run()
+        _Outliner(
+            op,
+            sys.stderr if self.remarks else None,
+            self.size_arg,
+            self.small_worklist,
+        ).run()
+
+
+def check_small_worklist_option(value: int, owner: str) -> None:
+    """A `small_worklist` option is an item count (0: off); raise a
+    ValueError naming `owner` for a negative one."""
+    if value < 0:
+        raise ValueError(
+            f"{owner}: small_worklist must be an item count (0: off), got {value}"
+        )
 
 
 @dataclass(frozen=True)
@@ -943,12 +1438,23 @@ class OutlineKernelBodies(ModulePass):
                 if body_of.in_size:
                     inputs.append(IndexType())
                     _size_from_argument(kernel, decl, body)
+                if body_of.grid:
+                    inputs += [IndexType(), IndexType()]
+                    _grid_from_arguments(decl, body, module)
                 if list(decl.function_type.inputs.data) != inputs:
+                    extras = [
+                        *(["the size of in"] if body_of.in_size else []),
+                        *(
+                            ["the block and the number of blocks"]
+                            if body_of.grid
+                            else []
+                        ),
+                    ]
                     fail(
                         decl,
                         f"@{decl.sym_name.data} must take the arguments of "
                         f"@{body_of.kernel_name}"
-                        + (" and the size of in (index)" if body_of.in_size else ""),
+                        + (f" and {' and '.join(extras)} (index)" if extras else ""),
                     )
                 function = func.FuncOp(
                     decl.sym_name.data, (inputs, []), body, visibility="private"
@@ -973,3 +1479,35 @@ def _size_from_argument(kernel: gpu.FuncOp, decl: func.FuncOp, body: Region) -> 
         call = use.operation
         if isinstance(call, func.CallOp) and call.callee.string_value() == wl_size:
             Rewriter.replace_op(call, [], [size])
+
+
+def _grid_from_arguments(decl: func.FuncOp, body: Region, module: gpu.ModuleOp) -> None:
+    """Append two `index` arguments to `body` (the calling block and the
+    number of blocks) and use them instead of `gpu.block_id x` and
+    `gpu.grid_dim x`, so that the caller decides which grid the body maps
+    its iterations over. Fails on code that would still see the launch's
+    whole grid (irgl-outline-iterations only grids bodies without it)."""
+    functions = {
+        op.sym_name.data: op
+        for op in module.body.block.ops
+        if isinstance(op, func.FuncOp) and op is not decl
+    }
+    why = next(
+        (w for o in body.block.ops if (w := _needs_grid(o, functions, set()))),
+        None,
+    )
+    if why is not None:
+        fail(
+            decl,
+            f"@{decl.sym_name.data} runs in a small-worklist mode (one block) "
+            f"but needs the whole grid: {why}",
+        )
+    block = body.block
+    index = block.insert_arg(IndexType(), len(block.args))
+    count = block.insert_arg(IndexType(), len(block.args))
+    for op in list(body.walk()):
+        if not isinstance(op, gpu.BlockIdOp | gpu.GridDimOp):
+            continue
+        if op.dimension.data != gpu.DimensionEnum.X:
+            continue
+        Rewriter.replace_op(op, [], [index if isinstance(op, gpu.BlockIdOp) else count])

@@ -151,4 +151,18 @@ def test_device_body_marker() -> None:
     with pytest.raises(ParseError, match="needs a kernel symbol"):
         _parse('#irgl_rt.device_body<"bfs">')
     with pytest.raises(VerifyException, match="same gpu.module"):
-        DeviceBodyAttr.new((SymbolRefAttr("m", ["bfs"]), NoneAttr())).verify()
+        DeviceBodyAttr.new(
+            (SymbolRefAttr("m", ["bfs"]), NoneAttr(), NoneAttr())
+        ).verify()
+    gridded = _parse("#irgl_rt.device_body<@bfs, in_size, grid>")
+    assert isinstance(gridded, DeviceBodyAttr) and isinstance(sized, DeviceBodyAttr)
+    assert gridded == DeviceBodyAttr("bfs", in_size=True, grid=True)
+    assert gridded.grid and gridded.in_size and not sized.grid
+    assert str(gridded) == "#irgl_rt.device_body<@bfs, in_size, grid>"
+    assert _parse("#irgl_rt.device_body<@bfs, grid>") == DeviceBodyAttr(
+        "bfs", grid=True
+    )
+    with pytest.raises(ParseError, match="expected `grid`"):
+        _parse("#irgl_rt.device_body<@bfs, in_size, in_size>")
+    with pytest.raises(ParseError, match="expected `>`"):
+        _parse("#irgl_rt.device_body<@bfs, grid, in_size>")

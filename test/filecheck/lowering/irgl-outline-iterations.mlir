@@ -1,8 +1,9 @@
-// RUN: irgl-opt %s --split-input-file -p convert-irgl-kernels,irgl-outline-iterations | filecheck %s
-// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{remarks=true}' -o /dev/null 2>&1 | filecheck %s --check-prefix=REMARK
+// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=0}' | filecheck %s
+// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{remarks=true small_worklist=0}' -o /dev/null 2>&1 | filecheck %s --check-prefix=REMARK
 // RUN: irgl-opt %s --split-input-file -p 'lower-irgl{outline=false}' | filecheck %s --check-prefix=OFF
-// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{size_arg=false}' | filecheck %s --check-prefix=NOSIZE
-// RUN: irgl-opt %s --split-input-file -p 'lower-irgl' | filecheck %s --check-prefix=BODY
+// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{size_arg=false small_worklist=0}' | filecheck %s --check-prefix=NOSIZE
+// RUN: irgl-opt %s --split-input-file -p 'lower-irgl{small_worklist=0}' | filecheck %s --check-prefix=BODY
+// (The small-worklist mode, on by default, is tested in irgl-outline-small-worklist.mlir.)
 
 // A standalone Iterate of a worklist kernel with a carried value: the host
 // creates the pipe context, fills it, adds a status word (nothing retries,
