@@ -97,7 +97,8 @@ APP = AppSpec(
         ArraySpec(
             "claims",
             "int32",
-            init=lambda ctx: np.zeros(ctx.input.tcap, dtype=np.int32),
+            # one claim cell per edge of a triangle slot (dmr_edge_id)
+            init=lambda ctx: np.zeros(3 * ctx.input.tcap, dtype=np.int32),
             length="init",
             read_back=False,
         ),

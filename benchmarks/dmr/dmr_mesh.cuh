@@ -34,10 +34,11 @@
 #define DMR_DELETED 1
 #define DMR_TRY 256
 #define DMR_MAX_TRIES 8
-// lock[DMR_CAV]: the cavity triangles, then their outside neighbours (memref<256xi32> in the kernel)
+// lock[DMR_CAV]: the cavity triangles, then the claim cells of their edges (memref<256xi32> in the kernel)
 #define DMR_CAV 256
 #define DMR_NB (DMR_CAV + 2)
-// info[8]: ncav, nlock, split edge (a, b) or (-1, -1), first new triangle, new triangles, new point
+// info[8]: ncav (= the first claim cell in lock), ncav + claims, split edge (a, b) or (-1, -1), first new triangle,
+// new triangles, new point
 #define DMR_INFO 8
 // dmr_build_cavity results besides the lock count
 #define DMR_TOO_BIG (-1)
@@ -76,6 +77,21 @@ DMR_HD bool dmr_is_bad(const double* xy, const int* tri, int t) {
   return b2 + c2 - l[s] > DMR_TWO_COS_MIN_ANGLE * sqrt(b2 * c2);
 }
 
+// A bijection of [0, n) that scatters neighbouring i far apart: i -> a i mod n, with a the first number from
+// 0.618 n (the golden ratio: a low-discrepancy Weyl sequence) that is coprime to n. The worklist's order is the
+// Exclusive's priority order (the priority is the thread's slot), and triangle ids are spatially coherent: pushed
+// in id order, neighbouring bad triangles would get neighbouring priorities, and a chain of overlapping cavities
+// with increasing priorities has a single winner.
+DMR_HD int dmr_scatter(int i, int n) {
+  long long a = (long long)(0.6180339887498949 * n) + 1;
+  for (;; ++a) {
+    long long x = a, y = n;
+    while (y) { long long r = x % y; x = y; y = r; }
+    if (x == 1) break;
+  }
+  return (int)(a * i % n);
+}
+
 DMR_HD bool dmr_alive_and_bad(const double* xy, const int* tri, const int* flags, int t) {
   return !(flags[t] & DMR_DELETED) && dmr_is_bad(xy, tri, t);
 }
@@ -109,6 +125,16 @@ DMR_HD bool dmr_contains(const int* items, int n, int v) {
   for (int i = 0; i < n; ++i)
     if (items[i] == v) return true;
   return false;
+}
+
+// The claim cell of edge j of triangle t: the smaller of its two numbers 3 t + j and 3 o + i (o the triangle
+// across it, i the edge's index in o), so that both triangles of an edge name the same cell.
+DMR_HD int dmr_edge_id(const int* nbr, int t, int j) {
+  int id = 3 * t + j, o = nbr[id];
+  if (o < 0) return id;
+  for (int i = 0; i < 3; ++i)
+    if (nbr[3 * o + i] == t) return 3 * o + i < id ? 3 * o + i : id;
+  return id;
 }
 
 // Visibility walk from t towards p. Returns false if it does not end; else *s is the triangle containing p
@@ -182,9 +208,11 @@ DMR_HD bool dmr_star_shaped(const double* xy, const int* tri, const int* cav, in
 }
 
 // The cavity that inserts (px, py) to fix the bad triangle t, or, with `ruppert`, when the point lies outside the
-// domain or encroaches a domain-boundary edge of its cavity, that edge's midpoint. Fills lock (the cavity, then its
-// outside neighbours), info and pt (the new point). Returns the number of triangles to lock; DMR_TOO_BIG if the
-// cavity does not fit; DMR_FAILED on a numerical failure. Reads the mesh only.
+// domain or encroaches a domain-boundary edge of its cavity, that edge's midpoint. Fills lock (the cavity, then the
+// claim cells of its edges, inner and boundary: re-triangulating writes the cavity and the links of the outside
+// triangles across its boundary edges, so two cavities that share no edge touch disjoint data), info and pt (the
+// new point). Returns the number of claim cells (at lock + info[0]); DMR_TOO_BIG if the cavity does not fit;
+// DMR_FAILED on a numerical failure. Reads the mesh only.
 DMR_HD int dmr_cavity_at(int t, const double* xy, const int* tri, const int* nbr, double px, double py,
                          bool ruppert, int* lock, int* info, double* pt) {
   int s, e, ncav = 0;
@@ -215,10 +243,11 @@ DMR_HD int dmr_cavity_at(int t, const double* xy, const int* tri, const int* nbr
   if (nb < 0) return DMR_TOO_BIG;
   if (!dmr_star_shaped(xy, tri, lock, ncav, u, v, nb, sa, sb, px, py)) return DMR_FAILED;
   int nlock = ncav;
-  for (int i = 0; i < nb; ++i) {
-    if (o[i] < 0 || dmr_contains(lock, nlock, o[i])) continue;
+  for (int i = 0; i < 3 * ncav; ++i) {
+    int k = lock[i / 3], j = i % 3, across = nbr[3 * k + j];
+    if (across >= 0 && across < k && dmr_contains(lock, ncav, across)) continue;  // claimed from the other side
     if (nlock == DMR_CAV) return DMR_TOO_BIG;
-    lock[nlock++] = o[i];
+    lock[nlock++] = dmr_edge_id(nbr, k, j);
   }
   info[0] = ncav;
   info[1] = nlock;
@@ -226,7 +255,7 @@ DMR_HD int dmr_cavity_at(int t, const double* xy, const int* tri, const int* nbr
   info[3] = sb;
   pt[0] = px;
   pt[1] = py;
-  return nlock;
+  return nlock - ncav;
 }
 
 // The cavity for t's circumcenter (with Ruppert's boundary splits); when that fails numerically (a nearly
@@ -234,6 +263,7 @@ DMR_HD int dmr_cavity_at(int t, const double* xy, const int* tri, const int* nbr
 // inserting them also removes t.
 DMR_HD int dmr_build_cavity(int t, const double* xy, const int* tri, const int* nbr, const int* flags, int* lock,
                             int* info, double* pt) {
+  info[0] = 0;
   if (!dmr_alive_and_bad(xy, tri, flags, t)) return 0;
   double cx, cy;
   dmr_circumcenter(xy, tri, t, &cx, &cy);

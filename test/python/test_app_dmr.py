@@ -278,6 +278,51 @@ def test_cpu_refinement_passes_the_checker(
     assert after.stats["postponed"] == 0 and after.stats["gave_up"] == 0
 
 
+def test_simulated_rounds_account_for_every_item() -> None:
+    """The round log of the simulated GPU launches: every item of a round is
+    a winner with a cavity, a winner without work or a loser; a launch over
+    more items than threads takes several rounds; the losers are retried."""
+    _needs_cxx()
+    inp = dmr.make_input(4000, seed=5)
+    threads = 1024
+    bad, log = cpu.simulate(inp.arrays, threads)
+    assert bad == 0
+    assert mesh.check_refined(inp.mesh, mesh.from_device_layout(**inp.arrays)) is None
+    launch, items, fixed, noop, lost = log.T
+    assert log.shape[1] == len(cpu.LOG_COLUMNS)
+    assert (items == fixed + noop + lost).all() and (items <= threads).all()
+    assert (np.diff(launch) >= 0).all() and launch[0] == 0
+    initial = inp.arrays["meta"][mesh.META["initial_bad"]]
+    assert items[launch == 0].sum() == initial
+    assert (launch == 0).sum() == -(-initial // threads) > 1
+    assert (
+        fixed.sum()
+        == inp.arrays["meta"][mesh.META["inserted"]]
+        + inp.arrays["meta"][mesh.META["split"]]
+    )
+    assert lost.sum() > 0 and lost[-1] == 0
+    # every loser comes back with the next launch
+    per_launch = np.bincount(launch, weights=items)
+    per_lost = np.bincount(launch, weights=lost)
+    assert (per_launch[1:] >= per_lost[:-1]).all()
+    with pytest.raises(ValueError, match="order"):
+        cpu.simulate(inp.arrays, threads, order="lifo")
+
+
+def test_scatter_is_a_permutation() -> None:
+    """dmr_scatter (the order @identify_bad_triangles visits triangles in)
+    is a bijection of [0, n) that moves neighbours apart."""
+    from irgl_interpreter import dmr as interp_dmr
+
+    _needs_cxx()
+    lib, _ = interp_dmr._library(APP.mlir)
+    for n in (1, 2, 3, 10, 97, 1000, 4096):
+        image = [lib.irgl_interp_scatter(i, n) for i in range(n)]
+        assert sorted(image) == list(range(n)), n
+    gaps = np.abs(np.diff([lib.irgl_interp_scatter(i, 1000) for i in range(1000)]))
+    assert gaps.min() > 100
+
+
 def test_cpu_refinement_reports_overflow_without_writing_past_capacity() -> None:
     _needs_cxx()
     m = mesh.random_mesh(2000, seed=6)
@@ -324,7 +369,9 @@ class _CpuProgram:
         assert host_fn == "main"
         *arrays, wlcap = args
         names = ("xy", "tri", "nbr", "flags", "meta", "claims")
-        assert wlcap == 2 * len(arrays[5].values) and len(args) == 7
+        tcap = len(arrays[3].values)  # flags: one per triangle slot
+        assert wlcap == 2 * tcap and len(args) == 7
+        assert len(arrays[5].values) == 3 * tcap  # claims: one per edge slot
         host = {n: a.values for n, a in zip(names, arrays, strict=True)}
         self.last_result = cpu.refine(host, threads=512)
         return 1.0
