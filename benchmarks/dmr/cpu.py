@@ -148,3 +148,70 @@ def simulate(
         ctypes.byref(count),
     )
     return int(bad), log[: min(count.value, max_rounds)].copy()
+
+
+GPU_THREADS = 396 * 256
+"""The threads of ``@refine`` on an H100 (396 co-resident blocks of 256)."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python benchmarks/dmr/cpu.py MESH``: refine the mesh spec ``MESH``
+    (``mesh.SPEC_FORMS``) on the CPU with the GPU's launches simulated and
+    print one JSON object: the checker's verdict, :func:`mesh.summary` and
+    the totals of the round log (with ``--rounds``, every round)."""
+    import argparse
+    import importlib.util
+    import json
+    import sys
+
+    parser = argparse.ArgumentParser(
+        prog="cpu.py", description="DMR on the CPU, GPU launches simulated."
+    )
+    parser.add_argument("mesh", help="KIND[:N][@SEED], e.g. random:100000@0")
+    parser.add_argument("--threads", type=int, default=GPU_THREADS)
+    parser.add_argument("--order", choices=ORDERS, default="warps")
+    parser.add_argument("--priority", choices=PRIORITIES, default="slot")
+    parser.add_argument("--growth", type=float, default=20.0)
+    parser.add_argument("--rounds", action="store_true", help="print every round")
+    args = parser.parse_args(argv)
+    spec = importlib.util.spec_from_file_location(
+        "irgl_bench_dmr_app", Path(__file__).with_name("app.py")
+    )
+    assert spec is not None and spec.loader is not None
+    app = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(spec.name, app)
+    spec.loader.exec_module(app)
+    mesh = app.mesh
+    try:
+        parsed = mesh.parse_spec(args.mesh)
+        if args.threads < 1:
+            raise ValueError(f"--threads must be at least 1, got {args.threads}")
+        inp = app.make_input(parsed.points, parsed.seed, args.growth, parsed.kind)
+        bad, log = simulate(
+            inp.arrays, args.threads, order=args.order, priority=args.priority
+        )
+    except (ValueError, RuntimeError) as e:
+        print(f"cpu.py: error: {e}", file=sys.stderr)
+        return 2
+    after = mesh.from_device_layout(**inp.arrays)
+    totals = dict(zip(LOG_COLUMNS[1:], map(int, log[:, 1:].sum(axis=0)), strict=True))
+    record = {
+        "mesh": parsed.name,
+        "threads": args.threads,
+        "check": mesh.check_refined(inp.mesh, after) or "passed",
+        "bad_left": bad,
+        **mesh.summary(inp.mesh, after),
+        "launches": int(log[-1, 0]) + 1 if len(log) else 0,
+        "rounds": len(log),
+        **totals,
+    }
+    if args.rounds:
+        record["round_log"] = [
+            dict(zip(LOG_COLUMNS, map(int, r), strict=True)) for r in log
+        ]
+    print(json.dumps(record))
+    return 0 if record["check"] == "passed" else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
