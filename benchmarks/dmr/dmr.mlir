@@ -9,10 +9,11 @@
 //   meta   i32[16]                     counters (DMR_NTRI, DMR_NPTS, ... below)
 //   claims i32[3 * triangle capacity]  the claim array of the Exclusive: one cell per edge (dmr_edge_id)
 // A triangle is bad if its smallest angle is below 30 degrees. A bad triangle
-// gets its circumcenter inserted (Bowyer-Watson cavity, re-triangulated as a
-// fan), except that when the circumcenter lies outside the domain or
-// encroaches a domain-boundary edge of its cavity, that boundary edge is split
-// at its midpoint instead (Ruppert). New triangles and points are allocated
+// gets its off-center inserted (Ungor: the circumcenter, or a point between it
+// and the shortest edge when the circumcenter is far; Bowyer-Watson cavity,
+// re-triangulated as a fan), except that when that point lies outside the
+// domain or encroaches a domain-boundary edge of its cavity, that boundary
+// edge is split at its midpoint instead (Ruppert). New triangles and points are allocated
 // with atomicAdd on the counters; running out of capacity sets DMR_OVERFLOW,
 // leaves the mesh unchanged and makes @main fail.
 //

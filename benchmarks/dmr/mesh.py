@@ -10,13 +10,14 @@ capacity, f64), ``tri`` and ``nbr`` (3 * triangle capacity, i32), ``flags``
 (triangle capacity, i32; bit 0 = deleted, slots not in use are deleted) and
 ``meta`` (:data:`META_SIZE` i32 counters, slots named in :data:`META`).
 
-Boundary policy (Ruppert/Chew style): a bad triangle whose circumcenter lies
-outside the domain, or encroaches a domain-boundary edge of its cavity (lies
-in the edge's diametral circle), gets that boundary edge split at its
-midpoint instead. The domain is an axis-parallel rectangle (the unit square,
-or the thin rectangle of :func:`thin_points`), so midpoints stay exactly on
-the boundary. No bad triangle is allowed to remain: :func:`check_refined`
-accepts none (boundary or not), and no given-up triangle either.
+Boundary policy (Ruppert/Chew style): a bad triangle whose insertion point
+(its off-center, see ``dmr_mesh.cuh``) lies outside the domain, or encroaches
+a domain-boundary edge of its cavity (lies in the edge's diametral circle),
+gets that boundary edge split at its midpoint instead. The domain is an
+axis-parallel rectangle (the unit square, or the thin rectangle of
+:func:`thin_points`), so midpoints stay exactly on the boundary. No bad
+triangle is allowed to remain: :func:`check_refined` accepts none (boundary
+or not), and no given-up triangle either.
 """
 
 from __future__ import annotations
