@@ -13,9 +13,9 @@
 // and the shortest edge when the circumcenter is far; Bowyer-Watson cavity,
 // re-triangulated as a fan), except that when that point lies outside the
 // domain or encroaches a domain-boundary edge of its cavity, that boundary
-// edge is split at its midpoint instead (Ruppert). New triangles and points are allocated
-// with atomicAdd on the counters; running out of capacity sets DMR_OVERFLOW,
-// leaves the mesh unchanged and makes @main fail.
+// edge is split at its midpoint instead (Ruppert). New triangles and points
+// are allocated with atomicAdd on the counters; running out of capacity sets
+// DMR_OVERFLOW, leaves the mesh unchanged and makes @main fail.
 //
 // The geometry is C (the escape hatch) in dmr_mesh.cuh, __host__ __device__ so that
 // benchmarks/dmr/cpu.py can run the same code sequentially on the CPU.
@@ -45,7 +45,9 @@ irgl.kernel @identify_bad_triangles(%xy: memref<?xf64>, %tri: memref<?xi32>, %fl
 // triangle (reading the mesh only), then all of them contend with Exclusive
 // for the edges of their cavities (lock[info[0] ..], one claim cell per edge:
 // two cavities conflict only if they share a triangle or an edge; two that
-// only border the same outside triangle write different links of it); the winners
+// only border the same outside triangle write different links of it, and the
+// mesh stays Delaunay, since a point in the circumcircle of a triangle across
+// a cavity's edge has that triangle in its own cavity); the winners
 // re-triangulate and push the new bad triangles (and their own triangle if a
 // boundary split left it alive); the losers go to the next invocation with
 // them (retry merge: one launch per round of the Pipe instead of relaunching

@@ -116,6 +116,9 @@ THIN_HEIGHT = 0.01
 CLUSTER_RADIUS = 1e-5
 """The radius of the point clusters of the ``cluster`` meshes."""
 
+CLUSTER_POINTS = 16
+"""The points of a cluster of the ``cluster`` meshes."""
+
 
 def thin_points(num_points: int, seed: int = 0) -> np.ndarray:
     """The 4 corners of the thin rectangle [0, 1] x [0, :data:`THIN_HEIGHT`]
@@ -133,17 +136,19 @@ def thin_points(num_points: int, seed: int = 0) -> np.ndarray:
 
 
 def cluster_points(num_points: int, seed: int = 0) -> np.ndarray:
-    """The unit square's corners and ``num_points - 4`` points: 90% uniform,
-    10% in up to 8 clusters of radius :data:`CLUSTER_RADIUS` (centres at
+    """The unit square's corners and ``num_points - 4`` points: uniform but
+    for 10% of them (at most :data:`CLUSTER_POINTS` x 64) in clusters of
+    :data:`CLUSTER_POINTS` within :data:`CLUSTER_RADIUS` of a centre (at
     least 0.1 from the boundary). The triangles from two points of a cluster
     to a point outside it have angles far below a degree, and refinement
-    has to grade the mesh from the clusters' spacing to the rest's."""
+    has to grade the mesh from the clusters' spacing to the rest's. (Much
+    denser clusters would reach the limits of the double-precision geometry.)"""
     if num_points < 4:
         raise ValueError(f"a DMR mesh needs at least 4 points, got {num_points}")
     rng = np.random.default_rng(seed)
     rest = num_points - 4
-    clustered = rest // 10
-    clusters = max(1, min(8, clustered // 2))
+    clustered = min(rest // 10, 64 * CLUSTER_POINTS)
+    clusters = max(1, clustered // CLUSTER_POINTS)
     centres = rng.uniform(0.1, 0.9, size=(clusters, 2))
     which = np.arange(clustered) % clusters
     angle = rng.uniform(0.0, 2.0 * np.pi, size=clustered)

@@ -141,7 +141,7 @@ def test_small_angle_meshes(kind: str) -> None:
     height = mesh.THIN_HEIGHT if kind == "thin" else 1.0
     assert mesh._polygon_area2(m) == pytest.approx(2.0 * height)
     assert mesh.min_angles(m).min() < 0.01
-    if kind == "cluster":  # 10% of the points within 1e-5 of a few centres
+    if kind == "cluster":  # 10% of the points in clusters of radius 1e-5
         tight = m.points[-((3000 - 4) // 10) :]
         d = np.linalg.norm(m.points[:, None, :] - tight[None, :, :], axis=2)
         assert ((d > 0) & (d < 2 * mesh.CLUSTER_RADIUS)).sum(axis=0).min() >= 1
