@@ -34,6 +34,7 @@ MLIR = Path(__file__).resolve().parent.parent / "benchmarks" / "dmr" / "dmr.mlir
 _WRAPPERS = """
 extern "C" {
 int irgl_interp_num_triangles(const int* meta) { return dmr_num_triangles(meta); }
+int irgl_interp_scatter(int i, int n) { return dmr_scatter(i, n); }
 int irgl_interp_alive_and_bad(const double* xy, const int* tri, const int* flags,
                               int t) {
   return dmr_alive_and_bad(xy, tri, flags, t);
@@ -92,6 +93,7 @@ def _library(mlir: Path) -> tuple[ctypes.CDLL, dict[str, int]]:
     p, i = ctypes.c_void_p, ctypes.c_int
     signatures = {
         "irgl_interp_num_triangles": [p],
+        "irgl_interp_scatter": [i, i],
         "irgl_interp_alive_and_bad": [p, p, p, i],
         "irgl_interp_is_bad": [p, p, i],
         "irgl_interp_build_cavity": [i, p, p, p, p, p, p, p],
@@ -143,6 +145,7 @@ def c_impls(mlir: Path = MLIR) -> Mapping[str, CImpl]:
 
     return {
         "dmr_num_triangles($0)": lambda meta: lib.irgl_interp_num_triangles(_ptr(meta)),
+        "dmr_scatter($0, $1)": lambda i, n: lib.irgl_interp_scatter(i, n),
         "dmr_alive_and_bad($0, $1, $2, $3)": lambda xy, tri, flags, t: bool(
             lib.irgl_interp_alive_and_bad(_ptr(xy), _ptr(tri), _ptr(flags), t)
         ),

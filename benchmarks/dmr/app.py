@@ -2,13 +2,17 @@
 
 Host function: ``@main(%xy, %tri, %nbr, %flags, %meta, %claims, %wlcap) -> i32``
 over the flat mesh arrays of ``mesh.py`` (the result is the number of bad
-triangles left). The input is not a graph: ``load_input`` builds a random
-Delaunay mesh of the unit square with as many points as the graph has nodes
-(``irgl-bench run dmr --graph random:250000:0`` gives about 500k triangles),
-or ``params["points"]`` if set, seeded by ``params["seed"]``. Capacities are
-``params["growth"]`` times the initial triangles and half that times the
-points. Checked by :func:`mesh.check_refined` (no bad triangle left, valid
-triangulation of the same domain; Delaunay too if ``params["require_delaunay"]``).
+triangles left). The input is not a graph: ``load_input`` builds the mesh
+``params["mesh"]``, a mesh spec ``KIND[:N][@SEED]`` (``mesh.parse_spec``:
+``random``, points uniform in the unit square; ``thin``, in a 100:1
+rectangle; ``cluster``, with tight clusters, so initial angles far below a
+degree), by default ``random``. N defaults to ``params["points"]`` if set,
+else to the graph's node count (``irgl-bench run dmr --graph
+random:250000:0`` gives about 500k triangles); SEED to ``params["seed"]``.
+Capacities are ``params["growth"]`` times the initial triangles and half
+that times the points. Checked by :func:`mesh.check_refined` (no bad
+triangle left, valid triangulation of the same domain; Delaunay too if
+``params["require_delaunay"]``).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from irgl_runner.apps import AppSpec, ArraySpec, RunContext
+from irgl_runner.errors import UsageError
 
 HERE = Path(__file__).resolve().parent
 
@@ -50,17 +55,30 @@ class DmrInput(NamedTuple):
     pcap: int
 
 
-def make_input(points: int, seed: int = 0, growth: float = 20.0) -> DmrInput:
-    """A random mesh of ``points`` points and its device layout."""
-    m = mesh.random_mesh(points, seed)
+def make_input(
+    points: int, seed: int = 0, growth: float = 20.0, kind: str = "random"
+) -> DmrInput:
+    """The input mesh ``kind:points@seed`` (see ``mesh.MESH_KINDS``) and its
+    device layout."""
+    m = mesh.make_mesh(mesh.MeshSpec(kind, points, seed))
     tcap, pcap = mesh.capacities(m, growth)
     return DmrInput(m, mesh.to_device_layout(m, tcap, pcap), tcap, pcap)
 
 
+def mesh_spec(ctx: RunContext) -> Any:  # mesh.MeshSpec
+    """The mesh of this run (see the module docstring)."""
+    points = ctx.params.get("points") or ctx.graph.num_nodes
+    seed = int(ctx.params["seed"])
+    try:
+        return mesh.parse_spec(ctx.params.get("mesh") or "random", int(points), seed)
+    except ValueError as e:
+        raise UsageError(f"dmr: {e}") from None
+
+
 def load_input(ctx: RunContext) -> DmrInput:
     """The mesh for this run (see the module docstring)."""
-    points = ctx.params.get("points") or ctx.graph.num_nodes
-    return make_input(int(points), int(ctx.params["seed"]), float(ctx.params["growth"]))
+    spec = mesh_spec(ctx)
+    return make_input(spec.points, spec.seed, float(ctx.params["growth"]), spec.kind)
 
 
 def _array(name: str):
@@ -97,7 +115,8 @@ APP = AppSpec(
         ArraySpec(
             "claims",
             "int32",
-            init=lambda ctx: np.zeros(ctx.input.tcap, dtype=np.int32),
+            # one claim cell per edge of a triangle slot (dmr_edge_id)
+            init=lambda ctx: np.zeros(3 * ctx.input.tcap, dtype=np.int32),
             length="init",
             read_back=False,
         ),
@@ -112,6 +131,7 @@ APP = AppSpec(
     uses_source=False,
     output_array="meta",
     params={
+        "mesh": None,
         "points": None,
         "seed": 0,
         "growth": 20.0,

@@ -7,14 +7,15 @@
 //   nbr    i32[3 * triangle capacity]  triangle across edge (tri[3t+i], tri[3t+(i+1)%3]), -1 on the boundary
 //   flags  i32[triangle capacity]      bit 0: deleted (slots not in use are deleted); the rest counts postponements
 //   meta   i32[16]                     counters (DMR_NTRI, DMR_NPTS, ... below)
-//   claims i32[triangle capacity]      the claim array of the Exclusive
+//   claims i32[3 * triangle capacity]  the claim array of the Exclusive: one cell per edge (dmr_edge_id)
 // A triangle is bad if its smallest angle is below 30 degrees. A bad triangle
-// gets its circumcenter inserted (Bowyer-Watson cavity, re-triangulated as a
-// fan), except that when the circumcenter lies outside the domain or
-// encroaches a domain-boundary edge of its cavity, that boundary edge is split
-// at its midpoint instead (Ruppert). New triangles and points are allocated
-// with atomicAdd on the counters; running out of capacity sets DMR_OVERFLOW,
-// leaves the mesh unchanged and makes @main fail.
+// gets its off-center inserted (Ungor: the circumcenter, or a point between it
+// and the shortest edge when the circumcenter is far; Bowyer-Watson cavity,
+// re-triangulated as a fan), except that when that point lies outside the
+// domain or encroaches a domain-boundary edge of its cavity, that boundary
+// edge is split at its midpoint instead (Ruppert). New triangles and points
+// are allocated with atomicAdd on the counters; running out of capacity sets
+// DMR_OVERFLOW, leaves the mesh unchanged and makes @main fail.
 //
 // The geometry is C (the escape hatch) in dmr_mesh.cuh, __host__ __device__ so that
 // benchmarks/dmr/cpu.py can run the same code sequentially on the CPU.
@@ -23,11 +24,15 @@
 // this file, is inlined into the emitted CUDA.
 irgl.cinclude "dmr_mesh.cuh"
 
-// Push every live bad triangle and count them in meta[DMR_NBAD].
+// Push every live bad triangle and count them in meta[DMR_NBAD]. The
+// triangles are visited in a scattered order (dmr_scatter), so that the
+// worklist's order, which is the Exclusive's priority order in @refine, is
+// not the spatially coherent order of the triangle ids.
 irgl.kernel @identify_bad_triangles(%xy: memref<?xf64>, %tri: memref<?xi32>, %flags: memref<?xi32>, %meta: memref<?xi32>) {
   %c0 = arith.constant 0 : index
   %ntri = irgl.cexpr "dmr_num_triangles($0)" (%meta : memref<?xi32>) : index
-  irgl.forall %t in range(%c0, %ntri) {
+  irgl.forall %i in range(%c0, %ntri) {
+    %t = irgl.cexpr "dmr_scatter($0, $1)" (%i, %ntri : index, index) : index
     %bad = irgl.cexpr "dmr_alive_and_bad($0, $1, $2, $3)" (%xy, %tri, %flags, %t : memref<?xf64>, memref<?xi32>, memref<?xi32>, index) : i1
     scf.if %bad {
       irgl.cblock "atomicAdd(&$0[DMR_NBAD], 1);" (%meta : memref<?xi32>)
@@ -37,8 +42,12 @@ irgl.kernel @identify_bad_triangles(%xy: memref<?xf64>, %tri: memref<?xi32>, %fl
 }
 
 // Fix the bad triangles of the worklist. Each thread builds the cavity of its
-// triangle (reading the mesh only), then all of them contend for their
-// cavities and the triangles around them with Exclusive; the winners
+// triangle (reading the mesh only), then all of them contend with Exclusive
+// for the edges of their cavities (lock[info[0] ..], one claim cell per edge:
+// two cavities conflict only if they share a triangle or an edge; two that
+// only border the same outside triangle write different links of it, and the
+// mesh stays Delaunay, since a point in the circumcircle of a triangle across
+// a cavity's edge has that triangle in its own cavity); the winners
 // re-triangulate and push the new bad triangles (and their own triangle if a
 // boundary split left it alive); the losers go to the next invocation with
 // them (retry merge: one launch per round of the Pipe instead of relaunching
@@ -49,6 +58,8 @@ irgl.kernel @refine(%xy: memref<?xf64>, %tri: memref<?xi32>, %nbr: memref<?xi32>
   %zero = arith.constant 0 : i32
   %too_big = arith.constant -1 : i32
   %failed = arith.constant -2 : i32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
   %c5 = arith.constant 5 : index
   irgl.forall %slot in worklist {
     %lock = memref.alloca() : memref<256xi32>
@@ -70,7 +81,10 @@ irgl.kernel @refine(%xy: memref<?xf64>, %tri: memref<?xi32>, %nbr: memref<?xi32>
     scf.if %has_failed {
       irgl.cblock "atomicAdd(&$0[DMR_GAVE_UP], 1);" (%meta : memref<?xi32>)
     }
-    irgl.exclusive %claims array(%lock[%n]) : memref<?xi32>, memref<256xi32> {
+    %claim0_32 = memref.load %info[%c0] : memref<8xi32>
+    %claim0 = arith.index_cast %claim0_32 : i32 to index
+    %claim_end = arith.addi %claim0, %n : index
+    irgl.exclusive %claims iterator(%lock[%claim0 to %claim_end step %c1]) : memref<?xi32>, memref<256xi32> {
       scf.if %go {
         %first = irgl.cexpr "dmr_retriangulate($0, $1, $2, $3, $4, $5, $6, $7)" (%xy, %tri, %nbr, %flags, %meta, %lock, %info, %pt : memref<?xf64>, memref<?xi32>, memref<?xi32>, memref<?xi32>, memref<?xi32>, memref<256xi32>, memref<8xi32>, memref<2xf64>) : i32
         %done = arith.cmpi sge, %first, %zero : i32

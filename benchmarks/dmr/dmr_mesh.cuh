@@ -34,10 +34,11 @@
 #define DMR_DELETED 1
 #define DMR_TRY 256
 #define DMR_MAX_TRIES 8
-// lock[DMR_CAV]: the cavity triangles, then their outside neighbours (memref<256xi32> in the kernel)
+// lock[DMR_CAV]: the cavity triangles, then the claim cells of their edges (memref<256xi32> in the kernel)
 #define DMR_CAV 256
 #define DMR_NB (DMR_CAV + 2)
-// info[8]: ncav, nlock, split edge (a, b) or (-1, -1), first new triangle, new triangles, new point
+// info[8]: ncav (= the first claim cell in lock), ncav + claims, split edge (a, b) or (-1, -1), first new triangle,
+// new triangles, new point
 #define DMR_INFO 8
 // dmr_build_cavity results besides the lock count
 #define DMR_TOO_BIG (-1)
@@ -45,6 +46,9 @@
 #define DMR_MAX_WALK (1 << 16)
 // a triangle is bad if its smallest angle is below 30 degrees: 2 cos(30) = sqrt(3)
 #define DMR_TWO_COS_MIN_ANGLE 1.7320508075688772
+// the smallest angle (degrees) of the triangle an off-center makes with the shortest edge: above 30, so that it is
+// good whatever the rounding
+#define DMR_OFF_CENTER_ANGLE 30.5
 
 DMR_HD int dmr_fetch_add(int* p, int v) {
 #ifdef __CUDA_ARCH__
@@ -76,6 +80,21 @@ DMR_HD bool dmr_is_bad(const double* xy, const int* tri, int t) {
   return b2 + c2 - l[s] > DMR_TWO_COS_MIN_ANGLE * sqrt(b2 * c2);
 }
 
+// A bijection of [0, n) that scatters neighbouring i far apart: i -> a i mod n, with a the first number from
+// 0.618 n (the golden ratio: a low-discrepancy Weyl sequence) that is coprime to n. The worklist's order is the
+// Exclusive's priority order (the priority is the thread's slot), and triangle ids are spatially coherent: pushed
+// in id order, neighbouring bad triangles would get neighbouring priorities, and a chain of overlapping cavities
+// with increasing priorities has a single winner.
+DMR_HD int dmr_scatter(int i, int n) {
+  long long a = (long long)(0.6180339887498949 * n) + 1;
+  for (;; ++a) {
+    long long x = a, y = n;
+    while (y) { long long r = x % y; x = y; y = r; }
+    if (x == 1) break;
+  }
+  return (int)(a * i % n);
+}
+
 DMR_HD bool dmr_alive_and_bad(const double* xy, const int* tri, const int* flags, int t) {
   return !(flags[t] & DMR_DELETED) && dmr_is_bad(xy, tri, t);
 }
@@ -87,6 +106,38 @@ DMR_HD void dmr_circumcenter(const double* xy, const int* tri, int t, double* px
   double b2 = bx * bx + by * by, c2 = cx * cx + cy * cy, d = 2.0 * (bx * cy - by * cx);
   *px = xy[2 * a] + (cy * b2 - by * c2) / d;
   *py = xy[2 * a + 1] + (bx * c2 - cx * b2) / d;
+}
+
+// Where to insert a point to fix the bad triangle t (Ungor's off-center): its circumcenter, unless that lies
+// farther from the midpoint m of t's shortest edge pq than the apex of the isosceles triangle on pq with apex angle
+// DMR_OFF_CENTER_ANGLE; then that apex, on the segment from m to the circumcenter (so inside t's circumcircle:
+// inserting it removes t too). The triangle it makes with pq is good, its cavity is smaller than the
+// circumcenter's, and refinement inserts about a third fewer points. Returns false if t is degenerate.
+DMR_HD bool dmr_off_center(const double* xy, const int* tri, int t, double* px, double* py) {
+  double cx, cy;
+  dmr_circumcenter(xy, tri, t, &cx, &cy);
+  if (!isfinite(cx) || !isfinite(cy)) return false;
+  int s = 0;
+  double shortest = 0.0;
+  for (int j = 0; j < 3; ++j) {
+    int a = tri[3 * t + j], b = tri[3 * t + (j + 1) % 3];
+    double dx = xy[2 * b] - xy[2 * a], dy = xy[2 * b + 1] - xy[2 * a + 1];
+    if (j == 0 || dx * dx + dy * dy < shortest) {
+      shortest = dx * dx + dy * dy;
+      s = j;
+    }
+  }
+  int a = tri[3 * t + s], b = tri[3 * t + (s + 1) % 3];
+  double mx = 0.5 * (xy[2 * a] + xy[2 * b]), my = 0.5 * (xy[2 * a + 1] + xy[2 * b + 1]);
+  double apex = 0.5 * sqrt(shortest) / tan(0.5 * DMR_OFF_CENTER_ANGLE * 3.14159265358979323846 / 180.0);
+  double d = sqrt((cx - mx) * (cx - mx) + (cy - my) * (cy - my));
+  if (d > apex) {
+    cx = mx + (cx - mx) * (apex / d);
+    cy = my + (cy - my) * (apex / d);
+  }
+  *px = cx;
+  *py = cy;
+  return true;
 }
 
 // Is p strictly inside the circumcircle of the (counter-clockwise) triangle t?
@@ -109,6 +160,16 @@ DMR_HD bool dmr_contains(const int* items, int n, int v) {
   for (int i = 0; i < n; ++i)
     if (items[i] == v) return true;
   return false;
+}
+
+// The claim cell of edge j of triangle t: the smaller of its two numbers 3 t + j and 3 o + i (o the triangle
+// across it, i the edge's index in o), so that both triangles of an edge name the same cell.
+DMR_HD int dmr_edge_id(const int* nbr, int t, int j) {
+  int id = 3 * t + j, o = nbr[id];
+  if (o < 0) return id;
+  for (int i = 0; i < 3; ++i)
+    if (nbr[3 * o + i] == t) return 3 * o + i < id ? 3 * o + i : id;
+  return id;
 }
 
 // Visibility walk from t towards p. Returns false if it does not end; else *s is the triangle containing p
@@ -182,9 +243,11 @@ DMR_HD bool dmr_star_shaped(const double* xy, const int* tri, const int* cav, in
 }
 
 // The cavity that inserts (px, py) to fix the bad triangle t, or, with `ruppert`, when the point lies outside the
-// domain or encroaches a domain-boundary edge of its cavity, that edge's midpoint. Fills lock (the cavity, then its
-// outside neighbours), info and pt (the new point). Returns the number of triangles to lock; DMR_TOO_BIG if the
-// cavity does not fit; DMR_FAILED on a numerical failure. Reads the mesh only.
+// domain or encroaches a domain-boundary edge of its cavity, that edge's midpoint. Fills lock (the cavity, then the
+// claim cells of its edges, inner and boundary: re-triangulating writes the cavity and the links of the outside
+// triangles across its boundary edges, so two cavities that share no edge touch disjoint data), info and pt (the
+// new point). Returns the number of claim cells (at lock + info[0]); DMR_TOO_BIG if the cavity does not fit;
+// DMR_FAILED on a numerical failure. Reads the mesh only.
 DMR_HD int dmr_cavity_at(int t, const double* xy, const int* tri, const int* nbr, double px, double py,
                          bool ruppert, int* lock, int* info, double* pt) {
   int s, e, ncav = 0;
@@ -215,10 +278,11 @@ DMR_HD int dmr_cavity_at(int t, const double* xy, const int* tri, const int* nbr
   if (nb < 0) return DMR_TOO_BIG;
   if (!dmr_star_shaped(xy, tri, lock, ncav, u, v, nb, sa, sb, px, py)) return DMR_FAILED;
   int nlock = ncav;
-  for (int i = 0; i < nb; ++i) {
-    if (o[i] < 0 || dmr_contains(lock, nlock, o[i])) continue;
+  for (int i = 0; i < 3 * ncav; ++i) {
+    int k = lock[i / 3], j = i % 3, across = nbr[3 * k + j];
+    if (across >= 0 && across < k && dmr_contains(lock, ncav, across)) continue;  // claimed from the other side
     if (nlock == DMR_CAV) return DMR_TOO_BIG;
-    lock[nlock++] = o[i];
+    lock[nlock++] = dmr_edge_id(nbr, k, j);
   }
   info[0] = ncav;
   info[1] = nlock;
@@ -226,18 +290,18 @@ DMR_HD int dmr_cavity_at(int t, const double* xy, const int* tri, const int* nbr
   info[3] = sb;
   pt[0] = px;
   pt[1] = py;
-  return nlock;
+  return nlock - ncav;
 }
 
-// The cavity for t's circumcenter (with Ruppert's boundary splits); when that fails numerically (a nearly
-// degenerate fan), for points moved halfway to t's centroid and onto it: they lie in t's circumcircle too, so
-// inserting them also removes t.
+// The cavity for t's off-center (with Ruppert's boundary splits); when that fails numerically (a nearly degenerate
+// fan), for points moved halfway to t's centroid and onto it: they lie in t's circumcircle too, so inserting them
+// also removes t.
 DMR_HD int dmr_build_cavity(int t, const double* xy, const int* tri, const int* nbr, const int* flags, int* lock,
                             int* info, double* pt) {
+  info[0] = 0;
   if (!dmr_alive_and_bad(xy, tri, flags, t)) return 0;
   double cx, cy;
-  dmr_circumcenter(xy, tri, t, &cx, &cy);
-  if (!isfinite(cx) || !isfinite(cy)) return DMR_FAILED;
+  if (!dmr_off_center(xy, tri, t, &cx, &cy)) return DMR_FAILED;
   double gx = 0.0, gy = 0.0;
   for (int j = 0; j < 3; ++j) {
     gx += xy[2 * tri[3 * t + j]] / 3.0;

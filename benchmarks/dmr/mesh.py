@@ -10,16 +10,19 @@ capacity, f64), ``tri`` and ``nbr`` (3 * triangle capacity, i32), ``flags``
 (triangle capacity, i32; bit 0 = deleted, slots not in use are deleted) and
 ``meta`` (:data:`META_SIZE` i32 counters, slots named in :data:`META`).
 
-Boundary policy (Ruppert/Chew style): a bad triangle whose circumcenter lies
-outside the domain, or encroaches a domain-boundary edge of its cavity (lies
-in the edge's diametral circle), gets that boundary edge split at its
-midpoint instead. The domain is the unit square, so midpoints stay exactly on
-the boundary. No bad triangle is allowed to remain: :func:`check_refined`
-accepts none (boundary or not), and no given-up triangle either.
+Boundary policy (Ruppert/Chew style): a bad triangle whose insertion point
+(its off-center, see ``dmr_mesh.cuh``) lies outside the domain, or encroaches
+a domain-boundary edge of its cavity (lies in the edge's diametral circle),
+gets that boundary edge split at its midpoint instead. The domain is an
+axis-parallel rectangle (the unit square, or the thin rectangle of
+:func:`thin_points`), so midpoints stay exactly on the boundary. No bad
+triangle is allowed to remain: :func:`check_refined` accepts none (boundary
+or not), and no given-up triangle either.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -105,6 +108,106 @@ def delaunay_mesh(points: np.ndarray) -> Mesh:
 def random_mesh(num_points: int, seed: int = 0) -> Mesh:
     """Delaunay mesh of :func:`random_points` (about 2 triangles per point)."""
     return delaunay_mesh(random_points(num_points, seed))
+
+
+THIN_HEIGHT = 0.01
+"""The height of the ``thin`` domain, the rectangle [0, 1] x [0, THIN_HEIGHT]."""
+
+CLUSTER_RADIUS = 1e-5
+"""The radius of the point clusters of the ``cluster`` meshes."""
+
+CLUSTER_POINTS = 16
+"""The points of a cluster of the ``cluster`` meshes."""
+
+
+def thin_points(num_points: int, seed: int = 0) -> np.ndarray:
+    """The 4 corners of the thin rectangle [0, 1] x [0, :data:`THIN_HEIGHT`]
+    and ``num_points - 4`` uniform points inside: every side is one input
+    edge, so the long sides are bordered by needles of a fraction of a
+    degree, and the sides must be split many times."""
+    if num_points < 4:
+        raise ValueError(f"a DMR mesh needs at least 4 points, got {num_points}")
+    rng = np.random.default_rng(seed)
+    h = THIN_HEIGHT
+    corners = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, h], [0.0, h]])
+    inner = rng.uniform((0.0, 0.0), (1.0, h), size=(num_points - 4, 2))
+    inner = inner[(inner > 0.0).all(axis=1) & (inner < (1.0, h)).all(axis=1)]
+    return np.concatenate([corners, inner])
+
+
+def cluster_points(num_points: int, seed: int = 0) -> np.ndarray:
+    """The unit square's corners and ``num_points - 4`` points: uniform but
+    for 10% of them (at most :data:`CLUSTER_POINTS` x 64) in clusters of
+    :data:`CLUSTER_POINTS` within :data:`CLUSTER_RADIUS` of a centre (at
+    least 0.1 from the boundary). The triangles from two points of a cluster
+    to a point outside it have angles far below a degree, and refinement
+    has to grade the mesh from the clusters' spacing to the rest's. (Much
+    denser clusters would reach the limits of the double-precision geometry.)"""
+    if num_points < 4:
+        raise ValueError(f"a DMR mesh needs at least 4 points, got {num_points}")
+    rng = np.random.default_rng(seed)
+    rest = num_points - 4
+    clustered = min(rest // 10, 64 * CLUSTER_POINTS)
+    clusters = max(1, clustered // CLUSTER_POINTS)
+    centres = rng.uniform(0.1, 0.9, size=(clusters, 2))
+    which = np.arange(clustered) % clusters
+    angle = rng.uniform(0.0, 2.0 * np.pi, size=clustered)
+    radius = CLUSTER_RADIUS * np.sqrt(rng.uniform(0.0, 1.0, size=clustered))
+    tight = centres[which] + radius[:, None] * np.stack(
+        [np.cos(angle), np.sin(angle)], axis=1
+    )
+    spread = rng.uniform(0.0, 1.0, size=(rest - clustered, 2))
+    inner = np.concatenate([spread, tight])
+    inner = inner[(inner > 0.0).all(axis=1) & (inner < 1.0).all(axis=1)]
+    corners = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+    return np.concatenate([corners, inner])
+
+
+MESH_KINDS = {
+    "random": random_points,
+    "thin": thin_points,
+    "cluster": cluster_points,
+}
+"""The input meshes by name: the Delaunay triangulation of these points."""
+
+SPEC_FORMS = "KIND[:N][@SEED] with KIND one of " + ", ".join(MESH_KINDS)
+"""The mesh spec forms, for messages."""
+
+
+@dataclass(frozen=True)
+class MeshSpec:
+    """An input mesh by name: ``KIND:N@SEED`` (:func:`parse_spec`)."""
+
+    kind: str
+    points: int
+    seed: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}:{self.points}@{self.seed}"
+
+
+def parse_spec(text: str, points: int | None = None, seed: int = 0) -> MeshSpec:
+    """Parse ``KIND[:N][@SEED]``; ``points`` and ``seed`` stand in for a
+    missing N or SEED. Raises ``ValueError`` with the forms on bad input."""
+    match = re.fullmatch(r"([a-z]+)(?::(\d+))?(?:@(\d+))?", text.strip())
+    if match is None or match[1] not in MESH_KINDS:
+        raise ValueError(f"bad mesh spec {text!r}; forms: {SPEC_FORMS}")
+    if match[2] is None and points is None:
+        raise ValueError(
+            f"mesh spec {text!r} names no point count; forms: {SPEC_FORMS}"
+        )
+    n = int(match[2]) if match[2] is not None else int(points or 0)
+    if n < 4:
+        raise ValueError(f"mesh spec {text!r}: a DMR mesh needs at least 4 points")
+    return MeshSpec(match[1], n, int(match[3]) if match[3] is not None else seed)
+
+
+def make_mesh(spec: MeshSpec | str) -> Mesh:
+    """The input mesh a spec names (see :data:`MESH_KINDS`)."""
+    if isinstance(spec, str):
+        spec = parse_spec(spec)
+    return delaunay_mesh(MESH_KINDS[spec.kind](spec.points, spec.seed))
 
 
 # -------------------------------------------------------------- device layout
@@ -245,6 +348,22 @@ def delaunay_violations(mesh: Mesh, rel_tol: float = 1e-9) -> int:
     )
     scale = np.maximum(la, np.maximum(lb, lc)) ** 2
     return int((det > rel_tol * scale).sum())
+
+
+def summary(before: Mesh, after: Refined) -> dict[str, float | int]:
+    """What a refinement did: the input's and the result's triangles and
+    smallest angle (degrees), the result's points, and the counters of bad
+    triangles at the start, points inserted and boundary edges split."""
+    return {
+        "initial_triangles": before.num_triangles,
+        "initial_min_angle": float(min_angles(before).min()),
+        "triangles": after.mesh.num_triangles,
+        "points": after.mesh.num_points,
+        "min_angle": float(min_angles(after.mesh).min()),
+        "initial_bad": after.stats["initial_bad"],
+        "inserted": after.stats["inserted"],
+        "split": after.stats["split"],
+    }
 
 
 # ------------------------------------------------------------------ checker

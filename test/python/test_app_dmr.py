@@ -98,6 +98,57 @@ def test_random_mesh_is_a_delaunay_triangulation_of_the_square() -> None:
     assert not np.array_equal(m.points, mesh.random_mesh(1500, seed=5).points)
 
 
+@pytest.mark.parametrize(
+    ("text", "points", "seed", "expected"),
+    [
+        ("random:5000@3", None, 0, ("random", 5000, 3)),
+        ("thin:700", None, 4, ("thin", 700, 4)),
+        ("cluster@9", 1200, 0, ("cluster", 1200, 9)),
+        ("random", 64, 2, ("random", 64, 2)),
+    ],
+)
+def test_mesh_spec(text: str, points: int | None, seed: int, expected: tuple) -> None:
+    spec = mesh.parse_spec(text, points, seed)
+    assert (spec.kind, spec.points, spec.seed) == expected
+    assert mesh.parse_spec(spec.name) == spec
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("square:100", "bad mesh spec"),
+        ("random:100:3", "bad mesh spec"),
+        ("thin", "names no point count"),
+        ("cluster:3", "at least 4 points"),
+    ],
+)
+def test_mesh_spec_errors(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message) as info:
+        mesh.parse_spec(text)
+    assert "forms:" in str(info.value) or "4 points" in str(info.value)
+
+
+@pytest.mark.parametrize("kind", ["thin", "cluster"])
+def test_small_angle_meshes(kind: str) -> None:
+    """The ``thin`` and ``cluster`` inputs: valid Delaunay triangulations of
+    their domain whose smallest angle is far below a degree."""
+    m = mesh.make_mesh(f"{kind}:3000@1")
+    assert m.num_points == 3000
+    assert (mesh._area2(m.points, m.triangles) > 0).all()
+    assert mesh._check_links(m.triangles.astype(np.int64), m.neighbours) == []
+    assert mesh.delaunay_violations(m) == 0
+    assert len(mesh.hull_edges(m)) == 4  # the 4 sides of the rectangle
+    height = mesh.THIN_HEIGHT if kind == "thin" else 1.0
+    assert mesh._polygon_area2(m) == pytest.approx(2.0 * height)
+    assert mesh.min_angles(m).min() < 0.01
+    if kind == "cluster":  # 10% of the points in clusters of radius 1e-5
+        tight = m.points[-((3000 - 4) // 10) :]
+        d = np.linalg.norm(m.points[:, None, :] - tight[None, :, :], axis=2)
+        assert ((d > 0) & (d < 2 * mesh.CLUSTER_RADIUS)).sum(axis=0).min() >= 1
+    other = mesh.make_mesh(f"{kind}:3000@2")
+    assert not np.array_equal(m.points, other.points)
+
+
 def test_unrefined_mesh_fails_only_for_bad_triangles() -> None:
     inp = dmr.make_input(800, seed=1)
     unrefined = mesh.from_device_layout(**inp.arrays)
@@ -278,6 +329,96 @@ def test_cpu_refinement_passes_the_checker(
     assert after.stats["postponed"] == 0 and after.stats["gave_up"] == 0
 
 
+@pytest.mark.parametrize(
+    ("spec", "threads"),
+    [
+        ("thin:2000@0", 1),
+        ("thin:5000@2", 4096),
+        ("cluster:3000@3", 1),
+        ("cluster:5000@2", cpu.GPU_THREADS),
+    ],
+)
+def test_cpu_refines_small_angle_meshes(spec: str, threads: int) -> None:
+    """Meshes with initial angles far below a degree refine to a valid,
+    Delaunay triangulation of the same domain with no angle below 30
+    degrees, one triangle at a time and in simulated GPU launches."""
+    _needs_cxx()
+    parsed = mesh.parse_spec(spec)
+    inp = dmr.make_input(parsed.points, parsed.seed, kind=parsed.kind)
+    assert cpu.refine(inp.arrays, threads=threads) == 0
+    after = mesh.from_device_layout(**inp.arrays)
+    assert mesh.check_refined(inp.mesh, after, delaunay=True) is None
+    report = mesh.summary(inp.mesh, after)
+    assert report["initial_min_angle"] < 0.01
+    assert report["min_angle"] >= mesh.MIN_ANGLE - mesh.ANGLE_TOL
+    assert report["triangles"] > 4 * report["initial_triangles"]
+    assert report["split"] > 0 and report["inserted"] > 0
+
+
+@pytest.mark.parametrize(
+    ("spec", "schedule"), [("thin:24@0", "random:2"), ("cluster:40@1", "sequential")]
+)
+def test_interpreter_refines_small_angle_meshes(spec: str, schedule: str) -> None:
+    """The program itself (dmr.mlir on the CPU interpreter) on the meshes
+    with angles far below a degree."""
+    from irgl_interpreter.apps import run_app
+
+    _needs_cxx()
+    app = dataclasses.replace(APP, params={**APP.params, "mesh": spec})
+    run = run_app(app, _points_graph(4), schedule)
+    assert run.problem is None, run.problem
+    assert run.ctx.result == 0
+    report = mesh.summary(run.ctx.input.mesh, dmr.read_back(run.ctx))
+    assert report["initial_min_angle"] < 1.0
+    assert report["min_angle"] >= mesh.MIN_ANGLE - mesh.ANGLE_TOL
+    assert report["split"] > 0
+
+
+def test_simulated_rounds_account_for_every_item() -> None:
+    """The round log of the simulated GPU launches: every item of a round is
+    a winner with a cavity, a winner without work or a loser; a launch over
+    more items than threads takes several rounds; the losers are retried."""
+    _needs_cxx()
+    inp = dmr.make_input(4000, seed=5)
+    threads = 1024
+    bad, log = cpu.simulate(inp.arrays, threads)
+    assert bad == 0
+    assert mesh.check_refined(inp.mesh, mesh.from_device_layout(**inp.arrays)) is None
+    launch, items, fixed, noop, lost = log.T
+    assert log.shape[1] == len(cpu.LOG_COLUMNS)
+    assert (items == fixed + noop + lost).all() and (items <= threads).all()
+    assert (np.diff(launch) >= 0).all() and launch[0] == 0
+    initial = inp.arrays["meta"][mesh.META["initial_bad"]]
+    assert items[launch == 0].sum() == initial
+    assert (launch == 0).sum() == -(-initial // threads) > 1
+    assert (
+        fixed.sum()
+        == inp.arrays["meta"][mesh.META["inserted"]]
+        + inp.arrays["meta"][mesh.META["split"]]
+    )
+    assert lost.sum() > 0 and lost[-1] == 0
+    # every loser comes back with the next launch
+    per_launch = np.bincount(launch, weights=items)
+    per_lost = np.bincount(launch, weights=lost)
+    assert (per_launch[1:] >= per_lost[:-1]).all()
+    with pytest.raises(ValueError, match="order"):
+        cpu.simulate(inp.arrays, threads, order="lifo")
+
+
+def test_scatter_is_a_permutation() -> None:
+    """dmr_scatter (the order @identify_bad_triangles visits triangles in)
+    is a bijection of [0, n) that moves neighbours apart."""
+    from irgl_interpreter import dmr as interp_dmr
+
+    _needs_cxx()
+    lib, _ = interp_dmr._library(APP.mlir)
+    for n in (1, 2, 3, 10, 97, 1000, 4096):
+        image = [lib.irgl_interp_scatter(i, n) for i in range(n)]
+        assert sorted(image) == list(range(n)), n
+    gaps = np.abs(np.diff([lib.irgl_interp_scatter(i, 1000) for i in range(1000)]))
+    assert gaps.min() > 100
+
+
 def test_cpu_refinement_reports_overflow_without_writing_past_capacity() -> None:
     _needs_cxx()
     m = mesh.random_mesh(2000, seed=6)
@@ -324,10 +465,43 @@ class _CpuProgram:
         assert host_fn == "main"
         *arrays, wlcap = args
         names = ("xy", "tri", "nbr", "flags", "meta", "claims")
-        assert wlcap == 2 * len(arrays[5].values) and len(args) == 7
+        tcap = len(arrays[3].values)  # flags: one per triangle slot
+        assert wlcap == 2 * tcap and len(args) == 7
+        assert len(arrays[5].values) == 3 * tcap  # claims: one per edge slot
         host = {n: a.values for n, a in zip(names, arrays, strict=True)}
         self.last_result = cpu.refine(host, threads=512)
         return 1.0
+
+
+def test_load_input_takes_the_mesh_spec() -> None:
+    from irgl_runner.errors import UsageError
+
+    params = {**APP.params, "mesh": "thin@4"}
+    ctx = RunContext(dataclasses.replace(APP, params=params), _points_graph(900))
+    inp = APP.load_input(ctx)
+    assert inp.mesh.num_points == 900
+    assert inp.mesh.points[:, 1].max() == mesh.THIN_HEIGHT
+    assert np.array_equal(inp.mesh.points, mesh.thin_points(900, 4))
+    ctx.app.params["mesh"] = "cluster:1000@1"
+    assert APP.load_input(ctx).mesh.num_points == 1000
+    ctx.app.params["mesh"] = "hexagon:10"
+    with pytest.raises(UsageError, match="dmr: bad mesh spec 'hexagon:10'"):
+        APP.load_input(ctx)
+
+
+def test_cpu_cli_reports_the_refinement(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    _needs_cxx()
+    assert cpu.main(["thin:1500@2", "--threads", "512", "--rounds"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["check"] == "passed" and record["mesh"] == "thin:1500@2"
+    assert record["min_angle"] >= 30.0 - mesh.ANGLE_TOL
+    assert record["triangles"] > record["initial_triangles"]
+    assert record["rounds"] == len(record["round_log"]) >= record["launches"] > 1
+    assert record["items"] == record["fixed"] + record["noop"] + record["lost"]
+    assert cpu.main(["thin:x"]) == 2
+    assert "bad mesh spec 'thin:x'" in capsys.readouterr().err
 
 
 def test_load_app_finds_dmr() -> None:
@@ -358,16 +532,36 @@ def _program():
     return Program(build(APP.mlir))
 
 
+GPU_MESHES = [
+    "random:1500@0",
+    "random:5000@1",
+    "random:20000@2",
+    "random:100000@3",
+    "random:250000@4",
+    "thin:20000@5",
+    "thin:100000@6",
+    "cluster:20000@7",
+    "cluster:100000@8",
+]
+"""Meshes the GPU tests refine: several sizes and seeds, and the thin and
+clustered meshes whose initial angles are far below a degree."""
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize(("points", "seed"), [(1500, 0), (5000, 1)])
-def test_gpu_refinement_passes_the_checker(points: int, seed: int) -> None:
+@pytest.mark.parametrize("spec", GPU_MESHES)
+def test_gpu_refinement_passes_the_checker(spec: str) -> None:
     assert has_gpu()
-    app = dataclasses.replace(APP, params={**APP.params, "seed": seed})
-    ctx = execute(app, _program(), _points_graph(points), reps=1, warmup=1)
+    parsed = mesh.parse_spec(spec)
+    app = dataclasses.replace(APP, params={**APP.params, "mesh": spec})
+    ctx = execute(app, _program(), _points_graph(parsed.points), reps=1, warmup=1)
     refined = dmr.read_back(ctx)
     assert refined.stats["initial_bad"] > 0 and refined.stats["inserted"] > 0
     assert app.check(ctx) is None, refined.stats
     assert ctx.result == 0
+    report = mesh.summary(ctx.input.mesh, refined)
+    assert report["min_angle"] >= mesh.MIN_ANGLE - mesh.ANGLE_TOL, report
+    assert report["triangles"] > 2 * report["initial_triangles"], report
+    print(f"DMR on the GPU, {spec}: {report}")
     violations = mesh.delaunay_violations(refined.mesh)
     if violations:  # refinement keeps the mesh Delaunay, but it is not required
         warnings.warn(
