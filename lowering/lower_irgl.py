@@ -49,6 +49,11 @@ class LowerIrgl(ModulePass):
       block (convert-irgl-loops `block_push`);
     - `block_reduce` (bool, false): ReduceAndReturn reduced per block, one
       store per block (convert-irgl-sync `block_reduce`).
+    - `retry_backoff` (bool, false): retry backoff for kernels re-launched
+      on retried items: contiguous blocks of at least 2^r iterations per
+      thread in retry round r (convert-irgl-loops), retry launches sized to
+      match (convert-irgl-orchestration; in control kernels
+      irgl-outline-iterations counts the rounds).
     - `include_dirs` (strings, none): where convert-irgl-c finds the headers
       of `irgl.cinclude`.
     """
@@ -84,6 +89,10 @@ class LowerIrgl(ModulePass):
     block_reduce: bool = False
     """ReduceAndReturn reduced per block before the cell (convert-irgl-sync)."""
 
+    retry_backoff: bool = False
+    """Retry backoff: in retry round r of a retrying kernel each thread runs
+    a contiguous block of at least 2^r items, on a grid shrunk to match."""
+
     include_dirs: tuple[str, ...] = ()
     """Where `irgl.cinclude` headers are looked up, in order."""
 
@@ -92,16 +101,24 @@ class LowerIrgl(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         outline: list[ModulePass] = (
-            [OutlineIterations(remarks=self.remarks, size_arg=self.outline_size_arg)]
+            [
+                OutlineIterations(
+                    remarks=self.remarks,
+                    size_arg=self.outline_size_arg,
+                    retry_backoff=self.retry_backoff,
+                )
+            ]
             if self.outline
             else []
         )
         passes: list[ModulePass] = [
             ConvertIrglKernels(block_size=self.block_size),
             *outline,
-            ConvertIrglOrchestration(),
+            ConvertIrglOrchestration(retry_backoff=self.retry_backoff),
             *([IrglNestedParallelism()] if self.nested_parallelism else []),
-            ConvertIrglLoops(block_push=self.block_push),
+            ConvertIrglLoops(
+                block_push=self.block_push, retry_backoff=self.retry_backoff
+            ),
             ConvertIrglExclusive(),
             ConvertIrglNestedEdges(),
             ConvertIrglSync(

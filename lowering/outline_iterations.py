@@ -335,6 +335,8 @@ class _DeviceLowering:
         self.state = state
         self.sized = sized
         """Kernels whose device body takes the size of `in`."""
+        self.retry_backoff = False
+        """Count retry rounds in the `in` handle (retry backoff)."""
 
     # -- steps ---------------------------------------------------------
 
@@ -423,9 +425,16 @@ class _DeviceLowering:
         body = b.nested(InsertPoint.at_end(after))
         old_in, new_in, new_retry, new_size = after.args
         _rt(body, "irgl_ctl_clear", [old_in])
+        spare = old_in
+        if self.retry_backoff:  # in is one round further; spare back to round 0
+            new_in = _rt_value(body, "irgl_wl_next_round", [new_in, old_in])
+            spare = _rt_value(body, "irgl_wl_first_round", [old_in])
         run(body, [new_in, w_out, new_retry], new_size)
-        body.insert(scf.YieldOp(new_in, new_retry, old_in))
-        return loop.results[0], loop.results[1], loop.results[2]
+        body.insert(scf.YieldOp(new_in, new_retry, spare))
+        if not self.retry_backoff:
+            return loop.results[0], loop.results[1], loop.results[2]
+        reset = _rt_value(b, "irgl_wl_first_round", [loop.results[0]])
+        return reset, loop.results[1], loop.results[2]
 
     # -- structure -----------------------------------------------------
 
@@ -553,6 +562,8 @@ class _Outliner:
         self.container = kernel_module(module)
         self.kernels = _kernels(module)
         self.remarks = remarks
+        self.retry_backoff = False
+        """Count retry rounds in control kernels (OutlineIterations option)."""
         self.names = {
             op.sym_name.data
             for table in (module, self.container)
@@ -696,6 +707,7 @@ class _Outliner:
         lowering = _DeviceLowering(
             plan, self.bodies, mapping, device_cells, args[-1], state, self.sized
         )
+        lowering.retry_backoff = self.retry_backoff
         if isinstance(op, IterateOp):
             results = lowering.iterate(device, op)
             if buffers:
@@ -796,10 +808,17 @@ class OutlineIterations(ModulePass):
     `index` argument (`#irgl_rt.device_body<@k, in_size>`), instead of every
     thread loading the worklist tail at the start of the body."""
 
+    retry_backoff: bool = False
+    """Count retry rounds in the `in` handle (`irgl_wl_next_round`, reset by
+    `irgl_wl_first_round` when it leaves `in`) for kernels lowered with
+    convert-irgl-loops `retry_backoff`."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not any(isinstance(o, IterateOp | PipeOp) for o in op.walk()):
             return
-        _Outliner(op, sys.stderr if self.remarks else None, self.size_arg).run()
+        outliner = _Outliner(op, sys.stderr if self.remarks else None, self.size_arg)
+        outliner.retry_backoff = self.retry_backoff
+        outliner.run()
 
 
 @dataclass(frozen=True)
