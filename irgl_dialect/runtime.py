@@ -335,8 +335,8 @@ class ForAllAttr(_OpAttribute):
     - `, retry_blocked` (after either, retry backoff): in a retry round of
       the kernel (`irgl_wl_retry_round(in) > 0`) thread `tid` runs the
       contiguous block of iterations `tid*chunk .. (tid+1)*chunk - 1` instead,
-      `chunk = irgl_backoff_chunk(round, ceil(count / nthreads))`; on a first
-      invocation the mapping above.
+      `chunk = irgl_backoff_chunk(round, ceil(count / nthreads))` (uniform:
+      in `min(chunk, count)` rounds); on a first invocation the mapping above.
     """
 
     name = "irgl_rt.forall"

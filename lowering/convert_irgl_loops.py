@@ -22,7 +22,7 @@ Retry and Respawn become worklist runtime calls.
   thread now runs them one after another instead of several threads
   colliding again, and the number of contending threads halves with every
   retry round in a row (`#irgl_rt.forall<grid_stride, retry_blocked>`, or
-  `<uniform, retry_blocked>` with `chunk` uniform rounds). With the host
+  `<uniform, retry_blocked>` with `min(chunk, count)` uniform rounds). With the host
   side of the backoff (convert-irgl-orchestration: retry launches sized by
   `irgl_pipe_backoff_grid`) a persistent conflict ends in one thread
   running what is left serially.
@@ -260,7 +260,10 @@ def _lower_uniform(loop: LoopBase, retry_blocked: bool = False) -> None:
     inner = LoweringBuilder(InsertPoint.at_end(body))
     if retry_blocked:
         blocks = _retry_blocks(loop, b, (lb, ub, step), tid, nthreads)
-        count, rounds = blocks.count, blocks.chunk
+        # no thread has more than `count` positions: a large chunk on a
+        # short worklist must not cost empty rounds (of grid barriers)
+        count = blocks.count
+        rounds = b.op(arith.MinSIOp(blocks.chunk, count))
         offset = inner.op(arith.MuliOp(body.args[0], blocks.between_rounds))
         k = inner.op(arith.AddiOp(blocks.first, offset))
     else:

@@ -55,8 +55,8 @@ irgl.kernel @try_lock(%locks: memref<?xi32>, %x: memref<?xi32>) {
 
 // -----
 
-// Retry after a failed Exclusive: the uniform rounds become `chunk` rounds
-// (the same on every thread), round k of thread tid running position
+// Retry after a failed Exclusive: the uniform rounds become min(chunk,
+// count) rounds (the same on every thread), round k of thread tid running position
 // first + k * between_rounds, active when below the count; the Exclusive's
 // collective still ranks threads by tid.
 irgl.kernel @claim(%claims: memref<?xi32>, %items: memref<?xi32>, %x: memref<?xi32>) {
@@ -88,9 +88,10 @@ irgl.kernel @claim(%claims: memref<?xi32>, %items: memref<?xi32>, %x: memref<?xi
 // CHECK-NEXT:   %[[BETWEEN_ROUNDS:.*]] = arith.select %[[BLOCKED]], %[[ONE]], %[[NTHREADS]]
 // CHECK-NEXT:   %[[BETWEEN_THREADS:.*]] = arith.select %[[BLOCKED]], %chunk, %[[ONE]]
 // CHECK-NEXT:   %[[FIRST:.*]] = arith.muli %[[TID]], %[[BETWEEN_THREADS]]
+// CHECK-NEXT:   %[[ROUNDS:.*]] = arith.minsi %chunk, %[[COUNT]]
 // CHECK-NEXT:   %[[R0:.*]] = arith.constant 0 : index
 // CHECK-NEXT:   %[[R1:.*]] = arith.constant 1 : index
-// CHECK-NEXT:   scf.for %[[K:.*]] = %[[R0]] to %chunk step %[[R1]] {
+// CHECK-NEXT:   scf.for %[[K:.*]] = %[[R0]] to %[[ROUNDS]] step %[[R1]] {
 // CHECK-NEXT:     %[[OFFSET:.*]] = arith.muli %[[K]], %[[BETWEEN_ROUNDS]]
 // CHECK-NEXT:     %[[J:.*]] = arith.addi %[[FIRST]], %[[OFFSET]]
 // CHECK-NEXT:     %[[ACTIVE:.*]] = arith.cmpi slt, %[[J]], %[[COUNT]]
