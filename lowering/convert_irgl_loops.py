@@ -13,19 +13,20 @@ Retry and Respawn become worklist runtime calls.
   convert-irgl-exclusive / convert-irgl-nested-edges.
 - Retry backoff (`retry_backoff`, spec: Compiling ForAll, "a mapping that
   distributes contiguous blocks of iterations to a single thread"): in a
-  kernel that is re-launched on retried items, the outermost ForAll over the
-  worklist reads the retry round of `in` (`irgl_wl_retry_round`, 0 on a
-  first invocation). In round 0 it maps iterations as above; in round r >= 1
+  kernel that is re-launched on the items that lost a conflict (it holds an
+  `irgl.retry` without `merge`), the outermost ForAll over the worklist
+  reads the retry round of `in` (`irgl_wl_retry_round`, 0 on a first
+  invocation). In round 0 it maps iterations as above; in round r >= 1
   thread `tid` runs the contiguous block `tid*chunk .. (tid+1)*chunk - 1`,
   `chunk = irgl_backoff_chunk(r, ceil(count / nthreads))` = at least 2^r.
   Items that lost a conflict together were pushed next to each other, so one
   thread now runs them one after another instead of several threads
   colliding again, and the number of contending threads halves with every
   retry round in a row (`#irgl_rt.forall<grid_stride, retry_blocked>`, or
-  `<uniform, retry_blocked>` with `min(chunk, count)` uniform rounds). With the host
-  side of the backoff (convert-irgl-orchestration: retry launches sized by
-  `irgl_pipe_backoff_grid`) a persistent conflict ends in one thread
-  running what is left serially.
+  `<uniform, retry_blocked>` with `min(chunk, count)` uniform rounds). With
+  the host side of the backoff (convert-irgl-orchestration: retry launches
+  sized by `irgl_pipe_backoff_grid`) a persistent conflict ends in one
+  thread running what is left serially.
 - Inner ForAlls, Fors and host-kernel ForAlls are sequential `scf.for`s; a
   reducing inner ForAll (`reduce(kind, %init : T)`) carries its partial as
   the `scf.for`'s iter_arg, from `%init`, combining each yielded value.
@@ -94,6 +95,7 @@ from irgl_dialect.sync import (
     RespawnOp,
     RetryOp,
     SyncRunningThreadsOp,
+    retries_on_conflict,
 )
 from irgl_dialect.worklist import PopOp, PushOp
 from lowering.builders import LoweringBuilder, take_body
@@ -440,22 +442,17 @@ def _top_level_op(op: Operation, block: Block | None) -> Operation:
     return current
 
 
-def _retries(loop: LoopBase) -> bool:
-    """An outermost ForAll over the worklist of a kernel that is re-launched
-    on retried items (`#irgl_rt.launch<..., retry>`)."""
-    if loop.iterator.data != IteratorKind.WORKLIST:
-        return False
-    launch = LaunchAttr.of(enclosing_gpu_func(loop))
-    return launch is not None and launch.retries
-
-
-def _lower_loop(loop: LoopBase, retry_backoff: bool = False) -> None:
+def _lower_loop(loop: LoopBase, backoff: frozenset[gpu.FuncOp] = frozenset()) -> None:
     outermost = (
         isinstance(loop, ForAllOp)
         and kernel_kind_of(loop) == "plain"
         and not enclosing_foralls(loop)
     )
-    blocked = outermost and retry_backoff and _retries(loop)
+    blocked = (
+        outermost
+        and loop.iterator.data == IteratorKind.WORKLIST
+        and enclosing_gpu_func(loop) in backoff
+    )
     if not outermost:
         _lower_sequential(loop)
     elif any(_is_barrier(op) or _holds_barrier(op) for op in loop.body.block.ops):
@@ -541,6 +538,15 @@ class ConvertIrglLoops(ModulePass):
     to each thread (`#irgl_rt.forall<..., retry_blocked>`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        # before the Retries are lowered: kernels re-launched after conflicts
+        backoff = frozenset(
+            k
+            for k in op.walk()
+            if self.retry_backoff
+            and isinstance(k, gpu.FuncOp)
+            and k.kernel is not None
+            and retries_on_conflict(k)
+        )
         staged = frozenset(
             k
             for k in op.walk()
@@ -562,4 +568,4 @@ class ConvertIrglLoops(ModulePass):
             if isinstance(o, ForAllOp | ForOp) and not _is_nested_edges(o)
         ]
         for loop in reversed(loops):
-            _lower_loop(loop, self.retry_backoff)
+            _lower_loop(loop, backoff)

@@ -12,7 +12,8 @@ An invocation is a `gpu.launch_func` sized by `irgl_rt.grid_size`, passing
 the context's worklists and a reduction cell where the kernel needs them.
 A kernel that retries is re-launched with `in` and `retry` swapped while
 `retry` is not empty; afterwards `in` and `out` are swapped
-(`irgl_pipe_advance`). With `retry_backoff` each re-launch gets the grid
+(`irgl_pipe_advance`). With `retry_backoff` each re-launch of a kernel
+that retries after conflicts (an `irgl.retry` without `merge`) gets the grid
 `irgl_pipe_backoff_grid(pipe, grid, block)`: in retry round r (the runtime
 counts the rounds in the `in` handle) just enough blocks for one thread per
 2^r retried items, which is how convert-irgl-loops `retry_backoff` maps them
@@ -45,6 +46,7 @@ from irgl_dialect.kernels import YieldOp
 from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
 from irgl_dialect.runtime import GridSizeOp, LaunchAttr
 from irgl_dialect.runtime_library import runtime_function
+from irgl_dialect.sync import retries_on_conflict
 from lowering.builders import LoweringBuilder
 from lowering.pipe_context import open_pipe
 from lowering.runtime_calls import KERNEL_MODULE, fail
@@ -195,7 +197,8 @@ class _Lowering:
         emit_launch(builder)
         if uses_worklist and launch.retries:
             assert pipe is not None
-            self._retry_loop(builder, pipe, emit_launch, grid, block_size)
+            backoff = self.retry_backoff and retries_on_conflict(kernel)
+            self._retry_loop(builder, pipe, emit_launch, grid, block_size, backoff)
         if uses_worklist:
             assert pipe is not None
             _rt(builder, "irgl_pipe_advance", [pipe])
@@ -210,9 +213,10 @@ class _Lowering:
         emit_launch: Callable[[LoweringBuilder, SSAValue], None],
         grid: SSAValue,
         block_size: SSAValue,
+        backoff: bool,
     ) -> None:
-        """while (retry not empty) { in <-> retry; launch } (with
-        `retry_backoff`, on `irgl_pipe_backoff_grid` blocks)"""
+        """while (retry not empty) { in <-> retry; launch } (with `backoff`,
+        on `irgl_pipe_backoff_grid` blocks)"""
         loop = scf.WhileOp([], [], Region(Block()), Region(Block()))
         builder.insert(loop)
         before = loop.before_region.block
@@ -221,7 +225,7 @@ class _Lowering:
         inner.insert(scf.ConditionOp(_not_empty(inner, size)))
         body = _at_end(loop.after_region.block)
         _rt(body, "irgl_pipe_advance_retry", [pipe])
-        if self.retry_backoff:
+        if backoff:
             (grid,) = _rt(body, "irgl_pipe_backoff_grid", [pipe, grid, block_size])
             grid.name_hint = "backoff_grid"
         emit_launch(body, grid)

@@ -19,9 +19,18 @@ irgl.kernel @relax(%locks: memref<?xi32>, %x: memref<?xi32>) {
   }
 }
 
+// Respawn is no conflict: its re-launches keep the full grid.
+irgl.kernel @again(%x: memref<?xi32>) {
+  irgl.forall %i in worklist {
+    %n = irgl.wl.pop %i
+    irgl.respawn %n
+  }
+}
+
 irgl.kernel host @main(%locks: memref<?xi32>, %x: memref<?xi32>, %s: index) {
   irgl.pipe initial [%s] capacity %s {
     irgl.invoke @relax(%locks, %x) : (memref<?xi32>, memref<?xi32>)
+    irgl.invoke @again(%x) : (memref<?xi32>)
   }
 }
 
@@ -38,6 +47,14 @@ irgl.kernel host @main(%locks: memref<?xi32>, %x: memref<?xi32>, %s: index) {
 // HOST-NEXT:      %backoff_grid = func.call @irgl_pipe_backoff_grid(%[[P]], %[[GRID]], %[[BLOCK]]) : (!irgl_rt.pipe, index, index) -> index
 // HOST:           "gpu.launch_func"(%backoff_grid,
 // HOST:         func.call @irgl_pipe_advance(%[[P]])
+// HOST:         %[[GRID2:.*]] = irgl_rt.grid_size @irgl_kernels::@again
+// HOST-NOT:     irgl_pipe_backoff_grid
+// HOST:         func.call @irgl_pipe_advance_retry(%[[P]])
+// HOST-NOT:     irgl_pipe_backoff_grid
+// HOST:           "gpu.launch_func"(%[[GRID2]],
+// HOST-NOT:     irgl_pipe_backoff_grid
+// HOST:         func.call @irgl_pipe_advance(%[[P]])
+// HOST-NOT:     irgl_pipe_backoff_grid(%
 // HOST:       func.func private @irgl_pipe_backoff_grid(!irgl_rt.pipe, index, index) -> index
 
 // HOST-OFF-NOT: irgl_pipe_backoff_grid

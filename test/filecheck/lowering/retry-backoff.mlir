@@ -105,9 +105,9 @@ irgl.kernel @claim(%claims: memref<?xi32>, %items: memref<?xi32>, %x: memref<?xi
 
 // -----
 
-// Kernels that are not re-launched on retried items keep their mapping: one
-// that does not retry, and one that retries but whose ForAll is not over the
-// worklist.
+// Kernels that are not re-launched after conflicts keep their mapping: one
+// that does not retry, one that retries but whose ForAll is not over the
+// worklist, one whose Retry merges (into `out`) and one that only Respawns.
 irgl.kernel @plain(%x: memref<?xi32>) {
   irgl.forall %i in worklist {
     %n = irgl.wl.pop %i
@@ -123,8 +123,30 @@ irgl.kernel @over_range(%x: memref<?xi32>) {
   }
 }
 
+irgl.kernel @merging(%x: memref<?xi32>) {
+  irgl.forall %i in worklist {
+    %n = irgl.wl.pop %i
+    irgl.retry %n merge
+  }
+}
+
+irgl.kernel @respawning(%x: memref<?xi32>) {
+  irgl.forall %i in worklist {
+    %n = irgl.wl.pop %i
+    irgl.respawn %n
+  }
+}
+
 // CHECK-LABEL: sym_name = "plain"
 // CHECK-NOT:   irgl_wl_retry_round
 // CHECK:       } {irgl_rt.forall = #irgl_rt.forall<grid_stride>}
 // CHECK-NOT:   irgl_wl_retry_round
 // CHECK:       sym_name = "over_range"
+// CHECK-NOT:   irgl_wl_retry_round
+// CHECK:       } {irgl_rt.forall = #irgl_rt.forall<grid_stride>}
+// CHECK-NOT:   irgl_wl_retry_round
+// CHECK:       sym_name = "merging"
+// CHECK-NOT:   irgl_wl_retry_round
+// CHECK:       } {irgl_rt.forall = #irgl_rt.forall<grid_stride>}
+// CHECK-NOT:   irgl_wl_retry_round
+// CHECK:       sym_name = "respawning"
