@@ -6,12 +6,13 @@
 // neighbour changes colour while it looks at their colours, so it takes the
 // smallest colour no neighbour has and the colouring stays proper. A loser
 // is retried (irgl.retry, without merge): the kernel is re-launched on the
-// losers until none is left. Any two neighbours contend for each other, so
-// at most one node of each closed neighbourhood wins per Exclusive; a hub of
-// degree d is coloured only after ... all but one of its d neighbours have
-// failed against something, which on RMAT graphs and stars means many retry
-// rounds (with the default ForAll mapping, one winner among the hub's
-// neighbours per uniform round of the retry launches).
+// losers until none is left. Any two neighbours contend for each other, and
+// so do any two neighbours of one hub (both claim the hub): per uniform
+// round of an Exclusive at most one node of a hub's closed neighbourhood
+// wins. With the default ForAll mapping a re-launch on fewer retried items
+// than threads has one round, so a hub of degree d costs about d
+// re-launches; `lower-irgl{retry_backoff=true}` gives round r of the
+// re-launches 2^r rounds (about log2(d) re-launches).
 //
 // The closed neighbourhoods are stored like a CSR adjacency with one more
 // entry per row: row n is `nbhd[first_edge(n) + n .. last_edge(n) + n + 1)`,
