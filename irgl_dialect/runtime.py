@@ -335,22 +335,35 @@ class ForAllAttr(_OpAttribute):
     - `#irgl_rt.forall<uniform>`: every thread runs the same number of rounds
       and the work of a round is guarded by "this round has an iteration for
       me", so collective operations (barriers, nested edge loops) are reached
-      by every thread.
+      by every thread;
+    - `, retry_blocked` (after either, retry backoff): in a retry round of
+      the kernel (`irgl_wl_retry_round(in) > 0`) thread `tid` runs the
+      contiguous block of iterations `tid*chunk .. (tid+1)*chunk - 1` instead,
+      `chunk = irgl_backoff_chunk(round, ceil(count / nthreads))` (uniform:
+      in `min(chunk, count)` rounds); on a first invocation the mapping above.
     """
 
     name = "irgl_rt.forall"
 
     GRID_STRIDE: ClassVar[str] = "grid_stride"
     UNIFORM: ClassVar[str] = "uniform"
+    RETRY_BLOCKED: ClassVar[str] = "retry_blocked"
 
     rounds: StringAttr
+    blocked_in_retry: UnitAttr | NoneAttr
 
-    def __init__(self, rounds: str):
-        super().__init__(StringAttr(rounds))
+    def __init__(self, rounds: str, *, retry_blocked: bool = False):
+        super().__init__(
+            StringAttr(rounds), UnitAttr() if retry_blocked else NoneAttr()
+        )
 
     @property
     def uniform(self) -> bool:
         return self.rounds.data == self.UNIFORM
+
+    @property
+    def retry_blocked(self) -> bool:
+        return isinstance(self.blocked_in_retry, UnitAttr)
 
     def verify(self) -> None:
         if self.rounds.data not in (self.GRID_STRIDE, self.UNIFORM):
@@ -360,13 +373,24 @@ class ForAllAttr(_OpAttribute):
             )
 
     def print_parameters(self, printer: Printer) -> None:
-        printer.print_string(f"<{self.rounds.data}>")
+        blocked = f", {self.RETRY_BLOCKED}" if self.retry_blocked else ""
+        printer.print_string(f"<{self.rounds.data}{blocked}>")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         pos = parser.pos
         with parser.in_angle_brackets():
             rounds = parser.parse_identifier(" in #irgl_rt.forall")
+            blocked = False
+            if parser.parse_optional_punctuation(","):
+                at = parser.pos
+                if parser.parse_identifier(" in #irgl_rt.forall") != cls.RETRY_BLOCKED:
+                    parser.raise_error(
+                        f"#irgl_rt.forall: expected `{cls.RETRY_BLOCKED}`",
+                        at,
+                        parser.pos,
+                    )
+                blocked = True
         if rounds not in (cls.GRID_STRIDE, cls.UNIFORM):
             parser.raise_error(
                 f"#irgl_rt.forall must be <{cls.GRID_STRIDE}> or <{cls.UNIFORM}>, "
@@ -374,7 +398,7 @@ class ForAllAttr(_OpAttribute):
                 pos,
                 parser.pos,
             )
-        return (StringAttr(rounds),)
+        return (StringAttr(rounds), UnitAttr() if blocked else NoneAttr())
 
 
 @irdl_attr_definition

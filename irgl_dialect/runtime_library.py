@@ -158,6 +158,12 @@ def _functions() -> list[RuntimeFunction]:
         _fn("irgl_wl_block_begin", (), (), d),
         _fn("irgl_wl_push_block", (_wl, _index), (), d),
         _fn("irgl_wl_block_flush", (_wl,), (), d),
+        # retry backoff (convert-irgl-loops / -orchestration `retry_backoff`)
+        _fn("irgl_wl_retry_round", (_wl,), (_index,), b),
+        _fn("irgl_backoff_chunk", (_index, _index), (_index,), b),
+        _fn("irgl_wl_next_round", (_wl, _wl), (_wl,), b),
+        _fn("irgl_wl_first_round", (_wl,), (_wl,), b),
+        _fn("irgl_pipe_backoff_grid", (_pipe, _index, _index), (_index,), h),
         # reduction cells
         _fn("irgl_cell_reduce", (_cell, i1), (), d),
         _fn("irgl_cell_block_begin", (_cell,), (), d),

@@ -307,6 +307,14 @@ class RetryOp(IRDLOperation):
         _require_in_forall(self)
 
 
+def retries_on_conflict(kernel: Operation) -> bool:
+    """Does `kernel` hold an `irgl.retry` without `merge`? Such a kernel is
+    re-launched on the items that lost a conflict (retry backoff applies to
+    it; a merging Retry or a Respawn does not signal a re-launch round of
+    conflicts)."""
+    return any(isinstance(op, RetryOp) and op.merge is None for op in kernel.walk())
+
+
 @irdl_op_definition
 class RespawnOp(IRDLOperation):
     """Push an item to the retry worklist without signalling a conflict

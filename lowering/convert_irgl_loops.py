@@ -11,6 +11,22 @@ Retry and Respawn become worklist runtime calls.
   iteration for me", so every thread reaches them. An Exclusive or a marked
   edge loop is wrapped in `irgl_rt.collective active(%a) rank(%tid)` for
   convert-irgl-exclusive / convert-irgl-nested-edges.
+- Retry backoff (`retry_backoff`, spec: Compiling ForAll, "a mapping that
+  distributes contiguous blocks of iterations to a single thread"): in a
+  kernel that is re-launched on the items that lost a conflict (it holds an
+  `irgl.retry` without `merge`), the outermost ForAll over the worklist
+  reads the retry round of `in` (`irgl_wl_retry_round`, 0 on a first
+  invocation). In round 0 it maps iterations as above; in round r >= 1
+  thread `tid` runs the contiguous block `tid*chunk .. (tid+1)*chunk - 1`,
+  `chunk = irgl_backoff_chunk(r, ceil(count / nthreads))` = at least 2^r.
+  Items that lost a conflict together were pushed next to each other, so one
+  thread now runs them one after another instead of several threads
+  colliding again, and the number of contending threads halves with every
+  retry round in a row (`#irgl_rt.forall<grid_stride, retry_blocked>`, or
+  `<uniform, retry_blocked>` with `min(chunk, count)` uniform rounds). With
+  the host side of the backoff (convert-irgl-orchestration: retry launches
+  sized by `irgl_pipe_backoff_grid`) a persistent conflict ends in one
+  thread running what is left serially.
 - Inner ForAlls, Fors and host-kernel ForAlls are sequential `scf.for`s; a
   reducing inner ForAll (`reduce(kind, %init : T)`) carries its partial as
   the `scf.for`'s iter_arg, from `%init`, combining each yielded value.
@@ -79,6 +95,7 @@ from irgl_dialect.sync import (
     RespawnOp,
     RetryOp,
     SyncRunningThreadsOp,
+    retries_on_conflict,
 )
 from irgl_dialect.worklist import PopOp, PushOp
 from lowering.builders import LoweringBuilder, take_body
@@ -148,6 +165,76 @@ def _lower_grid_stride(loop: LoopBase) -> None:
     Rewriter.replace_op(loop, lowered)
 
 
+@dataclass(frozen=True)
+class _RetryBlocks:
+    """The positions `j` (iteration `lb + j * step`) a thread runs under retry
+    backoff: `first`, `first + between_rounds`, ... for `chunk` rounds, those
+    below `count`. In a retry round (`blocked`) a contiguous block of `chunk`
+    positions per thread; on a first invocation the cyclic positions of the
+    grid-stride mapping (`chunk` is then the rounds it needs)."""
+
+    count: SSAValue
+    chunk: SSAValue
+    first: SSAValue
+    between_rounds: SSAValue
+    blocked: SSAValue
+
+
+def _retry_blocks(
+    loop: LoopBase,
+    b: LoweringBuilder,
+    bounds: tuple[SSAValue, SSAValue, SSAValue],
+    tid: SSAValue,
+    nthreads: SSAValue,
+) -> _RetryBlocks:
+    """`irgl_wl_retry_round(in)` and `irgl_backoff_chunk` decide the mapping
+    (see the module docstring)."""
+    lb, ub, step = bounds
+    count = b.op(arith.CeilDivSIOp(b.op(arith.SubiOp(ub, lb)), step))
+    per_thread = b.op(arith.CeilDivSIOp(count, nthreads))
+    worklist_in, _, _ = kernel_worklists(loop)
+    round_ = b.call_value(runtime_function("irgl_wl_retry_round"), [worklist_in])
+    round_.name_hint = "retry_round"
+    chunk = b.call_value(runtime_function("irgl_backoff_chunk"), [round_, per_thread])
+    chunk.name_hint = "chunk"
+    blocked = b.op(arith.CmpiOp(round_, b.index(0), "sgt"))
+    one = b.index(1)
+    between_rounds = b.op(arith.SelectOp(blocked, one, nthreads))
+    between_threads = b.op(arith.SelectOp(blocked, chunk, one))
+    first = b.op(arith.MuliOp(tid, between_threads))
+    return _RetryBlocks(count, chunk, first, between_rounds, blocked)
+
+
+def _iteration(
+    b: LoweringBuilder, lb: SSAValue, position: SSAValue, step: SSAValue
+) -> SSAValue:
+    """`lb + position * step`."""
+    return b.op(arith.AddiOp(lb, b.op(arith.MuliOp(position, step))))
+
+
+def _lower_retry_blocked(loop: LoopBase) -> None:
+    """Grid-stride rounds with retry backoff: `for j = first to end step
+    between_rounds`, `end` the thread's block end in a retry round."""
+    b = LoweringBuilder(InsertPoint.before(loop))
+    lb, ub, step = _bounds(loop, b)
+    tid, nthreads = _thread_geometry(b)
+    blocks = _retry_blocks(loop, b, (lb, ub, step), tid, nthreads)
+    block_end = b.op(arith.AddiOp(blocks.first, blocks.chunk))
+    own_end = b.op(arith.MinSIOp(block_end, blocks.count))
+    end = b.op(arith.SelectOp(blocks.blocked, own_end, blocks.count))
+    old = take_body(loop.body)
+    body = Block(arg_types=[IndexType()])
+    inner = LoweringBuilder(InsertPoint.at_end(body))
+    index = _iteration(inner, lb, body.args[0], step)
+    old.args[0].replace_all_uses_with(index)
+    for op in list(old.ops):
+        op.detach()
+        body.add_op(op)
+    lowered = scf.ForOp(blocks.first, end, blocks.between_rounds, [], Region(body))
+    ForAllAttr(ForAllAttr.GRID_STRIDE, retry_blocked=True).attach(lowered)
+    Rewriter.replace_op(loop, lowered)
+
+
 def _is_barrier(op: Operation) -> bool:
     """Operations every thread must reach (in uniform control flow)."""
     return isinstance(op, SyncRunningThreadsOp | LocalBarrierOp) or _is_collective(op)
@@ -163,20 +250,31 @@ def _is_nested_edges(op: Operation) -> bool:
     return isinstance(op, ForAllOp) and NestedEdgesAttr.of(op) is not None
 
 
-def _lower_uniform(loop: LoopBase) -> None:
-    """Same number of rounds on every thread; guard the work between barriers."""
+def _lower_uniform(loop: LoopBase, retry_blocked: bool = False) -> None:
+    """Same number of rounds on every thread; guard the work between barriers.
+    With `retry_blocked`, round r of thread tid runs position `first + r *
+    between_rounds` (`_RetryBlocks`)."""
     b = LoweringBuilder(InsertPoint.before(loop))
     lb, ub, step = _bounds(loop, b)
     tid, nthreads = _thread_geometry(b)
-    span = b.op(arith.SubiOp(ub, lb))
-    count = b.op(arith.CeilDivSIOp(span, step))
-    rounds = b.op(arith.CeilDivSIOp(count, nthreads))
     old = take_body(loop.body)
     body = Block(arg_types=[IndexType()])
     inner = LoweringBuilder(InsertPoint.at_end(body))
-    k = inner.op(arith.AddiOp(inner.op(arith.MuliOp(body.args[0], nthreads)), tid))
+    if retry_blocked:
+        blocks = _retry_blocks(loop, b, (lb, ub, step), tid, nthreads)
+        # no thread has more than `count` positions: a large chunk on a
+        # short worklist must not cost empty rounds (of grid barriers)
+        count = blocks.count
+        rounds = b.op(arith.MinSIOp(blocks.chunk, count))
+        offset = inner.op(arith.MuliOp(body.args[0], blocks.between_rounds))
+        k = inner.op(arith.AddiOp(blocks.first, offset))
+    else:
+        span = b.op(arith.SubiOp(ub, lb))
+        count = b.op(arith.CeilDivSIOp(span, step))
+        rounds = b.op(arith.CeilDivSIOp(count, nthreads))
+        k = inner.op(arith.AddiOp(inner.op(arith.MuliOp(body.args[0], nthreads)), tid))
     active = inner.op(arith.CmpiOp(k, count, "slt"))
-    index = inner.op(arith.AddiOp(lb, inner.op(arith.MuliOp(k, step))))
+    index = _iteration(inner, lb, k, step)
     old.args[0].replace_all_uses_with(index)
     segment: list[Operation] = []
     uniform: set[SSAValue] = set()
@@ -224,7 +322,7 @@ def _lower_uniform(loop: LoopBase) -> None:
     body.add_op(scf.YieldOp())
     zero, one = b.index(0), b.index(1)
     lowered = scf.ForOp(zero, rounds, one, [], Region(body))
-    ForAllAttr(ForAllAttr.UNIFORM).attach(lowered)
+    ForAllAttr(ForAllAttr.UNIFORM, retry_blocked=retry_blocked).attach(lowered)
     Rewriter.replace_op(loop, lowered)
 
 
@@ -344,16 +442,23 @@ def _top_level_op(op: Operation, block: Block | None) -> Operation:
     return current
 
 
-def _lower_loop(loop: LoopBase) -> None:
+def _lower_loop(loop: LoopBase, backoff: frozenset[gpu.FuncOp] = frozenset()) -> None:
     outermost = (
         isinstance(loop, ForAllOp)
         and kernel_kind_of(loop) == "plain"
         and not enclosing_foralls(loop)
     )
+    blocked = (
+        outermost
+        and loop.iterator.data == IteratorKind.WORKLIST
+        and enclosing_gpu_func(loop) in backoff
+    )
     if not outermost:
         _lower_sequential(loop)
     elif any(_is_barrier(op) or _holds_barrier(op) for op in loop.body.block.ops):
-        _lower_uniform(loop)
+        _lower_uniform(loop, blocked)
+    elif blocked:
+        _lower_retry_blocked(loop)
     else:
         _lower_grid_stride(loop)
 
@@ -417,8 +522,10 @@ class ConvertIrglLoops(ModulePass):
     """Lower irgl.forall / irgl.for to scf.for (grid-stride for the outermost
     ForAll of a kernel) and worklist methods to runtime calls.
 
-    Option: `block_push` (bool, false): block-aggregated pushes (see the
-    module docstring; `-p 'convert-irgl-loops{block_push=true}'`).
+    Options: `block_push` (bool, false): block-aggregated pushes;
+    `retry_backoff` (bool, false): contiguous blocks of iterations per
+    thread in the retry rounds of retrying kernels (see the module
+    docstring; `-p 'convert-irgl-loops{block_push=true}'`).
     """
 
     name = "convert-irgl-loops"
@@ -426,7 +533,20 @@ class ConvertIrglLoops(ModulePass):
     block_push: bool = False
     """Stage each kernel's pushes per block (one atomic per block)."""
 
+    retry_backoff: bool = False
+    """In retry rounds, map contiguous blocks of at least 2^round iterations
+    to each thread (`#irgl_rt.forall<..., retry_blocked>`)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        # before the Retries are lowered: kernels re-launched after conflicts
+        backoff = frozenset(
+            k
+            for k in op.walk()
+            if self.retry_backoff
+            and isinstance(k, gpu.FuncOp)
+            and k.kernel is not None
+            and retries_on_conflict(k)
+        )
         staged = frozenset(
             k
             for k in op.walk()
@@ -448,4 +568,4 @@ class ConvertIrglLoops(ModulePass):
             if isinstance(o, ForAllOp | ForOp) and not _is_nested_edges(o)
         ]
         for loop in reversed(loops):
-            _lower_loop(loop)
+            _lower_loop(loop, backoff)

@@ -12,14 +12,22 @@ An invocation is a `gpu.launch_func` sized by `irgl_rt.grid_size`, passing
 the context's worklists and a reduction cell where the kernel needs them.
 A kernel that retries is re-launched with `in` and `retry` swapped while
 `retry` is not empty; afterwards `in` and `out` are swapped
-(`irgl_pipe_advance`). Iterate is a `scf.while` whose condition combines
+(`irgl_pipe_advance`). With `retry_backoff` each re-launch of a kernel
+that retries after conflicts (an `irgl.retry` without `merge`) gets the grid
+`irgl_pipe_backoff_grid(pipe, grid, block)`: in retry round r (the runtime
+counts the rounds in the `in` handle) just enough blocks for one thread per
+2^r retried items, which is how convert-irgl-loops `retry_backoff` maps them
+(contiguous blocks of at least 2^r items per thread). Fewer contending
+threads per round after every round that still had conflicts, and smaller
+cooperative launches (cheaper grid barriers), until a single block runs
+what is left. Iterate is a `scf.while` whose condition combines
 "the worklist is not empty", the While/Until Any/All condition on the
 aggregated return value and the extra And/Or condition.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -38,6 +46,7 @@ from irgl_dialect.kernels import YieldOp
 from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
 from irgl_dialect.runtime import GridSizeOp, LaunchAttr
 from irgl_dialect.runtime_library import runtime_function
+from irgl_dialect.sync import retries_on_conflict
 from lowering.builders import LoweringBuilder
 from lowering.pipe_context import open_pipe
 from lowering.runtime_calls import KERNEL_MODULE, fail
@@ -86,8 +95,11 @@ def _lookup_kernel(module: ModuleOp, name: str, op: Operation) -> gpu.FuncOp:
 class _Lowering:
     """Lowers the orchestration ops of one host function."""
 
-    def __init__(self, module: ModuleOp, function: func.FuncOp):
+    def __init__(
+        self, module: ModuleOp, function: func.FuncOp, retry_backoff: bool = False
+    ):
         self.module = module
+        self.retry_backoff = retry_backoff
         block = function.body.block
         exits = [op for op in block.ops if isinstance(op, func.ReturnOp)]
         graph = next((a for a in block.args if isinstance(a.type, GraphType)), None)
@@ -164,7 +176,7 @@ class _Lowering:
         ).results[0]
         one = builder.index(1)
 
-        def emit_launch(at: LoweringBuilder) -> None:
+        def emit_launch(at: LoweringBuilder, blocks: SSAValue = grid) -> None:
             extra: list[SSAValue] = []
             if uses_worklist:
                 assert pipe is not None
@@ -175,7 +187,7 @@ class _Lowering:
             at.insert(
                 gpu.LaunchFuncOp(
                     symbol,
-                    [grid, one, one],
+                    [blocks, one, one],
                     [block_size, one, one],
                     None,
                     operands + extra,
@@ -185,7 +197,8 @@ class _Lowering:
         emit_launch(builder)
         if uses_worklist and launch.retries:
             assert pipe is not None
-            self._retry_loop(builder, pipe, emit_launch)
+            backoff = self.retry_backoff and retries_on_conflict(kernel)
+            self._retry_loop(builder, pipe, emit_launch, grid, block_size, backoff)
         if uses_worklist:
             assert pipe is not None
             _rt(builder, "irgl_pipe_advance", [pipe])
@@ -194,9 +207,16 @@ class _Lowering:
         return _rt(builder, "irgl_cell_read", [cell])[0]
 
     def _retry_loop(
-        self, builder: LoweringBuilder, pipe: SSAValue, emit_launch
+        self,
+        builder: LoweringBuilder,
+        pipe: SSAValue,
+        emit_launch: Callable[[LoweringBuilder, SSAValue], None],
+        grid: SSAValue,
+        block_size: SSAValue,
+        backoff: bool,
     ) -> None:
-        """while (retry not empty) { in <-> retry; launch }"""
+        """while (retry not empty) { in <-> retry; launch } (with `backoff`,
+        on `irgl_pipe_backoff_grid` blocks)"""
         loop = scf.WhileOp([], [], Region(Block()), Region(Block()))
         builder.insert(loop)
         before = loop.before_region.block
@@ -205,7 +225,10 @@ class _Lowering:
         inner.insert(scf.ConditionOp(_not_empty(inner, size)))
         body = _at_end(loop.after_region.block)
         _rt(body, "irgl_pipe_advance_retry", [pipe])
-        emit_launch(body)
+        if backoff:
+            (grid,) = _rt(body, "irgl_pipe_backoff_grid", [pipe, grid, block_size])
+            grid.name_hint = "backoff_grid"
+        emit_launch(body, grid)
         body.insert(scf.YieldOp())
 
     def lower_invoke(self, op: InvokeOp, pipe: SSAValue | None) -> None:
@@ -363,11 +386,21 @@ def _is_before(a: Operation, b: Operation) -> bool:
 @dataclass(frozen=True)
 class ConvertIrglOrchestration(ModulePass):
     """Lower irgl.invoke / irgl.iterate / irgl.pipe in host functions to
-    scf loops, gpu.launch_func and pipe-context runtime calls."""
+    scf loops, gpu.launch_func and pipe-context runtime calls.
+
+    Option: `retry_backoff` (bool, false): size each re-launch of a retrying
+    kernel by `irgl_pipe_backoff_grid` (see the module docstring;
+    `-p 'convert-irgl-orchestration{retry_backoff=true}'`).
+    """
 
     name = "convert-irgl-orchestration"
+
+    retry_backoff: bool = False
+    """Re-launch a retrying kernel on fewer blocks in each retry round."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in list(op.body.block.ops):
             if isinstance(function, func.FuncOp) and function.body.blocks:
-                _Lowering(op, function).lower_region(function.body, None)
+                _Lowering(op, function, self.retry_backoff).lower_region(
+                    function.body, None
+                )

@@ -61,7 +61,12 @@ class LowerIrgl(ModulePass):
       warp instead of walked by their own thread (convert-irgl-nested-edges
       `warp_gather`);
     - `edge_unroll` (int, 1): unroll the shared edge loops of nested
-      parallelism this many times (convert-irgl-nested-edges `unroll`).
+      parallelism this many times (convert-irgl-nested-edges `unroll`);
+    - `retry_backoff` (bool, false): retry backoff for kernels re-launched
+      on retried items: contiguous blocks of at least 2^r iterations per
+      thread in retry round r (convert-irgl-loops), retry launches sized to
+      match (convert-irgl-orchestration; in control kernels
+      irgl-outline-iterations counts the rounds).
     - `include_dirs` (strings, none): where convert-irgl-c finds the headers
       of `irgl.cinclude`.
     """
@@ -107,6 +112,9 @@ class LowerIrgl(ModulePass):
     small edge lists (convert-irgl-nested-edges)."""
     edge_unroll: int = 1
     """`#pragma unroll N` on the block and warp phases' edge loops."""
+    retry_backoff: bool = False
+    """Retry backoff: in retry round r of a retrying kernel each thread runs
+    a contiguous block of at least 2^r items, on a grid shrunk to match."""
     include_dirs: tuple[str, ...] = ()
     """Where `irgl.cinclude` headers are looked up, in order."""
 
@@ -125,6 +133,7 @@ class LowerIrgl(ModulePass):
                     remarks=self.remarks,
                     size_arg=self.outline_size_arg,
                     small_worklist=self.small_worklist,
+                    retry_backoff=self.retry_backoff,
                 )
             ]
             if self.outline
@@ -133,9 +142,11 @@ class LowerIrgl(ModulePass):
         passes: list[ModulePass] = [
             ConvertIrglKernels(block_size=self.block_size),
             *outline,
-            ConvertIrglOrchestration(),
+            ConvertIrglOrchestration(retry_backoff=self.retry_backoff),
             *([IrglNestedParallelism()] if self.nested_parallelism else []),
-            ConvertIrglLoops(block_push=self.block_push),
+            ConvertIrglLoops(
+                block_push=self.block_push, retry_backoff=self.retry_backoff
+            ),
             ConvertIrglExclusive(),
             ConvertIrglNestedEdges(
                 warp_gather=self.warp_gather, unroll=self.edge_unroll

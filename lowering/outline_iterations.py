@@ -617,6 +617,8 @@ class _DeviceLowering:
         self.small = small
         self.block_mode = False
         """Building code that block 0 alone runs (small-worklist mode)."""
+        self.retry_backoff = False
+        """Count retry rounds in the `in` handle (retry backoff)."""
 
     # -- steps ---------------------------------------------------------
 
@@ -726,9 +728,16 @@ class _DeviceLowering:
         body = b.nested(InsertPoint.at_end(after))
         old_in, new_in, new_retry, new_size = after.args
         _rt(body, "irgl_ctl_clear", [old_in])
+        spare = old_in
+        if self.retry_backoff:  # in is one round further; spare back to round 0
+            new_in = _rt_value(body, "irgl_wl_next_round", [new_in, old_in])
+            spare = _rt_value(body, "irgl_wl_first_round", [old_in])
         run(body, [new_in, w_out, new_retry], new_size)
-        body.insert(scf.YieldOp(new_in, new_retry, old_in))
-        return loop.results[0], loop.results[1], loop.results[2]
+        body.insert(scf.YieldOp(new_in, new_retry, spare))
+        if not self.retry_backoff:
+            return loop.results[0], loop.results[1], loop.results[2]
+        reset = _rt_value(b, "irgl_wl_first_round", [loop.results[0]])
+        return reset, loop.results[1], loop.results[2]
 
     # -- structure -----------------------------------------------------
 
@@ -1019,6 +1028,8 @@ class _Outliner:
         self.single_block: dict[str, str | None] = {}
         """Why block 0 alone cannot run a kernel (None: it can)."""
         self.remarks = remarks
+        self.retry_backoff = False
+        """Count retry rounds in control kernels (OutlineIterations option)."""
         self.names = {
             op.sym_name.data
             for table in (module, self.container)
@@ -1253,6 +1264,7 @@ class _Outliner:
             geometry,
             small,
         )
+        lowering.retry_backoff = self.retry_backoff
         if isinstance(op, IterateOp):
             results, identities = lowering.iterate(device, op, candidates)
             for slot, identity in identities.items():
@@ -1369,6 +1381,11 @@ class OutlineIterations(ModulePass):
     `index` argument (`#irgl_rt.device_body<@k, in_size>`), instead of every
     thread loading the worklist tail at the start of the body."""
 
+    retry_backoff: bool = False
+    """Count retry rounds in the `in` handle (`irgl_wl_next_round`, reset by
+    `irgl_wl_first_round` when it leaves `in`) for kernels lowered with
+    convert-irgl-loops `retry_backoff`."""
+
     small_worklist: int = SMALL_WORKLIST
     """Item threshold of the small-worklist mode (0: off): while `in` holds
     at most this many items at a round boundary, block 0 alone runs the
@@ -1380,12 +1397,14 @@ class OutlineIterations(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not any(isinstance(o, IterateOp | PipeOp) for o in op.walk()):
             return
-        _Outliner(
+        outliner = _Outliner(
             op,
             sys.stderr if self.remarks else None,
             self.size_arg,
             self.small_worklist,
-        ).run()
+        )
+        outliner.retry_backoff = self.retry_backoff
+        outliner.run()
 
 
 def check_small_worklist_option(value: int, owner: str) -> None:

@@ -129,11 +129,17 @@ struct Graph {
 /// One device worklist: `capacity` int32 items, a tail counter (number of
 /// pushes so far; may exceed capacity after an overflow) and an overflow flag
 /// (set when a push did not fit). All three point to device memory.
+/// `retry_round` (kept in the handle, not in device memory) says how many
+/// retry rounds in a row produced this worklist as `in`: 0 for the first
+/// invocation of a kernel on it, r after r re-launches on retried items
+/// (irgl_pipe_advance_retry, irgl_wl_next_round). Kernels lowered with
+/// `retry_backoff` read it to back off (irgl_backoff_chunk).
 struct Worklist {
   int32_t* items;
   irgl_index* tail;
   int* overflow;
   irgl_index capacity;
+  irgl_index retry_round = 0;
 };
 
 /// A pipe context (host only): the in, out and retry worklists of a Pipe or
@@ -227,6 +233,46 @@ __device__ __forceinline__ irgl_index irgl_wl_size(irgl::Worklist wl) {
 /// The i-th item of a worklist (pop; 0 <= i < irgl_wl_size(wl)).
 __device__ __forceinline__ irgl_index irgl_wl_item(irgl::Worklist wl, irgl_index i) {
   return static_cast<irgl_index>(wl.items[i]);
+}
+
+// Retry backoff (lower-irgl{retry_backoff=true}; spec: Retry "triggers
+// conflict management in the runtime", Compiling ForAll: "a mapping that
+// distributes contiguous blocks of iterations to a single thread"). In retry
+// round r >= 1 of a kernel, thread t runs the `in` slots
+// [t * chunk, (t + 1) * chunk) one after another, chunk >= 2^r: items that
+// lost together (pushed next to each other) no longer contend with each
+// other, and the number of contending threads halves with every round in a
+// row that still has conflicts, until one thread runs the rest serially.
+
+/// Largest backoff exponent: a chunk never exceeds 2^20 for the round alone.
+#define IRGL_BACKOFF_MAX_SHIFT 20
+
+/// The retry round of `wl` (see irgl::Worklist::retry_round).
+__host__ __device__ __forceinline__ irgl_index irgl_wl_retry_round(irgl::Worklist wl) {
+  return wl.retry_round;
+}
+
+/// Iterations per thread in retry round `round` when the loop has
+/// `per_thread` = ceil(count / threads) iterations per thread: per_thread in
+/// round 0, else max(per_thread, 2^min(round, IRGL_BACKOFF_MAX_SHIFT)).
+__host__ __device__ __forceinline__ irgl_index irgl_backoff_chunk(irgl_index round, irgl_index per_thread) {
+  if (round <= 0) return per_thread;
+  const int shift = round < IRGL_BACKOFF_MAX_SHIFT ? static_cast<int>(round) : IRGL_BACKOFF_MAX_SHIFT;
+  const irgl_index backoff = static_cast<irgl_index>(1) << shift;
+  return per_thread > backoff ? per_thread : backoff;
+}
+
+/// `next` (the old retry worklist, becoming `in`) one retry round after
+/// `prev` (the old `in`): a control kernel's in/retry swap.
+__host__ __device__ __forceinline__ irgl::Worklist irgl_wl_next_round(irgl::Worklist next, irgl::Worklist prev) {
+  next.retry_round = prev.retry_round + 1;
+  return next;
+}
+
+/// `wl` with its retry round reset to 0 (a worklist leaving `in`).
+__host__ __device__ __forceinline__ irgl::Worklist irgl_wl_first_round(irgl::Worklist wl) {
+  wl.retry_round = 0;
+  return wl;
 }
 
 /// Pushes v (stored as int32) onto wl. Warp-aggregated and safe under
@@ -950,16 +996,23 @@ inline void irgl_pipe_advance(irgl::Pipe* p) {
   std::swap(p->in, p->out);
   irgl::detail::clear_async(p, p->out);
   p->in_size = next;
+  p->in.retry_round = 0;
+  p->out.retry_round = 0;
 }
 
 /// After an invocation that used retry: in := retry, retry := empty, out is
-/// kept. Synchronizes; throws the worklist overflow error like advance.
+/// kept; the new `in` is one retry round further than the old one.
+/// Synchronizes; throws the worklist overflow error like advance.
 inline void irgl_pipe_advance_retry(irgl::Pipe* p) {
   const irgl_index next = irgl::detail::check_overflow(p, p->retry);
+  const irgl_index round = p->in.retry_round + 1;
   std::swap(p->in, p->retry);
   irgl::detail::clear_async(p, p->retry);
   p->in_size = next;
+  p->in.retry_round = round;
+  p->retry.retry_round = 0;
 }
+
 
 /// Number of items in `in` (copies the tail to the host; synchronizes).
 /// Uses the size read by the last advance when `in` has not changed since.
@@ -971,6 +1024,20 @@ inline irgl_index irgl_pipe_in_size(irgl::Pipe* p) {
 inline irgl_index irgl_pipe_out_size(irgl::Pipe* p) { return irgl::detail::read_size(p, p->out); }
 /// Number of items in `retry` (clamped to the capacity; synchronizes).
 inline irgl_index irgl_pipe_retry_size(irgl::Pipe* p) { return irgl::detail::read_size(p, p->retry); }
+
+/// The grid for a launch on `in` in its retry round r (retry backoff): in
+/// round 0 `grid`; in round r >= 1 just enough blocks of `block` threads for
+/// ceil(size(in) / 2^r) threads (at least 1, at most `grid`), so each thread
+/// gets a contiguous chunk of about 2^r items (irgl_backoff_chunk).
+inline irgl_index irgl_pipe_backoff_grid(irgl::Pipe* p, irgl_index grid, irgl_index block) {
+  const irgl_index round = p->in.retry_round;
+  if (round <= 0 || block <= 0) return grid;
+  const irgl_index size = irgl_pipe_in_size(p);
+  const irgl_index chunk = irgl_backoff_chunk(round, 1);
+  const irgl_index threads = (size + chunk - 1) / chunk;
+  const irgl_index blocks = (threads + block - 1) / block;
+  return blocks < 1 ? 1 : (blocks < grid ? blocks : grid);
+}
 
 // ---------------------------------------------------------------------------
 // Cells (host)

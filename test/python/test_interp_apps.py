@@ -18,7 +18,7 @@ from irgl_runner import bench_cli, generators
 from irgl_runner.apps import AppSpec, load_app
 from irgl_runner.graphs import COOGraph, CSRGraph, clean
 
-GRAPH_APPS = ["bfs", "sssp", "cc", "mis", "mst", "pr", "pr_pull", "tc"]
+GRAPH_APPS = ["bfs", "sssp", "cc", "mis", "mst", "pr", "pr_pull", "tc", "color"]
 SCHEDULES = ["sequential", "random:7"]
 
 

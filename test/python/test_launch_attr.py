@@ -166,3 +166,29 @@ def test_device_body_marker() -> None:
         _parse("#irgl_rt.device_body<@bfs, in_size, in_size>")
     with pytest.raises(ParseError, match="expected `>`"):
         _parse("#irgl_rt.device_body<@bfs, grid, in_size>")
+
+
+def test_forall_retry_blocked_marker() -> None:
+    """Retry backoff's mapping (`, retry_blocked`) round-trips on both kinds."""
+    for rounds in (ForAllAttr.GRID_STRIDE, ForAllAttr.UNIFORM):
+        text = f"#irgl_rt.forall<{rounds}, retry_blocked>"
+        attr = _parse(text)
+        assert attr == ForAllAttr(rounds, retry_blocked=True)
+        assert isinstance(attr, ForAllAttr) and attr.retry_blocked
+        assert str(attr) == text
+    assert not ForAllAttr(ForAllAttr.UNIFORM).retry_blocked
+    assert str(ForAllAttr(ForAllAttr.UNIFORM)) == "#irgl_rt.forall<uniform>"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("#irgl_rt.forall<uniform, blocked>", "expected `retry_blocked`"),
+        ("#irgl_rt.forall<sideways, retry_blocked>", "must be <grid_stride> or"),
+    ],
+)
+def test_bad_forall_marker_is_a_located_parse_error(text: str, message: str) -> None:
+    with pytest.raises(ParseError) as info:
+        _parse(text)
+    assert message in str(info.value)
+    assert "attr.mlir:1:" in str(info.value)
