@@ -1,6 +1,6 @@
 // RUN: irgl-opt %s -p 'convert-irgl-kernels,convert-irgl-orchestration{retry_backoff=true}' | filecheck %s --check-prefix=HOST
 // RUN: irgl-opt %s -p 'convert-irgl-kernels,convert-irgl-orchestration' | filecheck %s --check-prefix=HOST-OFF
-// RUN: irgl-opt %s -p 'convert-irgl-kernels,irgl-outline-iterations{retry_backoff=true small_worklist=0}' | filecheck %s --check-prefix=CTL
+// RUN: irgl-opt %s -p 'convert-irgl-kernels,irgl-outline-iterations{retry_backoff=true remarks=true}' -o /dev/null 2>&1 | filecheck %s --check-prefix=CTL
 // RUN: irgl-opt %s -p 'convert-irgl-kernels,irgl-outline-iterations' | filecheck %s --check-prefix=CTL-OFF
 // RUN: irgl-opt %s -p 'lower-irgl{retry_backoff=true}' -t cuda | filecheck %s --check-prefix=CUDA
 // RUN: irgl-opt %s -p 'lower-irgl{retry_backoff=true outline=false}' -t cuda | filecheck %s --check-prefix=CUDA-HOST
@@ -62,31 +62,22 @@ irgl.kernel host @main(%locks: memref<?xi32>, %x: memref<?xi32>, %s: index) {
 // Control kernel: the retry loop swaps the handles on the device; the new
 // `in` is one round further than the old (irgl_wl_next_round), the old `in`
 // goes back to round 0 as the spare, and so does the last `in` after the loop.
-// CTL:         %[[LAST:[0-9]+]], %{{.*}}, %{{.*}}, %{{.*}} = scf.while (%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) : (!irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist)
-// CTL:         } do {
-// CTL-NEXT:    ^{{.*}}(%[[OLD_IN:.*]]: !irgl_rt.worklist, %[[NEW_IN:.*]]: !irgl_rt.worklist, %[[NEW_RETRY:.*]]: !irgl_rt.worklist, %[[SIZE:.*]]: index):
-// CTL-NEXT:      func.call @irgl_ctl_clear(%[[OLD_IN]])
-// CTL-NEXT:      %[[NEXT:.*]] = func.call @irgl_wl_next_round(%[[NEW_IN]], %[[OLD_IN]]) : (!irgl_rt.worklist, !irgl_rt.worklist) -> !irgl_rt.worklist
-// CTL-NEXT:      %[[SPARE:.*]] = func.call @irgl_wl_first_round(%[[OLD_IN]]) : (!irgl_rt.worklist) -> !irgl_rt.worklist
-// CTL-NEXT:      func.call @relax_device(%{{.*}}, %{{.*}}, %[[NEXT]], %{{.*}}, %[[NEW_RETRY]], %[[SIZE]])
-// CTL-NEXT:      func.call @irgl_grid_sync()
-// CTL-NEXT:      scf.yield %[[NEXT]], %[[NEW_RETRY]], %[[SPARE]]
-// CTL-NEXT:    }
-// CTL-NEXT:    %{{.*}} = func.call @irgl_wl_first_round(%[[LAST]])
-// CTL:         sym_name = "main_control"
 
 // CTL-OFF-NOT: irgl_wl_next_round
 // CTL-OFF-NOT: irgl_wl_first_round
 
-// In the emitted CUDA, the kernel reads its retry round and chunk; the control
-// kernel counts rounds; the host loop (outline=false) shrinks the grid.
+// In the emitted CUDA, the kernel reads its retry round and chunk; with backoff
+// the Pipe stays a host loop (outlined or not), which shrinks the grid.
 // CUDA:      __global__ void relax(
 // CUDA:        irgl_index retry_round = irgl_wl_retry_round(
 // CUDA-NEXT:   irgl_index chunk = irgl_backoff_chunk(retry_round,
-// CUDA:      __global__ void __launch_bounds__({{.*}}) main_control(
-// CUDA:        irgl::Worklist {{.*}} = irgl_wl_next_round(
-// CUDA:        irgl::Worklist {{.*}} = irgl_wl_first_round(
+// CUDA-NOT:  main_control(
+// CUDA:        irgl_index backoff_grid = irgl_pipe_backoff_grid(
 
 // CUDA-HOST:      irgl_index backoff_grid = irgl_pipe_backoff_grid(
 // CUDA-HOST-NEXT: irgl::Worklist {{.*}} = irgl_pipe_in(
 // CUDA-HOST:      irgl::launch(relax, backoff_grid, 256,
+
+// With backoff a Pipe whose kernel re-launches retry rounds keeps the host
+// loop (the backoff grid shrinks per re-launch):
+// CTL: remark: irgl.pipe in @main: not outlined: retry backoff re-launches its retry rounds on a shrinking grid, which needs the host loop
