@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 from conftest import has_gpu, nvcc_object_errors
+from test_apps_traversal import GRAPHS as TRAVERSAL_GRAPHS
 
 from irgl_runner import generators
 from irgl_runner.apps import execute, load_app
 from irgl_runner.graph_args import default_source
-from irgl_runner.graphs import CSRGraph, clean
 
 ROOT = Path(__file__).resolve().parents[2]
 PIPELINE = "lower-irgl{warp_gather=true edge_unroll=4}"
@@ -79,19 +79,9 @@ def test_app_compiles_with_gather_and_unroll(app: str, tmp_path: Path) -> None:
     assert nvcc_object_errors(cuda, tmp_path) is None
 
 
-def _raw_random(n: int, m: int, seed: int) -> CSRGraph:
-    coo = generators.uniform_random(n, m, seed=seed, raw=True)
-    assert not isinstance(coo, CSRGraph)
-    return clean(coo, symmetrize=True)
-
-
-GRAPHS = {
-    "rmat12": lambda: generators.rmat(12, seed=3),
-    "grid": lambda: generators.grid2d(37, 23, seed=5),
-    "random-raw": lambda: _raw_random(3000, 4000, seed=11),
-    "star": lambda: generators.generate("star:5000"),
-    "hub": lambda: generators.generate("hub:50000:2"),
-}
+#: test_apps_traversal's graphs (RMAT, grid, raw random, star, hub) but the
+#: path, whose degrees are all below the gather's threshold anyway.
+GRAPHS = {name: make for name, make in TRAVERSAL_GRAPHS.items() if name != "path"}
 
 
 @functools.cache
