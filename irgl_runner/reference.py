@@ -7,6 +7,8 @@ unless a function says otherwise; the loaders symmetrize by default.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
@@ -142,6 +144,27 @@ def is_mis(graph: CSRGraph, in_set: np.ndarray) -> bool:
     return mis_problem(graph, in_set) is None
 
 
+def pull_step(
+    graph: CSRGraph, damping: float = 0.85
+) -> Callable[[np.ndarray], np.ndarray]:
+    """One round of PageRank's residual pull: ``r -> d * A^T D^-1 r`` (each
+    node gets ``d * r[u] / outdeg(u)`` from every in-neighbour ``u``; dangling
+    nodes pass nothing on). float64."""
+    n = graph.num_nodes
+    outdeg = graph.degrees().astype(np.float64)
+    inv = np.divide(1.0, outdeg, out=np.zeros(n), where=outdeg > 0)
+    # pull matrix: P[v, u] = 1 for each edge u -> v
+    pull = sp.csr_matrix(
+        (np.ones(graph.num_edges), (graph.edge_dst, graph.edge_src())),
+        shape=(n, n),
+    )
+
+    def step(residual: np.ndarray) -> np.ndarray:
+        return np.asarray(damping * (pull @ (residual * inv)), dtype=np.float64)
+
+    return step
+
+
 def pagerank(
     graph: CSRGraph,
     damping: float = 0.85,
@@ -157,20 +180,14 @@ def pagerank(
     residual is below ``tolerance``.  Returns float64.
     """
     n = graph.num_nodes
-    outdeg = graph.degrees().astype(np.float64)
-    inv = np.divide(1.0, outdeg, out=np.zeros(n), where=outdeg > 0)
-    # pull matrix: P[v, u] = 1 for each edge u -> v
-    pull = sp.csr_matrix(
-        (np.ones(graph.num_edges), (graph.edge_dst, graph.edge_src())),
-        shape=(n, n),
-    )
+    step = pull_step(graph, damping)
     value = np.zeros(n)
     residual = np.full(n, 1.0 - damping)
     for _ in range(max_iterations):
         if n == 0 or residual.max() < tolerance:
             break
         value += residual
-        residual = np.asarray(damping * (pull @ (residual * inv)), dtype=np.float64)
+        residual = step(residual)
     else:
         raise RuntimeError(f"PageRank did not converge in {max_iterations} iterations")
     return value

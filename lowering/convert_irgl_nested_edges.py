@@ -373,11 +373,9 @@ def _warp_gather(
         return None
     assert mine is not None
     kind, value_type = reduction[0], mine.type
-    none = Block()
-    none_value = at.nested(InsertPoint.at_end(none)).op(identity(kind, value_type))
-    none.add_op(scf.YieldOp(none_value))
-    (value,) = b.insert(scf.IfOp(has, [value_type], Region(body), Region(none))).results
     ident = b.op(identity(kind, value_type))
+    none = Block([scf.YieldOp(ident)])
+    (value,) = b.insert(scf.IfOp(has, [value_type], Region(body), Region(none))).results
     segment = overload(f"irgl_warp_segment_{kind}", value_type)
     assert segment is not None, f"no warp segment {kind} for {value_type}"
     got = b.call_value(segment, [mask, value, owner, start, stop, base, ident])

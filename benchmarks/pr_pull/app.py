@@ -40,32 +40,16 @@ atomics) into its next residual.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
-import scipy.sparse as sp
 
 from irgl_runner.apps import AppSpec, ArraySpec, RunContext
 from irgl_runner.graphs import CSRGraph
-from irgl_runner.reference import pagerank
-
-
-def _push_app() -> ModuleType:
-    """benchmarks/pr/app.py: the shared bounds and checker."""
-    path = Path(__file__).resolve().parents[1] / "pr" / "app.py"
-    spec = importlib.util.spec_from_file_location("irgl_bench_app_pr_bounds", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_PR = _push_app()
+from irgl_runner.reference import pagerank, pull_step
 
 #: Damping factor; the program hard-codes it (0.85 and 1 - d = 0.15).
-DAMPING: float = _PR.DAMPING
+DAMPING = 0.85
 
 #: Default convergence tolerance on normalized ranks (``params["tolerance"]``).
 TOLERANCE = 1e-6
@@ -97,18 +81,13 @@ def scaled_tolerance(tol: float, graph: CSRGraph) -> float:
 def propagate(graph: CSRGraph, residual: np.ndarray, damping: float) -> np.ndarray:
     """``M r = sum_k (d A^T D^-1)^k r``: what the residuals ``r`` still add
     to the ranks, summed until the remainder is below float64 rounding."""
-    n = graph.num_nodes
-    deg = graph.degrees().astype(np.float64)
-    inv = np.divide(1.0, deg, out=np.zeros(n), where=deg > 0)
-    pull = sp.csr_matrix(
-        (np.ones(graph.num_edges), (graph.edge_dst, graph.edge_src())), shape=(n, n)
-    )
+    step = pull_step(graph, damping)
     r = np.asarray(residual, dtype=np.float64).copy()
-    total = np.zeros(n)
+    total = np.zeros(graph.num_nodes)
     floor = 1e-15 * max(float(np.abs(r).max(initial=0.0)), 1e-300)
-    while n and np.abs(r).max() > floor:
+    while r.size and np.abs(r).max() > floor:
         total += r
-        r = np.asarray(damping * (pull @ (r * inv)))
+        r = step(r)
     return total
 
 

@@ -27,12 +27,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
 from irgl_runner.api import Program, build
 from irgl_runner.apps import execute, load_app
 from irgl_runner.graph_args import resolve_graph
 from irgl_runner.graphs import CSRGraph
+from irgl_runner.reference import pull_step
 
 VARIANTS = ("pr", "pr_pull")
 
@@ -42,15 +42,11 @@ def pull_rounds(graph: CSRGraph, tol: float, damping: float = 0.85) -> int:
     after a round, ``max r < tol`` (``tol`` unnormalized, as the program
     gets it)."""
     n = graph.num_nodes
-    deg = graph.degrees().astype(np.float64)
-    inv = np.divide(1.0, deg, out=np.zeros(n), where=deg > 0)
-    pull = sp.csr_matrix(
-        (np.ones(graph.num_edges), (graph.edge_dst, graph.edge_src())), shape=(n, n)
-    )
+    step = pull_step(graph, damping)
     r: np.ndarray = np.full(n, 1.0 - damping)
     rounds = 0
     while True:
-        r = np.asarray(damping * (pull @ (r * inv)))
+        r = step(r)
         rounds += 1
         if not n or r.max() < tol:
             return rounds

@@ -10,8 +10,8 @@
 // which keeps the invariant and shrinks r by about d per round. The round
 // reports (ReduceAndReturn, aggregated `any`) whether some r'[n] >= tol, and
 // the Iterate stops at the first round where none is: then 0 <= r < tol and
-// rank is within a factor (1 - tol / (1 - d)) of x from below (see
-// benchmarks/pr/app.py, whose check this app shares).
+// x - rank = M r (benchmarks/pr_pull/app.py passes tol = tolerance * n, the
+// tolerance on normalized ranks, and checks exactly that).
 //
 // A buffer holds each node's contribution c[n] = r[n] / outdeg(n), so the
 // pull reads one value per edge; an isolated node (no edges) keeps c[n] =
