@@ -617,8 +617,6 @@ class _DeviceLowering:
         self.small = small
         self.block_mode = False
         """Building code that block 0 alone runs (small-worklist mode)."""
-        self.retry_backoff = False
-        """Count retry rounds in the `in` handle (retry backoff)."""
 
     # -- steps ---------------------------------------------------------
 
@@ -728,16 +726,9 @@ class _DeviceLowering:
         body = b.nested(InsertPoint.at_end(after))
         old_in, new_in, new_retry, new_size = after.args
         _rt(body, "irgl_ctl_clear", [old_in])
-        spare = old_in
-        if self.retry_backoff:  # in is one round further; spare back to round 0
-            new_in = _rt_value(body, "irgl_wl_next_round", [new_in, old_in])
-            spare = _rt_value(body, "irgl_wl_first_round", [old_in])
         run(body, [new_in, w_out, new_retry], new_size)
-        body.insert(scf.YieldOp(new_in, new_retry, spare))
-        if not self.retry_backoff:
-            return loop.results[0], loop.results[1], loop.results[2]
-        reset = _rt_value(b, "irgl_wl_first_round", [loop.results[0]])
-        return reset, loop.results[1], loop.results[2]
+        body.insert(scf.YieldOp(new_in, new_retry, old_in))
+        return loop.results[0], loop.results[1], loop.results[2]
 
     # -- structure -----------------------------------------------------
 
@@ -1029,7 +1020,8 @@ class _Outliner:
         """Why block 0 alone cannot run a kernel (None: it can)."""
         self.remarks = remarks
         self.retry_backoff = False
-        """Count retry rounds in control kernels (OutlineIterations option)."""
+        """Keep Pipes with retry re-launches on the host (OutlineIterations
+        option `retry_backoff`)."""
         self.names = {
             op.sym_name.data
             for table in (module, self.container)
@@ -1275,7 +1267,6 @@ class _Outliner:
             geometry,
             small,
         )
-        lowering.retry_backoff = self.retry_backoff
         if isinstance(op, IterateOp):
             results, identities = lowering.iterate(device, op, candidates)
             for slot, identity in identities.items():
@@ -1393,9 +1384,9 @@ class OutlineIterations(ModulePass):
     thread loading the worklist tail at the start of the body."""
 
     retry_backoff: bool = False
-    """Count retry rounds in the `in` handle (`irgl_wl_next_round`, reset by
-    `irgl_wl_first_round` when it leaves `in`) for kernels lowered with
-    convert-irgl-loops `retry_backoff`."""
+    """Retry backoff is on (convert-irgl-loops / -orchestration
+    `retry_backoff`): an Iterate/Pipe whose kernel re-launches retry rounds
+    keeps the host loop, whose re-launches shrink the grid."""
 
     small_worklist: int = SMALL_WORKLIST
     """Item threshold of the small-worklist mode (0: off): while `in` holds

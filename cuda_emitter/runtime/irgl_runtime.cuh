@@ -1005,12 +1005,11 @@ inline void irgl_pipe_advance(irgl::Pipe* p) {
 /// Synchronizes; throws the worklist overflow error like advance.
 inline void irgl_pipe_advance_retry(irgl::Pipe* p) {
   const irgl_index next = irgl::detail::check_overflow(p, p->retry);
-  const irgl_index round = p->in.retry_round + 1;
-  std::swap(p->in, p->retry);
+  const irgl::Worklist old_in = p->in;
+  p->in = irgl_wl_next_round(p->retry, old_in);
+  p->retry = irgl_wl_first_round(old_in);
   irgl::detail::clear_async(p, p->retry);
   p->in_size = next;
-  p->in.retry_round = round;
-  p->retry.retry_round = 0;
 }
 
 

@@ -1,6 +1,6 @@
 // GPU unit test of the retry-backoff runtime: retry rounds counted in the
-// `in` handle by the pipe (irgl_pipe_advance_retry / irgl_pipe_advance) and
-// by a control kernel (irgl_wl_next_round / irgl_wl_first_round), the grid
+// `in` handle by the pipe (irgl_pipe_advance_retry / irgl_pipe_advance, through
+// irgl_wl_next_round / irgl_wl_first_round), the grid
 // of a re-launch (irgl_pipe_backoff_grid) and the chunk a kernel uses
 // (irgl_backoff_chunk), read on the device from a kernel argument.
 #include "test_common.cuh"
