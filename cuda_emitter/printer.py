@@ -43,6 +43,7 @@ from xdsl.dialects.builtin import (
     SignednessAttr,
     StringAttr,
     SymbolRefAttr,
+    UnrankedMemRefType,
 )
 from xdsl.ir import Attribute, Block, Operation, OpResult, Region, SSAValue
 from xdsl.traits import SymbolTable, is_side_effect_free
@@ -415,6 +416,8 @@ class CudaPrinter(BasePrinter):
                 return f"int{width}_t"
             case MemRefType():
                 self._check_memref_type(type_)
+                return f"{self.c_type(type_.element_type)}*"
+            case UnrankedMemRefType():
                 return f"{self.c_type(type_.element_type)}*"
         try:
             return runtime_c_type(type_)
@@ -1347,11 +1350,11 @@ class CudaPrinter(BasePrinter):
     @print.register
     def _(self, op: memref.CastOp) -> None:
         """A shape cast of one element type (`memref<8xi32>` to `memref<?xi32>`,
-        made for runtime calls): the same pointer."""
+        or through `memref<*xi32>`, made for runtime calls): the same pointer."""
         source, dest = op.source.type, op.dest.type
         if not (
-            isa(source, MemRefType)
-            and isa(dest, MemRefType)
+            isinstance(source, MemRefType | UnrankedMemRefType)
+            and isinstance(dest, MemRefType | UnrankedMemRefType)
             and source.element_type == dest.element_type
         ):
             self._unsupported(op, "only casts between memrefs of one element type")

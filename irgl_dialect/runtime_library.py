@@ -126,7 +126,8 @@ REDUCE_KINDS: tuple[str, ...] = ("add", "min", "max")
 LOCK_TYPES: tuple[Attribute, ...] = (i32, i64)
 #: Element types of arrays that can fill a pipe's initial worklist.
 INITIAL_ARRAY_TYPES: tuple[Attribute, ...] = (i32, _index)
-#: Types of the carried results a control kernel hands back to the host.
+#: Types of the carried results a control kernel hands back to the host, and
+#: of the device-array elements host code loads and stores.
 DEVICE_READ_TYPES: tuple[Attribute, ...] = (i1, i8, i16, i32, i64, _index, _f32, _f64)
 
 
@@ -265,6 +266,21 @@ def _functions() -> list[RuntimeFunction]:
         _fn("irgl_outline_finish", (dynamic_memref(i32),), (), h),
         *(
             _fn(f"irgl_device_read_{_suffix(t)}", (dynamic_memref(t),), (t,), h)
+            for t in DEVICE_READ_TYPES
+        ),
+        *(
+            _fn(
+                f"irgl_device_load_{_suffix(t)}",
+                (dynamic_memref(t), _index),
+                (t,),
+                h,
+            )
+            for t in DEVICE_READ_TYPES
+        ),
+        *(
+            _fn(
+                f"irgl_device_store_{_suffix(t)}", (dynamic_memref(t), _index, t), (), h
+            )
             for t in DEVICE_READ_TYPES
         ),
     ]

@@ -19,6 +19,7 @@ from lowering.block_size import check_block_size_option
 from lowering.convert_irgl_c import ConvertIrglC
 from lowering.convert_irgl_exclusive import ConvertIrglExclusive
 from lowering.convert_irgl_graph import ConvertIrglGraph
+from lowering.convert_irgl_host_memory import ConvertIrglHostMemory
 from lowering.convert_irgl_kernels import ConvertIrglKernels
 from lowering.convert_irgl_loops import ConvertIrglLoops
 from lowering.convert_irgl_nested_edges import ConvertIrglNestedEdges
@@ -36,7 +37,8 @@ from lowering.outline_iterations import (
 @dataclass(frozen=True)
 class LowerIrgl(ModulePass):
     """Run convert-irgl-kernels, irgl-outline-iterations (unless disabled),
-    convert-irgl-orchestration, irgl-nested-parallelism (unless disabled),
+    convert-irgl-orchestration, convert-irgl-host-memory,
+    irgl-nested-parallelism (unless disabled),
     convert-irgl-{loops, exclusive, nested-edges, sync, graph, c} and
     irgl-outline-kernel-bodies (with outlining).
 
@@ -143,6 +145,7 @@ class LowerIrgl(ModulePass):
             ConvertIrglKernels(block_size=self.block_size),
             *outline,
             ConvertIrglOrchestration(retry_backoff=self.retry_backoff),
+            ConvertIrglHostMemory(),
             *([IrglNestedParallelism()] if self.nested_parallelism else []),
             ConvertIrglLoops(
                 block_push=self.block_push, retry_backoff=self.retry_backoff

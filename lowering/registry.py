@@ -14,6 +14,10 @@ _PASSES: dict[str, tuple[str, str]] = {
         "lowering.convert_irgl_orchestration",
         "ConvertIrglOrchestration",
     ),
+    "convert-irgl-host-memory": (
+        "lowering.convert_irgl_host_memory",
+        "ConvertIrglHostMemory",
+    ),
     "irgl-nested-parallelism": (
         "lowering.nested_parallelism",
         "IrglNestedParallelism",

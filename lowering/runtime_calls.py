@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StringAttr,
+    UnrankedMemRefType,
     UnrealizedConversionCastOp,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -66,8 +67,10 @@ def declare(table: Operation, fn: RuntimeFunction) -> None:
 
 def _adapt(value: SSAValue, want: Attribute, builder: Builder, fn: str) -> SSAValue:
     """`value` as an argument of type `want`: a static-shaped array becomes
-    `memref<?xT>` (`memref.cast`), an `!irgl.graph` its runtime handle (an
-    `unrealized_conversion_cast` that convert-irgl-graph folds away)."""
+    `memref<?xT>` (`memref.cast`; a rank-0 one through `memref<*xT>`, as
+    ranked-to-ranked casts keep the rank), an `!irgl.graph` its runtime
+    handle (an `unrealized_conversion_cast` that convert-irgl-graph folds
+    away)."""
     have = value.type
     if have == want:
         return value
@@ -75,8 +78,11 @@ def _adapt(value: SSAValue, want: Attribute, builder: Builder, fn: str) -> SSAVa
         isinstance(have, MemRefType)
         and isinstance(want, MemRefType)
         and have.element_type == want.element_type
-        and len(have.get_shape()) == 1
+        and len(have.get_shape()) <= 1
     ):
+        if not have.get_shape():
+            unranked = UnrankedMemRefType.from_type(have.element_type)
+            value = builder.insert(memref.CastOp.get(value, unranked)).dest
         return builder.insert(memref.CastOp.get(value, want)).dest
     if isinstance(want, GraphHandleType) and isinstance(have, GraphType):
         cast = UnrealizedConversionCastOp.get([value], [want])

@@ -1596,3 +1596,39 @@ IRGL_DEVICE_READ(index, irgl_index)
 IRGL_DEVICE_READ(f32, float)
 IRGL_DEVICE_READ(f64, double)
 #undef IRGL_DEVICE_READ
+
+// Host code's element accesses of device arrays (convert-irgl-host-memory:
+// a `memref.load`/`memref.store` in a host kernel). Each copies one element
+// with cudaMemcpy on the default stream, so it waits for the kernels launched
+// before it and surfaces their errors; throws irgl::Error.
+
+/// Reads p[i] from device memory.
+#define IRGL_DEVICE_LOAD(SUFFIX, T)                                         \
+  inline T irgl_device_load_##SUFFIX(const T* p, irgl_index i) {            \
+    T v{};                                                                  \
+    IRGL_CHECK(cudaMemcpy(&v, p + i, sizeof(T), cudaMemcpyDeviceToHost));   \
+    return v;                                                               \
+  }
+/// Writes v to p[i] in device memory.
+#define IRGL_DEVICE_STORE(SUFFIX, T)                                        \
+  inline void irgl_device_store_##SUFFIX(T* p, irgl_index i, T v) {         \
+    IRGL_CHECK(cudaMemcpy(p + i, &v, sizeof(T), cudaMemcpyHostToDevice));   \
+  }
+IRGL_DEVICE_LOAD(i1, bool)
+IRGL_DEVICE_LOAD(i8, int8_t)
+IRGL_DEVICE_LOAD(i16, int16_t)
+IRGL_DEVICE_LOAD(i32, int32_t)
+IRGL_DEVICE_LOAD(i64, int64_t)
+IRGL_DEVICE_LOAD(index, irgl_index)
+IRGL_DEVICE_LOAD(f32, float)
+IRGL_DEVICE_LOAD(f64, double)
+IRGL_DEVICE_STORE(i1, bool)
+IRGL_DEVICE_STORE(i8, int8_t)
+IRGL_DEVICE_STORE(i16, int16_t)
+IRGL_DEVICE_STORE(i32, int32_t)
+IRGL_DEVICE_STORE(i64, int64_t)
+IRGL_DEVICE_STORE(index, irgl_index)
+IRGL_DEVICE_STORE(f32, float)
+IRGL_DEVICE_STORE(f64, double)
+#undef IRGL_DEVICE_STORE
+#undef IRGL_DEVICE_LOAD
