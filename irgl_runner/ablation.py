@@ -69,9 +69,18 @@ class Optimization:
 #: ``Optimization("backoff", (("retry_backoff", 64),), (("retry_backoff", 0),))``.
 OPTIMIZATIONS: tuple[Optimization, ...] = (
     Optimization.flag("outline"),
+    Optimization(
+        "small_worklist", (("small_worklist", 2048),), (("small_worklist", 0),)
+    ),
     Optimization.flag("nested_parallelism", "nested"),
+    Optimization.flag("warp_gather"),
+    Optimization("edge_unroll", (("edge_unroll", 4),), (("edge_unroll", 1),)),
+    Optimization(
+        "edge_interleave", (("edge_interleave", 4),), (("edge_interleave", 1),)
+    ),
     Optimization.flag("block_push"),
     Optimization.flag("block_reduce"),
+    Optimization.flag("retry_backoff"),
 )
 
 

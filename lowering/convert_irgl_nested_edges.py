@@ -58,6 +58,11 @@ from irgl_dialect.runtime import (
 from irgl_dialect.runtime_library import overload, runtime_function
 from lowering.builders import LoweringBuilder, take_body
 from lowering.edge_sharing import WARP_THRESHOLD, per_thread_values
+from lowering.interleave import (
+    NotInterleavable,
+    check_interleavable,
+    interleaved_loop,
+)
 from lowering.reductions import (
     accumulating_block,
     block_reduce,
@@ -171,6 +176,7 @@ def _lower_shared_edges(
     block_size: int,
     warp_gather: bool = False,
     unroll: int = 1,
+    interleave: int = 1,
 ) -> SSAValue | None:
     """Lower one marked edge loop in a uniform round body (see the module
     docstring); `active` says whether this thread has an iteration. Returns
@@ -299,6 +305,15 @@ def _lower_shared_edges(
         return _warp_gather(
             at, loop, live, lo, degree, small, mask, reduction, mine, bcast
         )
+    if interleave > 1:
+        try:
+            check_interleavable(loop.body.block)
+        except NotInterleavable:
+            interleave = 1
+    if interleave > 1:
+        return _interleaved_thread_phase(
+            at, loop, lo, hi, small, reduction, mine, interleave
+        )
     one = at.const(1, IndexType())
     if reduction is None:
         own = take_body(loop.body)
@@ -315,6 +330,37 @@ def _lower_shared_edges(
     walk = Block()
     walked = scf.ForOp(lo, hi, one, [mine], Region(own))
     walk.add_op(walked)
+    walk.add_op(scf.YieldOp(walked.results[0]))
+    keep = Block([scf.YieldOp(mine)])
+    final = scf.IfOp(small, [mine.type], Region(walk), Region(keep))
+    at.stmt(final)
+    return final.results[0]
+
+
+def _interleaved_thread_phase(
+    at: LoweringBuilder,
+    loop: ForAllOp,
+    lo: SSAValue,
+    hi: SSAValue,
+    small: SSAValue,
+    reduction: tuple[str, SSAValue, SSAValue] | None,
+    mine: SSAValue | None,
+    copies: int,
+) -> SSAValue | None:
+    """The thread phase with `copies` of the thread's own edges interleaved
+    (lowering/interleave.py); a reducing loop continues from `mine`."""
+    walk = Block()
+    w = at.nested(InsertPoint.at_end(walk))
+    carried = None
+    if reduction is not None:
+        assert mine is not None
+        carried = (reduction[0], mine)
+    walked = w.insert(interleaved_loop(w, loop.body.block, lo, hi, 1, copies, carried))
+    if reduction is None:
+        walk.add_op(scf.YieldOp())
+        at.stmt(scf.IfOp(small, [], Region(walk)))
+        return None
+    assert mine is not None
     walk.add_op(scf.YieldOp(walked.results[0]))
     keep = Block([scf.YieldOp(mine)])
     final = scf.IfOp(small, [mine.type], Region(walk), Region(keep))
@@ -387,9 +433,12 @@ def _warp_gather(
 class LowerNestedEdges(RewritePattern):
     """`irgl_rt.collective` around a marked edge loop → the three phases."""
 
-    def __init__(self, warp_gather: bool = False, unroll: int = 1) -> None:
+    def __init__(
+        self, warp_gather: bool = False, unroll: int = 1, interleave: int = 1
+    ) -> None:
         self.warp_gather = warp_gather
         self.unroll = unroll
+        self.interleave = interleave
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: CollectiveOp, rewriter: PatternRewriter) -> None:
@@ -404,7 +453,14 @@ class LowerNestedEdges(RewritePattern):
             InsertPoint.before(op), table=symbol_table_of(op), rewriter=rewriter
         )
         total = _lower_shared_edges(
-            loop, op.active, round_body, at, block_size, self.warp_gather, self.unroll
+            loop,
+            op.active,
+            round_body,
+            at,
+            block_size,
+            self.warp_gather,
+            self.unroll,
+            self.interleave,
         )
         if total is not None:  # a reducing loop: its total replaces the result
             total.name_hint = op.outs[0].name_hint
@@ -428,15 +484,22 @@ class ConvertIrglNestedEdges(ModulePass):
     """Unroll the block and warp phases' edge loops this many times
     (`#pragma unroll N`; 1: leave it to nvcc)."""
 
+    interleave: int = 1
+    """Interleave this many of the thread phase's iterations (a thread's own
+    small edge list), their loads issued together (lowering/interleave.py;
+    1: one edge after another). Not with `warp_gather`, which replaces the
+    thread phase."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         # each rewrite restructures a whole round body: apply the pattern
         # once per collective op rather than through a worklist driver
-        if self.unroll < 1:
-            raise DiagnosticException(
-                "convert-irgl-nested-edges: unroll must be at least 1, "
-                f"got {self.unroll}"
-            )
-        pattern = LowerNestedEdges(self.warp_gather, self.unroll)
+        for option in ("unroll", "interleave"):
+            if getattr(self, option) < 1:
+                raise DiagnosticException(
+                    f"convert-irgl-nested-edges: {option} must be at least 1, "
+                    f"got {getattr(self, option)}"
+                )
+        pattern = LowerNestedEdges(self.warp_gather, self.unroll, self.interleave)
         for collective in [o for o in op.walk() if isinstance(o, CollectiveOp)]:
             pattern.match_and_rewrite(collective, PatternRewriter(collective))
         for inner in op.walk():

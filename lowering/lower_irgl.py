@@ -64,6 +64,9 @@ class LowerIrgl(ModulePass):
       `warp_gather`);
     - `edge_unroll` (int, 1): unroll the shared edge loops of nested
       parallelism this many times (convert-irgl-nested-edges `unroll`);
+    - `edge_interleave` (int, 1): a thread walks this many of its own small
+      node's edges interleaved, their loads issued together
+      (convert-irgl-nested-edges `interleave`);
     - `retry_backoff` (bool, false): retry backoff for kernels re-launched
       on retried items: contiguous blocks of at least 2^r iterations per
       thread in retry round r (convert-irgl-loops), retry launches sized to
@@ -114,6 +117,8 @@ class LowerIrgl(ModulePass):
     small edge lists (convert-irgl-nested-edges)."""
     edge_unroll: int = 1
     """`#pragma unroll N` on the block and warp phases' edge loops."""
+    edge_interleave: int = 1
+    """Iterations of the thread phase's edge loop interleaved per thread."""
     retry_backoff: bool = False
     """Retry backoff: in retry round r of a retrying kernel each thread runs
     a contiguous block of at least 2^r items, on a grid shrunk to match."""
@@ -122,10 +127,12 @@ class LowerIrgl(ModulePass):
 
     def __post_init__(self) -> None:
         check_block_size_option(self.block_size, "lower-irgl")
-        if self.edge_unroll < 1:
-            raise DiagnosticException(
-                f"lower-irgl: edge_unroll must be at least 1, got {self.edge_unroll}"
-            )
+        for option in ("edge_unroll", "edge_interleave"):
+            if getattr(self, option) < 1:
+                raise DiagnosticException(
+                    f"lower-irgl: {option} must be at least 1, "
+                    f"got {getattr(self, option)}"
+                )
         check_small_worklist_option(self.small_worklist, "lower-irgl")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -152,7 +159,9 @@ class LowerIrgl(ModulePass):
             ),
             ConvertIrglExclusive(),
             ConvertIrglNestedEdges(
-                warp_gather=self.warp_gather, unroll=self.edge_unroll
+                warp_gather=self.warp_gather,
+                unroll=self.edge_unroll,
+                interleave=self.edge_interleave,
             ),
             ConvertIrglSync(
                 ticket_locks=self.ticket_locks, block_reduce=self.block_reduce

@@ -1,0 +1,106 @@
+// RUN: irgl-opt %s -p 'convert-irgl-kernels,irgl-nested-parallelism,convert-irgl-loops,convert-irgl-nested-edges{interleave=2}' | filecheck %s
+// RUN: irgl-opt %s -p 'convert-irgl-kernels,irgl-nested-parallelism,convert-irgl-loops,convert-irgl-nested-edges' | filecheck %s --check-prefix=OFF
+// RUN: not irgl-opt %s -p 'convert-irgl-nested-edges{interleave=0}' 2>&1 | filecheck %s --check-prefix=BAD
+
+// convert-irgl-nested-edges{interleave=N}: the thread phase (a thread's own
+// small edge list) runs N iterations interleaved, operation by operation.
+
+// Copies past the end: loads whose address derives from the index through
+// graph accessors run unguarded; a load at a loaded address, a store and an
+// atomic are guarded.
+irgl.kernel @plain(%g: !irgl.graph, %level: memref<?xi32>, %next: memref<?xi32>) {
+  %inf = arith.constant 1073741823 : i32
+  irgl.forall %n in nodes(%g) {
+    irgl.forall %e in edges(%g, %n) {
+      %dst = irgl.graph.edge_dst %g[%e]
+      %l = memref.load %level[%dst] : memref<?xi32>
+      %i = arith.index_cast %l : i32 to index
+      %hop = memref.load %next[%i] : memref<?xi32>
+      %unseen = arith.cmpi eq, %hop, %inf : i32
+      scf.if %unseen {
+        memref.store %inf, %level[%dst] : memref<?xi32>
+      }
+    }
+  }
+}
+
+// A reducing edge loop: each copy's value joins the partial, the identity
+// for a copy past the end.
+irgl.kernel @sum(%g: !irgl.graph, %x: memref<?xf64>, %out: memref<?xf64>) {
+  %zero = arith.constant 0.0 : f64
+  irgl.forall %n in nodes(%g) {
+    %s = irgl.forall %e in edges(%g, %n) reduce(add, %zero : f64) {
+      %u = irgl.graph.edge_dst %g[%e]
+      %v = memref.load %x[%u] : memref<?xf64>
+      irgl.yield %v : f64
+    }
+    memref.store %s, %out[%n] : memref<?xf64>
+  }
+}
+
+// The plain loop: two copies per step; copy 1 past the end takes copy 0's
+// index.
+// CHECK:      %[[STEP:.*]] = arith.constant 2 : index
+// CHECK-NEXT: scf.for %[[E:.*]] = %[[LO:.*]] to %[[HI:.*]] step %[[STEP]] {
+// CHECK-NEXT:   %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT:   %[[E1:.*]] = arith.addi %[[E]], %[[ONE]] : index
+// CHECK-NEXT:   %[[VALID:.*]] = arith.cmpi slt, %[[E1]], %[[HI]] : index
+// CHECK-NEXT:   %[[I1:.*]] = arith.select %[[VALID]], %[[E1]], %[[E]] : index
+// Graph reads and loads at addresses derived from them: both copies unguarded.
+// CHECK-NEXT:   %[[D0:.*]] = irgl.graph.edge_dst %g[%[[E]]]
+// CHECK-NEXT:   %[[D1:.*]] = irgl.graph.edge_dst %g[%[[I1]]]
+// CHECK-NEXT:   %[[L0:.*]] = memref.load %level[%[[D0]]] : memref<?xi32>
+// CHECK-NEXT:   %[[L1:.*]] = memref.load %level[%[[D1]]] : memref<?xi32>
+// CHECK-NEXT:   %[[X0:.*]] = arith.index_cast %[[L0]] : i32 to index
+// CHECK-NEXT:   %[[X1:.*]] = arith.index_cast %[[L1]] : i32 to index
+// A load at a loaded address: guarded in copy 1, zero when it did not run.
+// CHECK-NEXT:   %[[H0:.*]] = memref.load %next[%[[X0]]] : memref<?xi32>
+// CHECK-NEXT:   %[[H1:.*]] = scf.if %[[VALID]] -> (i32) {
+// CHECK-NEXT:     %[[G:.*]] = memref.load %next[%[[X1]]] : memref<?xi32>
+// CHECK-NEXT:     scf.yield %[[G]] : i32
+// CHECK-NEXT:   } else {
+// CHECK-NEXT:     %[[Z:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:     scf.yield %[[Z]] : i32
+// CHECK-NEXT:   }
+// CHECK-NEXT:   %[[U0:.*]] = arith.cmpi eq, %[[H0]], %inf : i32
+// CHECK-NEXT:   %[[U1:.*]] = arith.cmpi eq, %[[H1]], %inf : i32
+// Regions and stores: guarded in copy 1, in program order per copy.
+// CHECK-NEXT:   scf.if %[[U0]] {
+// CHECK-NEXT:     memref.store %inf, %level[%[[D0]]] : memref<?xi32>
+// CHECK-NEXT:   }
+// CHECK-NEXT:   scf.if %[[VALID]] {
+// CHECK-NEXT:     scf.if %[[U1]] {
+// CHECK-NEXT:       memref.store %inf, %level[%[[D1]]] : memref<?xi32>
+// CHECK-NEXT:     }
+// CHECK-NEXT:   }
+// CHECK-NEXT: }
+// CHECK:      {sym_name = "plain"
+
+// The reducing loop: the partial takes copy 0's value, then copy 1's or the
+// identity, in the serial loop's order.
+// CHECK:      %[[STEP2:.*]] = arith.constant 2 : index
+// CHECK-NEXT: %{{.*}} = scf.for %[[F:.*]] = %{{.*}} to %[[FHI:.*]] step %[[STEP2]] iter_args(%[[ACC:.*]] = %{{.*}}) -> (f64) {
+// CHECK:        %[[FV:.*]] = arith.cmpi slt, %{{.*}}, %[[FHI]] : index
+// CHECK-NEXT:   %[[FI:.*]] = arith.select %[[FV]], %{{.*}}, %[[F]] : index
+// CHECK-NEXT:   %[[U0:.*]] = irgl.graph.edge_dst %g[%[[F]]]
+// CHECK-NEXT:   %[[U1:.*]] = irgl.graph.edge_dst %g[%[[FI]]]
+// CHECK-NEXT:   %[[V0:.*]] = memref.load %x[%[[U0]]] : memref<?xf64>
+// CHECK-NEXT:   %[[V1:.*]] = memref.load %x[%[[U1]]] : memref<?xf64>
+// CHECK-NEXT:   %[[S0:.*]] = arith.addf %[[ACC]], %[[V0]] : f64
+// CHECK-NEXT:   %[[ID:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK-NEXT:   %[[W1:.*]] = arith.select %[[FV]], %[[V1]], %[[ID]] : f64
+// CHECK-NEXT:   %[[S1:.*]] = arith.addf %[[S0]], %[[W1]] : f64
+// CHECK-NEXT:   scf.yield %[[S1]] : f64
+// CHECK-NEXT: }
+// CHECK:      {sym_name = "sum"
+
+// Without the option the thread phase walks one edge at a time.
+// OFF:      func.call @irgl_warp_is_lane
+// OFF:      %[[ONE:.*]] = arith.constant 1 : index
+// OFF-NEXT:   scf.if
+// OFF-NEXT:   scf.for %e = %{{.*}} to %{{.*}} step %[[ONE]] {
+// OFF-NEXT:     %dst_2 = irgl.graph.edge_dst %g[%e]
+// OFF-NEXT:     %l_2 = memref.load %level[%dst_2] : memref<?xi32>
+// OFF:        {sym_name = "plain"
+
+// BAD: convert-irgl-nested-edges: interleave must be at least 1, got 0

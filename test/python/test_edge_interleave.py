@@ -1,0 +1,155 @@
+"""convert-irgl-nested-edges `interleave` (lower-irgl `edge_interleave=N`):
+a thread runs N iterations of its own small node's edge loop interleaved,
+operation by operation, so that their loads are issued together.
+
+- lowering: the emitted thread phase of BFS reads the destinations of four
+  edges before the first level, and guards every side effect of a copy past
+  the end; a body with an operation whose result has no zero (a
+  `memref.alloca`) keeps the serial loop; bad values are diagnostics;
+- build: a plain and a reducing app compile (nvcc, skipped without);
+- GPU (marker ``gpu``): every graph app passes its CPU check with
+  `edge_interleave=4` on RMAT, grid, star, hub, raw random and path graphs
+  (degrees of every residue modulo 4, isolated nodes, hubs next to them)
+  and with `edge_interleave=3` on RMAT (a step that does not divide the
+  degrees)."""
+
+from __future__ import annotations
+
+import functools
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import has_gpu, nvcc_object_errors
+from test_apps_traversal import GRAPHS
+
+from irgl_runner import generators
+from irgl_runner.apps import execute, load_app
+from irgl_runner.graph_args import default_source
+
+PIPELINE = "lower-irgl{edge_interleave=4}"
+APPS = ["bfs", "sssp", "cc", "mis", "mst", "pr", "pr_pull", "tc"]
+
+
+def _irgl_opt(*args: str) -> subprocess.CompletedProcess[str]:
+    beside = Path(sys.executable).with_name("irgl-opt")
+    exe = str(beside) if beside.is_file() else "irgl-opt"
+    return subprocess.run([exe, *args], capture_output=True, text=True)
+
+
+def _code(app: str, pipeline: str) -> str:
+    proc = _irgl_opt("-p", pipeline, "-t", "cuda", str(load_app(app).mlir))
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split("// ---- end irgl_runtime.cuh ----")[1]
+
+
+def _bfs_kernel(code: str) -> str:
+    start = code.index("__global__ void bfs(irgl::Graph g")
+    return code[start : code.index("\n}\n", start)]
+
+
+def test_bfs_thread_phase_loads_four_edges_at_once() -> None:
+    kernel = _bfs_kernel(_code("bfs", PIPELINE))
+    lines = [line.strip() for line in kernel.splitlines()]
+    dsts = [i for i, line in enumerate(lines) if "irgl_graph_edge_dst(g, " in line]
+    # block and warp phases: one each; the thread phase: four in a row,
+    # then the four levels
+    assert len(dsts) == 6
+    assert dsts[2:] == list(range(dsts[2], dsts[2] + 4))
+    loads = lines[dsts[5] + 1 : dsts[5] + 5]
+    assert all(re.fullmatch(r"int32_t \w+ = level\[\w+\];", line) for line in loads)
+    # each of the three later copies guards its exchange and push
+    assert kernel.count("atomicExch(") == 2 + 4
+
+
+def test_plain_lowering_walks_one_edge_at_a_time() -> None:
+    kernel = _bfs_kernel(_code("bfs", "lower-irgl"))
+    assert kernel.count("irgl_graph_edge_dst(g, ") == 3
+
+
+def test_reducing_loop_keeps_the_serial_order() -> None:
+    code = _code("pr_pull", PIPELINE)
+    # the partial adds copy 0's value, then each later copy's or 0.0
+    assert re.search(
+        r"double (\w+) = \w+ \+ \w+;\n\s*double \w+ = \w+ \? \w+ : 0", code
+    )
+
+
+SCRATCH_BODY = """
+irgl.kernel @k(%g: !irgl.graph, %x: memref<?xi32>) {
+  %c0 = arith.constant 0 : index
+  irgl.forall %n in nodes(%g) {
+    irgl.forall %e in edges(%g, %n) {
+      %d = irgl.graph.edge_dst %g[%e]
+      %buf = memref.alloca() : memref<1xi32>
+      %v = memref.load %x[%d] : memref<?xi32>
+      memref.store %v, %buf[%c0] : memref<1xi32>
+    }
+  }
+}
+"""
+
+
+def test_body_without_zeros_keeps_the_serial_loop(tmp_path: Path) -> None:
+    source = tmp_path / "scratch.mlir"
+    source.write_text(SCRATCH_BODY)
+    passes = "convert-irgl-kernels,irgl-nested-parallelism,convert-irgl-loops"
+    serial = _irgl_opt("-p", f"{passes},convert-irgl-nested-edges", str(source))
+    asked = _irgl_opt(
+        "-p", f"{passes},convert-irgl-nested-edges{{interleave=4}}", str(source)
+    )
+    assert serial.returncode == 0 and asked.returncode == 0, asked.stderr
+    assert asked.stdout == serial.stdout
+
+
+@pytest.mark.parametrize("value", ["0", "-2"])
+def test_edge_interleave_must_be_positive(value: str) -> None:
+    proc = _irgl_opt(
+        "-p", f"lower-irgl{{edge_interleave={value}}}", str(load_app("bfs").mlir)
+    )
+    assert proc.returncode != 0
+    assert f"edge_interleave must be at least 1, got {value}" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("app", ["bfs", "pr_pull"])
+def test_app_compiles_with_interleave(app: str, tmp_path: Path) -> None:
+    from irgl_runner.api import emit_cuda
+
+    cuda = emit_cuda(load_app(app).mlir, PIPELINE)
+    assert nvcc_object_errors(cuda, tmp_path) is None
+
+
+@functools.cache
+def _program(app: str, pipeline: str):
+    from irgl_runner.api import Program, build
+
+    return Program(build(load_app(app).mlir, pipeline))
+
+
+def _check(name: str, graph_name: str, pipeline: str) -> None:
+    assert has_gpu()
+    app = load_app(name)
+    graph = GRAPHS[graph_name]()
+    if not app.weighted:
+        graph.weights = None
+    source = default_source(graph, generators.parse_spec("rmat:10"))
+    ctx = execute(app, _program(name, pipeline), graph, source=source, reps=1, warmup=0)
+    assert app.check is not None
+    problem = app.check(ctx)
+    assert problem is None, problem
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("graph_name", sorted(GRAPHS))
+@pytest.mark.parametrize("name", APPS)
+def test_app_passes_its_check_with_interleave(name: str, graph_name: str) -> None:
+    _check(name, graph_name, PIPELINE)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", APPS)
+def test_app_passes_its_check_with_an_odd_interleave(name: str) -> None:
+    _check(name, "rmat10", "lower-irgl{edge_interleave=3}")
