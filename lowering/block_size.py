@@ -71,12 +71,19 @@ def choose_block_size(launch_bounds: tuple[int, ...] | None, preferred: int) -> 
     return max(below) if below else min(sizes)
 
 
-def control_block_size(constraints: Iterable[BlockConstraint]) -> int | None:
-    """T_control = ∩ T_k; the largest member, or None when it is empty."""
+def control_block_size(
+    constraints: Iterable[BlockConstraint], preferred: int = 0
+) -> int | None:
+    """T_control = ∩ T_k; None when it is empty. Its largest member, or with
+    `preferred` > 0 the largest member up to `preferred` (the smallest
+    member when all are larger)."""
     common: frozenset[int] | None = None
     for constraint in constraints:
         sizes = constraint.sizes()
         common = sizes if common is None else common & sizes
     if not common:
         return None
+    if preferred > 0:
+        below = [s for s in common if s <= preferred]
+        return max(below) if below else min(common)
     return max(common)

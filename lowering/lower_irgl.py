@@ -30,6 +30,7 @@ from lowering.outline_iterations import (
     SMALL_WORKLIST,
     OutlineIterations,
     OutlineKernelBodies,
+    check_control_block_option,
     check_small_worklist_option,
 )
 
@@ -52,6 +53,9 @@ class LowerIrgl(ModulePass):
     - `remarks` (bool, false): print whether each Iterate/Pipe was outlined;
     - `outline_size_arg` (bool, true): a control kernel passes the size of
       `in` to the device bodies it runs (read once per block per step);
+    - `control_block` (int, 0): the largest control block size to pick
+      from the sizes the outlined kernels admit (0: the largest they admit;
+      irgl-outline-iterations `control_block`);
     - `small_worklist` (int, 2048; 0: off): a control loop whose `in` holds
       at most this many items runs on block 0 alone, with block barriers
       (irgl-outline-iterations `small_worklist`);
@@ -117,6 +121,8 @@ class LowerIrgl(ModulePass):
     small edge lists (convert-irgl-nested-edges)."""
     edge_unroll: int = 1
     """`#pragma unroll N` on the block and warp phases' edge loops."""
+    control_block: int = 0
+    """Largest control block size (0: the largest the kernels admit)."""
     edge_interleave: int = 1
     """Iterations of the thread phase's edge loop interleaved per thread."""
     retry_backoff: bool = False
@@ -134,6 +140,7 @@ class LowerIrgl(ModulePass):
                     f"got {getattr(self, option)}"
                 )
         check_small_worklist_option(self.small_worklist, "lower-irgl")
+        check_control_block_option(self.control_block, "lower-irgl")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         outline: list[ModulePass] = (
@@ -143,6 +150,7 @@ class LowerIrgl(ModulePass):
                     size_arg=self.outline_size_arg,
                     small_worklist=self.small_worklist,
                     retry_backoff=self.retry_backoff,
+                    control_block=self.control_block,
                 )
             ]
             if self.outline

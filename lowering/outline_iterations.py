@@ -218,8 +218,12 @@ def _check_device_op(op: Operation) -> None:
     raise _NotOutlinable(f"'{op.name}' in its body cannot run on the device")
 
 
-def _plan(op: IterateOp | PipeOp, kernels: dict[str, gpu.FuncOp]) -> _Plan:
-    """The plan of an outlinable `op`; raises _NotOutlinable otherwise."""
+def _plan(
+    op: IterateOp | PipeOp, kernels: dict[str, gpu.FuncOp], control_block: int = 0
+) -> _Plan:
+    """The plan of an outlinable `op` (its control block size the largest
+    the kernels admit, up to `control_block` when that is set); raises
+    _NotOutlinable otherwise."""
     if not _has_loop(op):
         raise _NotOutlinable("it holds no loop (a Pipe once of invocations only)")
     plan = _Plan()
@@ -248,7 +252,7 @@ def _plan(op: IterateOp | PipeOp, kernels: dict[str, gpu.FuncOp]) -> _Plan:
 
     visit(op)
     constraints = [_constraint(k) for k in plan.kernels.values()]
-    best = control_block_size(constraints)
+    best = control_block_size(constraints, control_block)
     if best is None:
         raise _NotOutlinable(
             "the block sizes its kernels admit do not intersect ("
@@ -1001,9 +1005,11 @@ class _Outliner:
         remarks: TextIO | None,
         size_arg: bool,
         small_worklist: int = 0,
+        control_block: int = 0,
     ):
         self.module = module
         self.size_arg = size_arg
+        self.control_block = control_block
         self.sized: set[str] = set()
         self.small_worklist = small_worklist
         self.gridded: set[str] = set()
@@ -1051,7 +1057,7 @@ class _Outliner:
 
     def outline(self, op: IterateOp | PipeOp, where: str) -> None:
         try:
-            plan = _plan(op, self.kernels)
+            plan = _plan(op, self.kernels, self.control_block)
             if self.retry_backoff and any(
                 _launch(k).retries for k in plan.kernels.values()
             ):
@@ -1393,8 +1399,13 @@ class OutlineIterations(ModulePass):
     at most this many items at a round boundary, block 0 alone runs the
     rounds of a loop, with block barriers instead of grid barriers."""
 
+    control_block: int = 0
+    """Largest control block size to pick from the sizes the kernels admit
+    (0: the largest they admit), a power of two from 32 to 1024."""
+
     def __post_init__(self) -> None:
         check_small_worklist_option(self.small_worklist, self.name)
+        check_control_block_option(self.control_block, self.name)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not any(isinstance(o, IterateOp | PipeOp) for o in op.walk()):
@@ -1404,6 +1415,7 @@ class OutlineIterations(ModulePass):
             sys.stderr if self.remarks else None,
             self.size_arg,
             self.small_worklist,
+            self.control_block,
         )
         outliner.retry_backoff = self.retry_backoff
         outliner.run()
@@ -1532,3 +1544,14 @@ def _grid_from_arguments(decl: func.FuncOp, body: Region, module: gpu.ModuleOp) 
         if op.dimension.data != gpu.DimensionEnum.X:
             continue
         Rewriter.replace_op(op, [], [index if isinstance(op, gpu.BlockIdOp) else count])
+
+
+def check_control_block_option(value: int, owner: str) -> None:
+    """A `control_block` option is 0 (the largest admitted size) or a block
+    size (a power of two from 32 to 1024); raise a ValueError naming
+    `owner` otherwise."""
+    if value != 0 and not (32 <= value <= 1024 and value & (value - 1) == 0):
+        raise ValueError(
+            f"{owner}: control_block must be 0 or a power of two from 32 to "
+            f"1024, got {value}"
+        )

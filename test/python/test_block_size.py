@@ -59,6 +59,20 @@ def test_control_kernel_takes_the_largest_common_size() -> None:
     )
 
 
+def test_control_block_preference_picks_within_the_intersection() -> None:
+    elastic = BlockConstraint(BlockCategory.ELASTIC)
+    shrink = BlockConstraint(BlockCategory.SHRINKABLE, 512)
+    fixed = BlockConstraint(BlockCategory.FIXED, 384)
+    assert control_block_size([elastic, shrink], 256) == 256
+    assert control_block_size([elastic], 2048) == 1024
+    # nothing admitted at or below the preference: the smallest admitted
+    assert control_block_size([elastic, fixed], 256) == 384
+    assert (
+        control_block_size([fixed, BlockConstraint(BlockCategory.FIXED, 128)], 256)
+        is None
+    )
+
+
 def test_launch_bounds_set_the_lowered_block_size(tmp_path: Path) -> None:
     source = tmp_path / "k.mlir"
     source.write_text(
@@ -107,3 +121,30 @@ def test_bad_block_size_is_a_clear_cli_error() -> None:
     assert proc.returncode != 0
     assert "block_size must be a power of two from 32 to 1024, got 0" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("graph_name", ["rmat10", "grid", "path"])
+@pytest.mark.parametrize("name", ["bfs", "sssp", "pr_pull", "cc"])
+def test_app_passes_its_check_with_a_smaller_control_block(
+    name: str, graph_name: str
+) -> None:
+    from conftest import has_gpu
+    from test_apps_traversal import GRAPHS
+
+    from irgl_runner import generators
+    from irgl_runner.api import Program, build
+    from irgl_runner.apps import execute, load_app
+    from irgl_runner.graph_args import default_source
+
+    assert has_gpu()
+    app = load_app(name)
+    graph = GRAPHS[graph_name]()
+    if not app.weighted:
+        graph.weights = None
+    program = Program(build(app.mlir, "lower-irgl{control_block=256}"))
+    source = default_source(graph, generators.parse_spec("rmat:10"))
+    ctx = execute(app, program, graph, source=source, reps=1, warmup=0)
+    assert app.check is not None
+    problem = app.check(ctx)
+    assert problem is None, problem

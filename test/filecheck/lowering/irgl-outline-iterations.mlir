@@ -3,6 +3,8 @@
 // RUN: irgl-opt %s --split-input-file -p 'lower-irgl{outline=false}' | filecheck %s --check-prefix=OFF
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{size_arg=false small_worklist=0}' | filecheck %s --check-prefix=NOSIZE
 // RUN: irgl-opt %s --split-input-file -p 'lower-irgl{small_worklist=0}' | filecheck %s --check-prefix=BODY
+// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{control_block=256}' | filecheck %s --check-prefix=CTL256
+// RUN: not irgl-opt %s -p 'irgl-outline-iterations{control_block=48}' 2>&1 | filecheck %s --check-prefix=CTLBAD
 // (The small-worklist mode, on by default, is tested in irgl-outline-small-worklist.mlir.)
 
 // A standalone Iterate of a worklist kernel with a carried value: the host
@@ -53,6 +55,13 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
 // the control kernel admits: 1024 here), pinned, and gets a
 // device-function twin that irgl-outline-kernel-bodies fills in.
 // CHECK:         }) {sym_name = "step", irgl_rt.launch = #irgl_rt.launch<block = 1024, worklist = 2, pinned>}
+// With control_block=256 the largest admitted size up to 256 is taken, and
+// the control kernel's launch bounds keep 1024 threads per SM.
+// CTL256:      %[[B:.*]] = arith.constant 256 : index
+// CTL256-NEXT: irgl_rt.grid_size @irgl_kernels::@main_control, %[[B]] resident
+// CTL256:      {sym_name = "step", irgl_rt.launch = #irgl_rt.launch<block = 256, worklist = 2, pinned>}
+// CTL256:      {sym_name = "main_control", irgl_rt.launch = #irgl_rt.launch<block = 256, bounds = [256, 4], grid_sync, control>}
+// CTLBAD: irgl-outline-iterations: control_block must be 0 or a power of two from 32 to 1024, got 48
 // CHECK-NEXT:    func.func private @step_device(!irgl.graph, i32, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, index) -> () attributes {irgl_rt.device_body = #irgl_rt.device_body<@step, in_size>}
 
 // CHECK:         "gpu.func"() <{function_type = (!irgl.graph, i32, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, memref<?xi32>, memref<?xi32>) -> (), kernel}> ({
