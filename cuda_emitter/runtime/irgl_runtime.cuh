@@ -551,15 +551,17 @@ __device__ __forceinline__ bool irgl_warp_shfl_i1(int32_t mask, bool v, int32_t 
 // at the same point (block-uniform control flow).
 
 /// One thread of the block whose `want` is true (the highest index), or -1.
+/// One barrier when no thread wants (the usual last call of an election
+/// loop), three otherwise. The first barrier also orders the previous
+/// call's reads of the slot before this call resets it.
 __device__ __forceinline__ int32_t irgl_block_elect(bool want) {
   __shared__ int32_t slot;
+  if (!__syncthreads_or(want)) return -1;
   if (threadIdx.x == 0) slot = -1;
   __syncthreads();
   if (want) atomicMax(&slot, static_cast<int32_t>(threadIdx.x));
   __syncthreads();
-  const int32_t owner = slot;
-  __syncthreads();
-  return owner;
+  return slot;
 }
 
 /// Thread `owner`'s `v`, for every thread of the block.
