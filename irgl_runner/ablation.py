@@ -7,7 +7,8 @@ Each optimization is one :class:`Optimization` in :data:`OPTIMIZATIONS` (the
 one line there). The configurations, in the order of the table's columns:
 
 - ``none``: every optimization off;
-- one per optimization (named after it): that one on, every other off;
+- one per optimization (named after it): that one on (with those it
+  ``requires``, e.g. ``warp_gather`` with ``nested``), every other off;
 - ``all``: every optimization on;
 - ``default``: the pipeline as given (plain ``lower-irgl``: its defaults).
 
@@ -51,12 +52,17 @@ class Optimization:
     name: str
     on: tuple[tuple[str, ParameterType], ...]
     off: tuple[tuple[str, ParameterType], ...]
+    requires: tuple[str, ...] = ()
+    """Optimizations it refines, on in its own configuration too (e.g. the
+    warp gather changes nested parallelism's thread phase)."""
 
     @classmethod
-    def flag(cls, option: str, name: str | None = None) -> Optimization:
+    def flag(
+        cls, option: str, name: str | None = None, requires: tuple[str, ...] = ()
+    ) -> Optimization:
         """The optimization of one boolean ``lower-irgl`` option (``name``
         defaults to the option's)."""
-        return cls(name or option, ((option, True),), ((option, False),))
+        return cls(name or option, ((option, True),), ((option, False),), requires)
 
     @property
     def options(self) -> set[str]:
@@ -70,13 +76,24 @@ class Optimization:
 OPTIMIZATIONS: tuple[Optimization, ...] = (
     Optimization.flag("outline"),
     Optimization(
-        "small_worklist", (("small_worklist", 2048),), (("small_worklist", 0),)
+        "small_worklist",
+        (("small_worklist", 2048),),
+        (("small_worklist", 0),),
+        requires=("outline",),
     ),
     Optimization.flag("nested_parallelism", "nested"),
-    Optimization.flag("warp_gather"),
-    Optimization("edge_unroll", (("edge_unroll", 4),), (("edge_unroll", 1),)),
+    Optimization.flag("warp_gather", requires=("nested",)),
     Optimization(
-        "edge_interleave", (("edge_interleave", 4),), (("edge_interleave", 1),)
+        "edge_unroll",
+        (("edge_unroll", 4),),
+        (("edge_unroll", 1),),
+        requires=("nested",),
+    ),
+    Optimization(
+        "edge_interleave",
+        (("edge_interleave", 4),),
+        (("edge_interleave", 1),),
+        requires=("nested",),
     ),
     Optimization.flag("block_push"),
     Optimization.flag("block_reduce"),
@@ -149,9 +166,12 @@ def configurations(
             out += o.on if o.name in enabled else o.off
         return out
 
+    unknown = {r for o in optimizations for r in o.requires} - set(names)
+    if unknown:
+        raise UsageError(f"optimizations require unknown {sorted(unknown)}")
     configs = [Configuration(NONE, _pipeline(base, settings(set()), NONE))]
     for o in optimizations:
-        alone = _pipeline(base, settings({o.name}), o.name)
+        alone = _pipeline(base, settings({o.name, *o.requires}), o.name)
         configs.append(Configuration(o.name, alone))
     configs.append(Configuration(ALL, _pipeline(base, settings(set(names)), ALL)))
     configs.append(Configuration(DEFAULT, _pipeline(base, [], DEFAULT)))

@@ -86,12 +86,28 @@ def test_configurations_none_each_alone_all_default() -> None:
     assert [c.name for c in configs] == [NONE, *names, ALL, DEFAULT]
     by_name = {c.name: _lower_irgl(c.pipeline) for c in configs}
     assert _enabled(by_name[NONE]) == set()
-    for name in names:
-        assert _enabled(by_name[name]) == {name}
+    for o in OPTIMIZATIONS:
+        assert _enabled(by_name[o.name]) == {o.name, *o.requires}
     assert _enabled(by_name[ALL]) == set(names)
     assert configs[-1] == Configuration(DEFAULT, "lower-irgl")
     assert by_name[DEFAULT] == LowerIrgl()
     assert "outline" in names and "block_push" in names
+
+
+def test_refinements_run_with_what_they_refine() -> None:
+    by_name = {c.name: _lower_irgl(c.pipeline) for c in configurations()}
+    for name in ("warp_gather", "edge_unroll", "edge_interleave"):
+        assert by_name[name].nested_parallelism, name
+        assert not by_name[name].outline, name
+    assert by_name["small_worklist"].outline
+    assert by_name["small_worklist"].small_worklist > 0
+    assert not by_name["outline"].small_worklist
+
+
+def test_unknown_requirement_is_a_usage_error() -> None:
+    extra = (*OPTIMIZATIONS, Optimization.flag("ticket_locks", requires=("x",)))
+    with pytest.raises(UsageError, match="unknown"):
+        configurations("lower-irgl", extra)
 
 
 def test_base_options_are_kept_in_every_configuration() -> None:
