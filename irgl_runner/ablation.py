@@ -98,6 +98,7 @@ OPTIMIZATIONS: tuple[Optimization, ...] = (
     Optimization.flag("block_push"),
     Optimization.flag("block_reduce"),
     Optimization.flag("retry_backoff"),
+    Optimization.flag("hashed_priority"),
 )
 
 

@@ -12,6 +12,13 @@ contender whose priority stands on every element wins and runs the body;
 others run the else statements), grid barrier. The contender with the
 highest priority always wins, so some thread always makes progress, and no
 two winners share an element.
+
+With `hashed_priority` the priority is `((rank * 0x9E3779B1) mod 2^30) + 1`
+instead: still unique (an odd multiplier permutes the ranks modulo 2^30)
+and positive, but no longer ordered like the ranks, so that in a chain of
+overlapping neighbourhoods held by consecutive threads (a mesh, a graph's
+adjacent nodes) not only the last one wins: the winners are those whose
+priority beats their neighbours', as in Luby's independent sets.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerType, ModuleOp, i32
+from xdsl.dialects.builtin import IndexType, IntegerType, ModuleOp, i32, i64
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -67,14 +74,35 @@ def _for_each_element(
     return list(loop.results)
 
 
+#: Odd multiplier of the hashed priority (the 32-bit golden ratio).
+HASH_MULTIPLIER = 0x9E3779B1
+#: The hashed priority is taken modulo 2^HASH_BITS (ranks below it are unique).
+HASH_BITS = 30
+
+
+def _priority(rank: SSAValue, hashed: bool, at: LoweringBuilder) -> SSAValue:
+    """The i32 priority of the contender of `rank`: `rank + 1`, or hashed
+    (see the module docstring); unique and positive either way."""
+    if not hashed:
+        priority = at.op(arith.AddiOp(rank, at.const(1, IndexType())))
+        return at.op(arith.IndexCastOp(priority, i32))
+    wide = at.op(arith.IndexCastOp(rank, i64))
+    mixed = at.op(arith.MuliOp(wide, at.const(HASH_MULTIPLIER, i64)))
+    low = at.op(arith.AndIOp(mixed, at.const((1 << HASH_BITS) - 1, i64)))
+    return at.op(arith.TruncIOp(at.op(arith.AddiOp(low, at.const(1, i64))), i32))
+
+
 def _lower_exclusive(
-    op: ExclusiveOp, active: SSAValue, rank: SSAValue, at: LoweringBuilder
+    op: ExclusiveOp,
+    active: SSAValue,
+    rank: SSAValue,
+    at: LoweringBuilder,
+    hashed: bool = False,
 ) -> None:
     """Lower one Exclusive at `at`; `active` tells whether this thread
-    contends this round, its priority is `rank + 1` (unique, > 0)."""
+    contends this round, its priority comes from `rank` (`_priority`)."""
     claims = op.object
-    priority = at.op(arith.AddiOp(rank, at.const(1, IndexType())))
-    prio = at.op(arith.IndexCastOp(priority, i32))
+    prio = _priority(rank, hashed, at)
     true = at.const(1, IntegerType(1))
 
     def guarded(fill) -> None:
@@ -142,6 +170,9 @@ def _else_region(op: ExclusiveOp) -> Region | None:
 class LowerExclusive(RewritePattern):
     """`irgl_rt.collective` around an Exclusive → the claim protocol."""
 
+    def __init__(self, hashed_priority: bool = False) -> None:
+        self.hashed_priority = hashed_priority
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: CollectiveOp, rewriter: PatternRewriter) -> None:
         exclusive = op.inner
@@ -150,7 +181,7 @@ class LowerExclusive(RewritePattern):
         at = LoweringBuilder(
             InsertPoint.before(op), table=symbol_table_of(op), rewriter=rewriter
         )
-        _lower_exclusive(exclusive, op.active, op.rank, at)
+        _lower_exclusive(exclusive, op.active, op.rank, at, self.hashed_priority)
         rewriter.erase(op, safe_erase=False)
 
 
@@ -161,10 +192,13 @@ class ConvertIrglExclusive(ModulePass):
 
     name = "convert-irgl-exclusive"
 
+    hashed_priority: bool = False
+    """Contenders' priorities are a hash of their rank, not the rank."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         # each rewrite restructures a whole round body: apply the pattern
         # once per collective op rather than through a worklist driver
-        pattern = LowerExclusive()
+        pattern = LowerExclusive(self.hashed_priority)
         for collective in [o for o in op.walk() if isinstance(o, CollectiveOp)]:
             pattern.match_and_rewrite(collective, PatternRewriter(collective))
         for inner in op.walk():

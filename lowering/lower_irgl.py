@@ -76,6 +76,9 @@ class LowerIrgl(ModulePass):
       thread in retry round r (convert-irgl-loops), retry launches sized to
       match (convert-irgl-orchestration; in control kernels
       irgl-outline-iterations counts the rounds).
+    - `hashed_priority` (bool, false): Exclusive's contenders get a hash
+      of their rank as priority instead of the rank
+      (convert-irgl-exclusive `hashed_priority`).
     - `include_dirs` (strings, none): where convert-irgl-c finds the headers
       of `irgl.cinclude`.
     """
@@ -128,6 +131,8 @@ class LowerIrgl(ModulePass):
     retry_backoff: bool = False
     """Retry backoff: in retry round r of a retrying kernel each thread runs
     a contiguous block of at least 2^r items, on a grid shrunk to match."""
+    hashed_priority: bool = False
+    """Exclusive's priorities are a hash of the contender's rank."""
     include_dirs: tuple[str, ...] = ()
     """Where `irgl.cinclude` headers are looked up, in order."""
 
@@ -165,7 +170,7 @@ class LowerIrgl(ModulePass):
             ConvertIrglLoops(
                 block_push=self.block_push, retry_backoff=self.retry_backoff
             ),
-            ConvertIrglExclusive(),
+            ConvertIrglExclusive(hashed_priority=self.hashed_priority),
             ConvertIrglNestedEdges(
                 warp_gather=self.warp_gather,
                 unroll=self.edge_unroll,

@@ -526,10 +526,10 @@ def test_app_runs_through_execute_and_checks() -> None:
 
 
 @functools.cache
-def _program():
+def _program(pipeline: str = "lower-irgl"):
     from irgl_runner.api import Program, build
 
-    return Program(build(APP.mlir))
+    return Program(build(APP.mlir, pipeline))
 
 
 GPU_MESHES = [
@@ -547,13 +547,22 @@ GPU_MESHES = [
 clustered meshes whose initial angles are far below a degree."""
 
 
+#: Meshes also refined with Exclusive's hashed priorities.
+HASHED_MESHES = ["random:20000@2", "random:100000@3", "thin:20000@5", "cluster:20000@7"]
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("spec", GPU_MESHES)
-def test_gpu_refinement_passes_the_checker(spec: str) -> None:
+@pytest.mark.parametrize(
+    ("spec", "pipeline"),
+    [(spec, "lower-irgl") for spec in GPU_MESHES]
+    + [(spec, "lower-irgl{hashed_priority=true}") for spec in HASHED_MESHES],
+)
+def test_gpu_refinement_passes_the_checker(spec: str, pipeline: str) -> None:
     assert has_gpu()
     parsed = mesh.parse_spec(spec)
     app = dataclasses.replace(APP, params={**APP.params, "mesh": spec})
-    ctx = execute(app, _program(), _points_graph(parsed.points), reps=1, warmup=1)
+    program = _program(pipeline)
+    ctx = execute(app, program, _points_graph(parsed.points), reps=1, warmup=1)
     refined = dmr.read_back(ctx)
     assert refined.stats["initial_bad"] > 0 and refined.stats["inserted"] > 0
     assert app.check(ctx) is None, refined.stats

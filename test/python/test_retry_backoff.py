@@ -248,6 +248,8 @@ def _run_color(tmp_path: Path, graph: str, pipeline: str) -> dict:
         BACKOFF,
         "lower-irgl{outline=false}",
         "lower-irgl{retry_backoff=true outline=false}",
+        "lower-irgl{hashed_priority=true}",
+        "lower-irgl{hashed_priority=true retry_backoff=true}",
     ],
 )
 def test_color_runs_on_gpu(tmp_path: Path, graph: str, pipeline: str) -> None:

@@ -1,5 +1,6 @@
 // RUN: irgl-opt %s -p convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive | filecheck %s
 // RUN: irgl-opt %s -p convert-irgl-kernels,convert-irgl-loops | filecheck %s --check-prefix=LOOPS
+// RUN: irgl-opt %s -p 'convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive{hashed_priority=true}' | filecheck %s --check-prefix=HASH
 
 // convert-irgl-exclusive. Exclusive: race (write claims), grid barrier, priority check (losers raise
 // their claims), grid barrier, check (a thread whose claims all stand runs
@@ -29,7 +30,22 @@ irgl.kernel @refine(%claims: memref<?xi32>, %items: memref<4xindex>, %out: memre
 
 // CHECK:       scf.for
 // CHECK:         %[[ACTIVE:.*]] = arith.cmpi slt
-// CHECK:         %[[PRIO:.*]] = arith.index_cast %{{.*}} : index to i32
+// CHECK:         %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    %[[P1:.*]] = arith.addi %[[RANK:.*]], %[[ONE]] : index
+// CHECK-NEXT:    %[[PRIO:.*]] = arith.index_cast %[[P1]] : index to i32
+
+// hashed_priority: ((rank * 0x9E3779B1) mod 2^30) + 1, the same claims.
+// HASH:         %[[ACTIVE:.*]] = arith.cmpi slt
+// HASH:         %[[WIDE:.*]] = arith.index_cast %{{.*}} : index to i64
+// HASH-NEXT:    %[[MUL:.*]] = arith.constant 2654435761 : i64
+// HASH-NEXT:    %[[MIXED:.*]] = arith.muli %[[WIDE]], %[[MUL]] : i64
+// HASH-NEXT:    %[[MASK:.*]] = arith.constant 1073741823 : i64
+// HASH-NEXT:    %[[LOW:.*]] = arith.andi %[[MIXED]], %[[MASK]] : i64
+// HASH-NEXT:    %[[ONE:.*]] = arith.constant 1 : i64
+// HASH-NEXT:    %[[P1:.*]] = arith.addi %[[LOW]], %[[ONE]] : i64
+// HASH-NEXT:    %[[PRIO:.*]] = arith.trunci %[[P1]] : i64 to i32
+// HASH:         func.call @irgl_claim_write(%claims, %{{.*}}, %[[PRIO]])
+// HASH:         func.call @irgl_claim_raise(%claims, %{{.*}}, %[[PRIO]])
 // CHECK:         scf.if %[[ACTIVE]] {
 // CHECK:           scf.for %[[K:.*]] = %{{.*}} to %c4
 // CHECK-NEXT:        %[[E:.*]] = memref.load %items[%[[K]]] : memref<4xindex>
