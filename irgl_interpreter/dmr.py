@@ -8,7 +8,7 @@ Here those helpers are built once with the host C++ compiler (`$CXX`,
 `extern "C"` wrappers, and each kernel-level or host-level C text of the
 program is registered as a Python function that calls them through ctypes
 on the numpy arrays the interpreter uses for memrefs. The host-side helpers
-(`dmr_host_get`/`dmr_host_set`/`dmr_host_check`, CUDA-only in the program)
+(`dmr_host_get`/`dmr_host_check`, CUDA-only in the program)
 and the `atomicAdd` statements are plain Python. Constants (`DMR_NBAD`, ...)
 come from the program's own `#define`s.
 """
@@ -131,9 +131,9 @@ def c_impls(mlir: Path = MLIR) -> Mapping[str, CImpl]:
 
         return run
 
-    def report(what: str) -> CImpl:
+    def report(what: str, slot: int) -> CImpl:
         def run(meta: np.ndarray) -> None:
-            print(f"dmr: {what} bad triangles: {int(meta[nbad])}", file=sys.stderr)
+            print(f"dmr: {what} bad triangles: {int(meta[slot])}", file=sys.stderr)
 
         return run
 
@@ -166,12 +166,12 @@ def c_impls(mlir: Path = MLIR) -> Mapping[str, CImpl]:
         "!($0[$1] & DMR_DELETED)": lambda flags, t: not (int(flags[t]) & deleted),
         "atomicAdd(&$0[DMR_NBAD], 1);": add(nbad),
         "atomicAdd(&$0[DMR_GAVE_UP], 1);": add(gave_up),
-        "dmr_host_set($0, DMR_NBAD, 0);": reset,
-        "dmr_host_set($0, DMR_INITIAL_BAD, dmr_host_get($0, DMR_NBAD));": set_initial,
+        "$0[DMR_NBAD] = 0;": reset,
+        "$0[DMR_INITIAL_BAD] = $0[DMR_NBAD];": set_initial,
         'fprintf(stderr, "dmr: initial bad triangles: %d\\n", '
-        "dmr_host_get($0, DMR_NBAD));": report("initial"),
+        "dmr_host_get($0, DMR_INITIAL_BAD));": report("initial", initial_bad),
         'fprintf(stderr, "dmr: final bad triangles: %d\\n", '
-        "dmr_host_get($0, DMR_NBAD));": report("final"),
+        "dmr_host_get($0, DMR_NBAD));": report("final", nbad),
         "dmr_host_check($0);": host_check,
         "dmr_host_get($0, DMR_NBAD)": lambda meta: int(meta[nbad]),
     }

@@ -112,23 +112,43 @@ irgl.kernel @refine(%xy: memref<?xf64>, %tri: memref<?xi32>, %nbr: memref<?xi32>
   }
 }
 
+// meta[DMR_NBAD] = 0, before a count (one thread).
+irgl.kernel @reset_bad_count(%meta: memref<?xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  irgl.forall %i in range(%c0, %c1) {
+    irgl.cblock "$0[DMR_NBAD] = 0;" (%meta : memref<?xi32>)
+  }
+}
+
+// meta[DMR_INITIAL_BAD] = meta[DMR_NBAD], after the first count (one thread).
+irgl.kernel @record_initial_bad(%meta: memref<?xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  irgl.forall %i in range(%c0, %c1) {
+    irgl.cblock "$0[DMR_INITIAL_BAD] = $0[DMR_NBAD];" (%meta : memref<?xi32>)
+  }
+}
+
 // The specification's DMR Pipe: find the bad triangles, refine until none is
 // left (refine's pushes feed the next refine), then count again as a sanity
 // check. Returns the number of bad triangles left; fails on a capacity
-// overflow. %wlcap is the capacity of each worklist.
+// overflow. %wlcap is the capacity of each worklist. The counters are reset
+// and recorded by kernels, so that the whole Pipe runs on the device (one
+// control kernel); the host reports them afterwards.
 irgl.kernel host @main(%xy: memref<?xf64>, %tri: memref<?xi32>, %nbr: memref<?xi32>, %flags: memref<?xi32>, %meta: memref<?xi32>, %claims: memref<?xi32>, %wlcap: index) -> i32 {
   irgl.pipe once capacity %wlcap {
-    irgl.cblock "dmr_host_set($0, DMR_NBAD, 0);" (%meta : memref<?xi32>)
+    irgl.invoke @reset_bad_count(%meta) : (memref<?xi32>)
     irgl.invoke @identify_bad_triangles(%xy, %tri, %flags, %meta) : (memref<?xf64>, memref<?xi32>, memref<?xi32>, memref<?xi32>)
-    irgl.cblock "dmr_host_set($0, DMR_INITIAL_BAD, dmr_host_get($0, DMR_NBAD));" (%meta : memref<?xi32>)
-    irgl.cblock "fprintf(stderr, \"dmr: initial bad triangles: %d\\n\", dmr_host_get($0, DMR_NBAD));" (%meta : memref<?xi32>)
+    irgl.invoke @record_initial_bad(%meta) : (memref<?xi32>)
     irgl.pipe {
       irgl.invoke @refine(%xy, %tri, %nbr, %flags, %meta, %claims) : (memref<?xf64>, memref<?xi32>, memref<?xi32>, memref<?xi32>, memref<?xi32>, memref<?xi32>)
     }
-    irgl.cblock "dmr_host_set($0, DMR_NBAD, 0);" (%meta : memref<?xi32>)
+    irgl.invoke @reset_bad_count(%meta) : (memref<?xi32>)
     irgl.invoke @identify_bad_triangles(%xy, %tri, %flags, %meta) : (memref<?xf64>, memref<?xi32>, memref<?xi32>, memref<?xi32>)
-    irgl.cblock "fprintf(stderr, \"dmr: final bad triangles: %d\\n\", dmr_host_get($0, DMR_NBAD));" (%meta : memref<?xi32>)
   }
+  irgl.cblock "fprintf(stderr, \"dmr: initial bad triangles: %d\\n\", dmr_host_get($0, DMR_INITIAL_BAD));" (%meta : memref<?xi32>)
+  irgl.cblock "fprintf(stderr, \"dmr: final bad triangles: %d\\n\", dmr_host_get($0, DMR_NBAD));" (%meta : memref<?xi32>)
   irgl.cblock "dmr_host_check($0);" (%meta : memref<?xi32>)
   %bad = irgl.cexpr "dmr_host_get($0, DMR_NBAD)" (%meta : memref<?xi32>) : i32
   irgl.return %bad : i32

@@ -71,8 +71,16 @@ def test_dmr_lowers_and_compiles_with_nvcc(tmp_path) -> None:
     from irgl_runner.api import emit_cuda
 
     text = emit_cuda(APP.mlir)
-    assert "irgl::launch_cooperative(refine" in text  # Exclusive => co-resident grid
+    # the whole Pipe is one control kernel (co-resident grid), refine a
+    # device body in it; the counters are reported after it
+    start = text.index("static int32_t irgl_host_main(double* xy")
+    host = text[start : text.index("\n}\n", start)]
+    assert host.count("irgl::launch_cooperative(main_control") == 1
+    assert "irgl::launch(" not in host
+    assert "refine_device(" in text
     assert "irgl_claim_write" in text and "irgl_grid_sync" in text
+    hosted = emit_cuda(APP.mlir, "lower-irgl{outline=false}")
+    assert "irgl::launch_cooperative(refine" in hosted  # Exclusive => co-resident
     nvcc = nvcc_path()
     if nvcc is None:
         pytest.skip("nvcc not found")
