@@ -9,6 +9,7 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,48 @@ def nvcc_object_errors(cuda: str, tmp_path: Path) -> str | None:
         [*cmd, "-o", str(tmp_path / "program.o")], capture_output=True, text=True
     )
     return None if proc.returncode == 0 else proc.stderr
+
+
+def irgl_opt(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run irgl-opt (the one beside this Python, else the one on PATH)."""
+    beside = Path(sys.executable).with_name("irgl-opt")
+    exe = str(beside) if beside.is_file() else "irgl-opt"
+    return subprocess.run([exe, *args], capture_output=True, text=True)
+
+
+def emitted_code(app: str, pipeline: str) -> str:
+    """The CUDA that `pipeline` makes of benchmark `app`, without the runtime."""
+    from irgl_runner.apps import load_app
+
+    proc = irgl_opt("-p", pipeline, "-t", "cuda", str(load_app(app).mlir))
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split("// ---- end irgl_runtime.cuh ----")[1]
+
+
+@functools.cache
+def app_program(app: str, pipeline: str):  # -> irgl_runner.api.Program
+    """Benchmark `app` built with `pipeline` (once per test session)."""
+    from irgl_runner.api import Program, build
+    from irgl_runner.apps import load_app
+
+    return Program(build(load_app(app).mlir, pipeline))
+
+
+def assert_app_passes_its_check(app_name: str, graph, pipeline: str) -> None:
+    """Run benchmark `app_name` built with `pipeline` on the GPU on `graph`
+    (a CSRGraph; its weights dropped for unweighted apps, the source the
+    default for RMAT) and assert that its CPU check passes."""
+    from irgl_runner import generators
+    from irgl_runner.apps import execute, load_app
+    from irgl_runner.graph_args import default_source
+
+    assert has_gpu()
+    app = load_app(app_name)
+    if not app.weighted:
+        graph.weights = None
+    source = default_source(graph, generators.parse_spec("rmat:10"))
+    program = app_program(app_name, pipeline)
+    ctx = execute(app, program, graph, source=source, reps=1, warmup=0)
+    assert app.check is not None
+    problem = app.check(ctx)
+    assert problem is None, problem

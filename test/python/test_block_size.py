@@ -129,22 +129,8 @@ def test_bad_block_size_is_a_clear_cli_error() -> None:
 def test_app_passes_its_check_with_a_smaller_control_block(
     name: str, graph_name: str
 ) -> None:
-    from conftest import has_gpu
+    from conftest import assert_app_passes_its_check
     from test_apps_traversal import GRAPHS
 
-    from irgl_runner import generators
-    from irgl_runner.api import Program, build
-    from irgl_runner.apps import execute, load_app
-    from irgl_runner.graph_args import default_source
-
-    assert has_gpu()
-    app = load_app(name)
-    graph = GRAPHS[graph_name]()
-    if not app.weighted:
-        graph.weights = None
-    program = Program(build(app.mlir, "lower-irgl{control_block=256}"))
-    source = default_source(graph, generators.parse_spec("rmat:10"))
-    ctx = execute(app, program, graph, source=source, reps=1, warmup=0)
-    assert app.check is not None
-    problem = app.check(ctx)
-    assert problem is None, problem
+    pipeline = "lower-irgl{control_block=256}"
+    assert_app_passes_its_check(name, GRAPHS[graph_name](), pipeline)

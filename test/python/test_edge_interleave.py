@@ -15,34 +15,22 @@ operation by operation, so that their loads are issued together.
 
 from __future__ import annotations
 
-import functools
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import has_gpu, nvcc_object_errors
+from conftest import (
+    assert_app_passes_its_check,
+    emitted_code,
+    irgl_opt,
+    nvcc_object_errors,
+)
 from test_apps_traversal import GRAPHS
 
-from irgl_runner import generators
-from irgl_runner.apps import execute, load_app
-from irgl_runner.graph_args import default_source
+from irgl_runner.apps import load_app
 
 PIPELINE = "lower-irgl{edge_interleave=4}"
 APPS = ["bfs", "sssp", "cc", "mis", "mst", "pr", "pr_pull", "tc"]
-
-
-def _irgl_opt(*args: str) -> subprocess.CompletedProcess[str]:
-    beside = Path(sys.executable).with_name("irgl-opt")
-    exe = str(beside) if beside.is_file() else "irgl-opt"
-    return subprocess.run([exe, *args], capture_output=True, text=True)
-
-
-def _code(app: str, pipeline: str) -> str:
-    proc = _irgl_opt("-p", pipeline, "-t", "cuda", str(load_app(app).mlir))
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout.split("// ---- end irgl_runtime.cuh ----")[1]
 
 
 def _bfs_kernel(code: str) -> str:
@@ -51,7 +39,7 @@ def _bfs_kernel(code: str) -> str:
 
 
 def test_bfs_thread_phase_loads_four_edges_at_once() -> None:
-    kernel = _bfs_kernel(_code("bfs", PIPELINE))
+    kernel = _bfs_kernel(emitted_code("bfs", PIPELINE))
     lines = [line.strip() for line in kernel.splitlines()]
     dsts = [i for i, line in enumerate(lines) if "irgl_graph_edge_dst(g, " in line]
     # block and warp phases: one each; the thread phase: four in a row,
@@ -65,12 +53,12 @@ def test_bfs_thread_phase_loads_four_edges_at_once() -> None:
 
 
 def test_plain_lowering_walks_one_edge_at_a_time() -> None:
-    kernel = _bfs_kernel(_code("bfs", "lower-irgl"))
+    kernel = _bfs_kernel(emitted_code("bfs", "lower-irgl"))
     assert kernel.count("irgl_graph_edge_dst(g, ") == 3
 
 
 def test_reducing_loop_keeps_the_serial_order() -> None:
-    code = _code("pr_pull", PIPELINE)
+    code = emitted_code("pr_pull", PIPELINE)
     # the partial adds copy 0's value, then each later copy's or 0.0
     assert re.search(
         r"double (\w+) = \w+ \+ \w+;\n\s*double \w+ = \w+ \? \w+ : 0", code
@@ -96,8 +84,8 @@ def test_body_without_zeros_keeps_the_serial_loop(tmp_path: Path) -> None:
     source = tmp_path / "scratch.mlir"
     source.write_text(SCRATCH_BODY)
     passes = "convert-irgl-kernels,irgl-nested-parallelism,convert-irgl-loops"
-    serial = _irgl_opt("-p", f"{passes},convert-irgl-nested-edges", str(source))
-    asked = _irgl_opt(
+    serial = irgl_opt("-p", f"{passes},convert-irgl-nested-edges", str(source))
+    asked = irgl_opt(
         "-p", f"{passes},convert-irgl-nested-edges{{interleave=4}}", str(source)
     )
     assert serial.returncode == 0 and asked.returncode == 0, asked.stderr
@@ -106,7 +94,7 @@ def test_body_without_zeros_keeps_the_serial_loop(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("value", ["0", "-2"])
 def test_edge_interleave_must_be_positive(value: str) -> None:
-    proc = _irgl_opt(
+    proc = irgl_opt(
         "-p", f"lower-irgl{{edge_interleave={value}}}", str(load_app("bfs").mlir)
     )
     assert proc.returncode != 0
@@ -122,34 +110,16 @@ def test_app_compiles_with_interleave(app: str, tmp_path: Path) -> None:
     assert nvcc_object_errors(cuda, tmp_path) is None
 
 
-@functools.cache
-def _program(app: str, pipeline: str):
-    from irgl_runner.api import Program, build
-
-    return Program(build(load_app(app).mlir, pipeline))
-
-
-def _check(name: str, graph_name: str, pipeline: str) -> None:
-    assert has_gpu()
-    app = load_app(name)
-    graph = GRAPHS[graph_name]()
-    if not app.weighted:
-        graph.weights = None
-    source = default_source(graph, generators.parse_spec("rmat:10"))
-    ctx = execute(app, _program(name, pipeline), graph, source=source, reps=1, warmup=0)
-    assert app.check is not None
-    problem = app.check(ctx)
-    assert problem is None, problem
-
-
 @pytest.mark.gpu
 @pytest.mark.parametrize("graph_name", sorted(GRAPHS))
 @pytest.mark.parametrize("name", APPS)
 def test_app_passes_its_check_with_interleave(name: str, graph_name: str) -> None:
-    _check(name, graph_name, PIPELINE)
+    assert_app_passes_its_check(name, GRAPHS[graph_name](), PIPELINE)
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", APPS)
 def test_app_passes_its_check_with_an_odd_interleave(name: str) -> None:
-    _check(name, "rmat10", "lower-irgl{edge_interleave=3}")
+    assert_app_passes_its_check(
+        name, GRAPHS["rmat10"](), "lower-irgl{edge_interleave=3}"
+    )

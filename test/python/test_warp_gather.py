@@ -13,39 +13,27 @@ get `#pragma unroll N`.
 
 from __future__ import annotations
 
-import functools
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import has_gpu, nvcc_object_errors
+from conftest import (
+    assert_app_passes_its_check,
+    emitted_code,
+    irgl_opt,
+    nvcc_object_errors,
+)
 from test_apps_traversal import GRAPHS as TRAVERSAL_GRAPHS
 
-from irgl_runner import generators
-from irgl_runner.apps import execute, load_app
-from irgl_runner.graph_args import default_source
+from irgl_runner.apps import load_app
 
 ROOT = Path(__file__).resolve().parents[2]
 PIPELINE = "lower-irgl{warp_gather=true edge_unroll=4}"
 APPS = ["bfs", "sssp", "cc", "mis", "mst", "pr", "pr_pull", "tc"]
 
 
-def _irgl_opt(*args: str) -> subprocess.CompletedProcess[str]:
-    beside = Path(sys.executable).with_name("irgl-opt")
-    exe = str(beside) if beside.is_file() else "irgl-opt"
-    return subprocess.run([exe, *args], capture_output=True, text=True)
-
-
-def _code(app: str, pipeline: str) -> str:
-    proc = _irgl_opt("-p", pipeline, "-t", "cuda", str(load_app(app).mlir))
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout.split("// ---- end irgl_runtime.cuh ----")[1]
-
-
 def test_gather_replaces_the_thread_phase_of_a_reducing_loop() -> None:
-    plain = _code("pr_pull", "lower-irgl")
-    gathered = _code("pr_pull", PIPELINE)
+    plain = emitted_code("pr_pull", "lower-irgl")
+    gathered = emitted_code("pr_pull", PIPELINE)
     assert "irgl_warp_exscan_index(" not in plain
     for call in (
         "irgl_warp_exscan_index(",
@@ -59,13 +47,13 @@ def test_gather_replaces_the_thread_phase_of_a_reducing_loop() -> None:
 
 
 def test_gather_of_a_plain_edge_loop_has_no_segment_reduction() -> None:
-    code = _code("bfs", PIPELINE)
+    code = emitted_code("bfs", PIPELINE)
     assert "irgl_warp_owner(" in code
     assert "irgl_warp_segment_" not in code
 
 
 def test_edge_unroll_must_be_positive() -> None:
-    proc = _irgl_opt("-p", "lower-irgl{edge_unroll=0}", str(load_app("bfs").mlir))
+    proc = irgl_opt("-p", "lower-irgl{edge_unroll=0}", str(load_app("bfs").mlir))
     assert proc.returncode != 0
     assert "edge_unroll must be at least 1, got 0" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -84,26 +72,10 @@ def test_app_compiles_with_gather_and_unroll(app: str, tmp_path: Path) -> None:
 GRAPHS = {name: make for name, make in TRAVERSAL_GRAPHS.items() if name != "path"}
 
 
-@functools.cache
-def _program(app: str):
-    from irgl_runner.api import Program, build
-
-    return Program(build(load_app(app).mlir, PIPELINE))
-
-
 @pytest.mark.gpu
 @pytest.mark.parametrize("graph_name", sorted(GRAPHS))
 @pytest.mark.parametrize("name", APPS)
 def test_app_passes_its_check_with_gather_and_unroll(
     name: str, graph_name: str
 ) -> None:
-    assert has_gpu()
-    app = load_app(name)
-    graph = GRAPHS[graph_name]()
-    if not app.weighted:
-        graph.weights = None
-    source = default_source(graph, generators.parse_spec("rmat:10"))
-    ctx = execute(app, _program(name), graph, source=source, reps=1, warmup=0)
-    assert app.check is not None
-    problem = app.check(ctx)
-    assert problem is None, problem
+    assert_app_passes_its_check(name, GRAPHS[graph_name](), PIPELINE)
