@@ -35,7 +35,9 @@ def build(output: Path, arch: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description="Latencies of the pieces of a traversal level."
+    )
     parser.add_argument("--arch", default="sm_90")
     parser.add_argument("--binary", type=Path, help="a prebuilt latency binary")
     parser.add_argument("--build-only", action="store_true")
