@@ -92,7 +92,7 @@ def _lower(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         ("mst", True),
         ("pr", True),
         ("cc", False),
-        ("dmr", False),
+        ("dmr", True),
         ("tc", None),
     ],
 )
