@@ -31,6 +31,7 @@ from lowering.outline_iterations import (
     OutlineIterations,
     OutlineKernelBodies,
     check_control_block_option,
+    check_control_resident_option,
     check_small_worklist_option,
 )
 
@@ -56,6 +57,9 @@ class LowerIrgl(ModulePass):
     - `control_block` (int, 0): the largest control block size to pick
       from the sizes the outlined kernels admit (0: the largest they admit;
       irgl-outline-iterations `control_block`);
+    - `control_resident` (int, 0): threads per SM the control kernel's
+      launch bounds ask for (0: 1024 with worklists, 2048 without;
+      irgl-outline-iterations `control_resident`);
     - `small_worklist` (int, 2048; 0: off): a control loop whose `in` holds
       at most this many items runs on block 0 alone, with block barriers
       (irgl-outline-iterations `small_worklist`);
@@ -126,6 +130,8 @@ class LowerIrgl(ModulePass):
     """`#pragma unroll N` on the block and warp phases' edge loops."""
     control_block: int = 0
     """Largest control block size (0: the largest the kernels admit)."""
+    control_resident: int = 0
+    """Threads per SM the control kernel's launch bounds ask for (0: by kind)."""
     edge_interleave: int = 1
     """Iterations of the thread phase's edge loop interleaved per thread."""
     retry_backoff: bool = False
@@ -146,6 +152,7 @@ class LowerIrgl(ModulePass):
                 )
         check_small_worklist_option(self.small_worklist, "lower-irgl")
         check_control_block_option(self.control_block, "lower-irgl")
+        check_control_resident_option(self.control_resident, "lower-irgl")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         outline: list[ModulePass] = (
@@ -156,6 +163,7 @@ class LowerIrgl(ModulePass):
                     small_worklist=self.small_worklist,
                     retry_backoff=self.retry_backoff,
                     control_block=self.control_block,
+                    control_resident=self.control_resident,
                 )
             ]
             if self.outline

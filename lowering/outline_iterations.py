@@ -1006,10 +1006,12 @@ class _Outliner:
         size_arg: bool,
         small_worklist: int = 0,
         control_block: int = 0,
+        control_resident: int = 0,
     ):
         self.module = module
         self.size_arg = size_arg
         self.control_block = control_block
+        self.control_resident = control_resident
         self.sized: set[str] = set()
         self.small_worklist = small_worklist
         self.gridded: set[str] = set()
@@ -1035,6 +1037,14 @@ class _Outliner:
             if isinstance(op, func.FuncOp | gpu.FuncOp)
         }
         self.bodies: dict[str, str] = {}
+
+    def _resident_threads(self, plan: _Plan) -> int:
+        """Threads per SM the control kernel's launch bounds ask for: the
+        `control_resident` option, else RESIDENT_THREADS with worklists and
+        RESIDENT_THREADS_TOPOLOGY without."""
+        if self.control_resident > 0:
+            return self.control_resident
+        return RESIDENT_THREADS if plan.uses_worklist else RESIDENT_THREADS_TOPOLOGY
 
     def remark(self, op: Operation, where: str, text: str) -> None:
         if self.remarks is None:
@@ -1229,15 +1239,7 @@ class _Outliner:
             plan.block_size,
             launch_bounds=(
                 plan.block_size,
-                max(
-                    1,
-                    (
-                        RESIDENT_THREADS
-                        if plan.uses_worklist
-                        else RESIDENT_THREADS_TOPOLOGY
-                    )
-                    // plan.block_size,
-                ),
+                max(1, self._resident_threads(plan) // plan.block_size),
             ),
             grid_sync=True,
             control=True,
@@ -1403,9 +1405,16 @@ class OutlineIterations(ModulePass):
     """Largest control block size to pick from the sizes the kernels admit
     (0: the largest they admit), a power of two from 32 to 1024."""
 
+    control_resident: int = 0
+    """Threads per SM the control kernel's launch bounds ask for (the
+    minimum blocks per SM is this over the block size, at least 1; fewer
+    leave the registers to the compiler). 0: 1024 when it runs worklists,
+    2048 when it runs none."""
+
     def __post_init__(self) -> None:
         check_small_worklist_option(self.small_worklist, self.name)
         check_control_block_option(self.control_block, self.name)
+        check_control_resident_option(self.control_resident, self.name)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not any(isinstance(o, IterateOp | PipeOp) for o in op.walk()):
@@ -1416,6 +1425,7 @@ class OutlineIterations(ModulePass):
             self.size_arg,
             self.small_worklist,
             self.control_block,
+            self.control_resident,
         )
         outliner.retry_backoff = self.retry_backoff
         outliner.run()
@@ -1554,4 +1564,14 @@ def check_control_block_option(value: int, owner: str) -> None:
         raise ValueError(
             f"{owner}: control_block must be 0 or a power of two from 32 to "
             f"1024, got {value}"
+        )
+
+
+def check_control_resident_option(value: int, owner: str) -> None:
+    """A `control_resident` option is a thread count from 0 (by kind) to
+    2048 (an SM's most); raise a ValueError naming `owner` otherwise."""
+    if not 0 <= value <= 2048:
+        raise ValueError(
+            f"{owner}: control_resident must be a thread count from 0 to 2048, "
+            f"got {value}"
         )

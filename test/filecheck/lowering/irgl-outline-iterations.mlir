@@ -5,6 +5,8 @@
 // RUN: irgl-opt %s --split-input-file -p 'lower-irgl{small_worklist=0}' | filecheck %s --check-prefix=BODY
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{control_block=256}' | filecheck %s --check-prefix=CTL256
 // RUN: not irgl-opt %s -p 'irgl-outline-iterations{control_block=48}' 2>&1 | filecheck %s --check-prefix=CTLBAD
+// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{control_block=256 control_resident=256}' | filecheck %s --check-prefix=RES256
+// RUN: not irgl-opt %s -p 'lower-irgl{control_resident=4096}' 2>&1 | filecheck %s --check-prefix=RESBAD
 // (The small-worklist mode, on by default, is tested in irgl-outline-small-worklist.mlir.)
 
 // A standalone Iterate of a worklist kernel with a carried value: the host
@@ -62,6 +64,10 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
 // CTL256:      {sym_name = "step", irgl_rt.launch = #irgl_rt.launch<block = 256, worklist = 2, pinned>}
 // CTL256:      {sym_name = "main_control", irgl_rt.launch = #irgl_rt.launch<block = 256, bounds = [256, 4], grid_sync, control>}
 // CTLBAD: irgl-outline-iterations: control_block must be 0 or a power of two from 32 to 1024, got 48
+// control_resident=256 asks for one 256-thread block per SM: the registers
+// are left to the compiler.
+// RES256:      {sym_name = "main_control", irgl_rt.launch = #irgl_rt.launch<block = 256, bounds = [256, 1], grid_sync, control>}
+// RESBAD: lower-irgl: control_resident must be a thread count from 0 to 2048, got 4096
 // CHECK-NEXT:    func.func private @step_device(!irgl.graph, i32, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, index) -> () attributes {irgl_rt.device_body = #irgl_rt.device_body<@step, in_size>}
 
 // CHECK:         "gpu.func"() <{function_type = (!irgl.graph, i32, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, memref<?xi32>, memref<?xi32>) -> (), kernel}> ({
