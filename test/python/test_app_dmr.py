@@ -555,15 +555,27 @@ GPU_MESHES = [
 clustered meshes whose initial angles are far below a degree."""
 
 
-#: Meshes also refined with Exclusive's hashed priorities.
-HASHED_MESHES = ["random:20000@2", "random:100000@3", "thin:20000@5", "cluster:20000@7"]
+#: Meshes also refined with other pipelines: Exclusive's hashed priorities,
+#: the host loop (no outlining), a control kernel of 256-thread blocks that
+#: leaves the registers to the compiler.
+VARIANT_MESHES = [
+    "random:20000@2",
+    "random:100000@3",
+    "thin:20000@5",
+    "cluster:20000@7",
+]
+VARIANTS = [
+    "lower-irgl{hashed_priority=true}",
+    "lower-irgl{outline=false}",
+    "lower-irgl{control_block=256 control_resident=256}",
+]
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize(
     ("spec", "pipeline"),
     [(spec, "lower-irgl") for spec in GPU_MESHES]
-    + [(spec, "lower-irgl{hashed_priority=true}") for spec in HASHED_MESHES],
+    + [(spec, variant) for variant in VARIANTS for spec in VARIANT_MESHES],
 )
 def test_gpu_refinement_passes_the_checker(spec: str, pipeline: str) -> None:
     assert has_gpu()
