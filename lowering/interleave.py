@@ -16,6 +16,12 @@ operation:
         scf.if %valid_k { X with copy k's values }              (otherwise)
     }
 
+An `scf.if` without results or else branch is not one unit: its
+operations are interleaved too, each under the conjunction of the
+conditions around it (and `%valid_k`), so that e.g. the atomics of all
+copies that found an unvisited node are in flight together instead of one
+copy's exchange and push after another's.
+
 Copy 0 is always a real iteration. A later copy past the end runs with
 copy 0's index: only operations that cannot go wrong run unguarded for it —
 arith operations, graph accessors and `memref.load` whose address operands
@@ -23,7 +29,9 @@ are derived from the index through arith and graph accessors only (so they
 equal copy 0's, which were valid) — everything else (stores, atomics,
 pushes, regions, calls, loads at addresses computed from loaded values) is
 guarded by `%valid_k`; a guarded operation's results are zero when it did
-not run, and nothing unguarded that reads memory depends on them. Each
+not run, and nothing unguarded that reads memory depends on them. Inside
+a flattened `scf.if`, arith operations run unguarded (on zeros when the
+condition is false: harmless) and everything else under the guard. Each
 copy runs its own operations in program order, so every iteration does
 exactly what it did before; only the interleaving across iterations
 changes, which ForAll allows. The loads of all copies are issued together.
@@ -74,14 +82,46 @@ def _zero(type_: Attribute) -> Operation:
     raise NotInterleavable(f"no zero of {type_}")
 
 
+def _is_plain_if(op: Operation) -> bool:
+    """An `scf.if` without results and without an else branch."""
+    return (
+        isinstance(op, scf.IfOp)
+        and not op.results
+        and not any(
+            o
+            for b in op.false_region.blocks
+            for o in b.ops
+            if not isinstance(o, scf.YieldOp)
+        )
+    )
+
+
+_Item = tuple[Operation, tuple[SSAValue, ...]]
+
+
+def _flatten(block: Block, conditions: tuple[SSAValue, ...] = ()) -> list[_Item]:
+    """The operations of `block` in program order, each with the conditions
+    of the plain `scf.if`s around it (which are not items themselves)."""
+    items: list[_Item] = []
+    for op in block.ops:
+        if isinstance(op, YieldOp | scf.YieldOp) and op is block.last_op:
+            continue
+        if isinstance(op, scf.IfOp) and _is_plain_if(op):
+            items += _flatten(op.true_region.block, (*conditions, op.cond))
+        else:
+            items.append((op, conditions))
+    return items
+
+
 def check_interleavable(body: Block) -> None:
-    """Raise NotInterleavable unless every top-level operation of `body` can
-    be guarded (its results have zeros)."""
-    for op in body.ops:
-        if isinstance(op, YieldOp) or op.dialect_name() == "arith":
+    """Raise NotInterleavable unless every operation that may be guarded can
+    be (its results have zeros)."""
+    for op, _ in _flatten(body):
+        if op.dialect_name() == "arith":
             continue  # never guarded
         for result in op.results:
-            _zero(result.type)
+            if result.uses:
+                _zero(result.type)
 
 
 class _Copy:
@@ -156,38 +196,62 @@ def interleaved_loop(
         run.safe.add(run.index)
     terminator = body.last_op
     assert isinstance(terminator, YieldOp)
-    for op in body.ops:
-        if op is terminator:
-            continue
-        for run in runs:
-            unguarded, safe = (
-                (True, True) if run.valid is None else _speculate(op, run, body)
-            )
+    guards: dict[tuple[int, tuple[SSAValue, ...]], SSAValue] = {}
+
+    def guard(k: int, conditions: tuple[SSAValue, ...]) -> SSAValue:
+        """Copy k's `valid_k && conditions...` (built once per copy and set)."""
+        key = (k, conditions)
+        if key not in guards:
+            run = runs[k]
+            if not conditions:
+                assert run.valid is not None
+                guards[key] = run.valid
+            else:
+                last = run.mapping.get(conditions[-1], conditions[-1])
+                outer = conditions[:-1]
+                guards[key] = (
+                    last
+                    if not outer and run.valid is None
+                    else b.op(arith.AndIOp(guard(k, outer), last))
+                )
+        return guards[key]
+
+    for op, conditions in _flatten(body):
+        for k, run in enumerate(runs):
+            if not conditions:
+                unguarded, safe = (
+                    (True, True) if run.valid is None else _speculate(op, run, body)
+                )
+            else:
+                unguarded = op.dialect_name() == "arith" and not op.regions
+                safe = False
             if unguarded:
                 clone = b.insert(op.clone(value_mapper=run.mapping))
                 results = list(clone.results)
             else:
-                assert run.valid is not None
+                # only the results the body uses leave the guard (zeros
+                # when it did not run)
+                used = [i for i, r in enumerate(op.results) if r.uses]
                 then = Block()
                 clone = op.clone(value_mapper=run.mapping)
                 then.add_op(clone)
-                then.add_op(scf.YieldOp(*clone.results))
-                other = Block()
-                other_values: list[SSAValue] = []
-                for result in op.results:
-                    zero = _zero(result.type)
-                    other.add_op(zero)
-                    other_values.append(zero.results[0])
-                other.add_op(scf.YieldOp(*other_values))
+                then.add_op(scf.YieldOp(*(clone.results[i] for i in used)))
+                other = None
+                if used:
+                    zeros = [_zero(op.results[i].type) for i in used]
+                    yields = scf.YieldOp(*(z.results[0] for z in zeros))
+                    other = Region(Block([*zeros, yields]))
                 guarded = b.insert(
                     scf.IfOp(
-                        run.valid,
-                        [r.type for r in op.results],
+                        guard(k, conditions),
+                        [op.results[i].type for i in used],
                         Region(then),
-                        Region(other),
+                        other,
                     )
                 )
-                results = list(guarded.results)
+                results = list(clone.results)  # unused outside the guard
+                for i, value in zip(used, guarded.results, strict=True):
+                    results[i] = value
             for old, new in zip(op.results, results, strict=True):
                 run.mapping[old] = new
                 new.name_hint = old.name_hint

@@ -38,6 +38,26 @@ irgl.kernel @sum(%g: !irgl.graph, %x: memref<?xf64>, %out: memref<?xf64>) {
   }
 }
 
+// BFS's visit: nested ifs are flattened, so both copies' exchanges are
+// issued before either push.
+irgl.kernel @visit(%g: !irgl.graph, %level: memref<?xi32>, %LEVEL: i32) {
+  %inf = arith.constant 1073741823 : i32
+  irgl.forall %n in nodes(%g) {
+    irgl.forall %e in edges(%g, %n) {
+      %dst = irgl.graph.edge_dst %g[%e]
+      %l = memref.load %level[%dst] : memref<?xi32>
+      %unseen = arith.cmpi eq, %l, %inf : i32
+      scf.if %unseen {
+        %old = "memref.atomic_rmw"(%LEVEL, %level, %dst) <{kind = 2 : i64}> : (i32, memref<?xi32>, index) -> i32
+        %first = arith.cmpi eq, %old, %inf : i32
+        scf.if %first {
+          memref.store %LEVEL, %level[%dst] : memref<?xi32>
+        }
+      }
+    }
+  }
+}
+
 // The plain loop: two copies per step; copy 1 past the end takes copy 0's
 // index.
 // CHECK:      %[[STEP:.*]] = arith.constant 2 : index
@@ -64,14 +84,14 @@ irgl.kernel @sum(%g: !irgl.graph, %x: memref<?xf64>, %out: memref<?xf64>) {
 // CHECK-NEXT:   }
 // CHECK-NEXT:   %[[U0:.*]] = arith.cmpi eq, %[[H0]], %inf : i32
 // CHECK-NEXT:   %[[U1:.*]] = arith.cmpi eq, %[[H1]], %inf : i32
-// Regions and stores: guarded in copy 1, in program order per copy.
+// A plain scf.if is flattened: its store runs under its condition, and
+// copy 1's under valid too.
 // CHECK-NEXT:   scf.if %[[U0]] {
 // CHECK-NEXT:     memref.store %inf, %level[%[[D0]]] : memref<?xi32>
 // CHECK-NEXT:   }
-// CHECK-NEXT:   scf.if %[[VALID]] {
-// CHECK-NEXT:     scf.if %[[U1]] {
-// CHECK-NEXT:       memref.store %inf, %level[%[[D1]]] : memref<?xi32>
-// CHECK-NEXT:     }
+// CHECK-NEXT:   %[[G1:.*]] = arith.andi %[[VALID]], %[[U1]] : i1
+// CHECK-NEXT:   scf.if %[[G1]] {
+// CHECK-NEXT:     memref.store %inf, %level[%[[D1]]] : memref<?xi32>
 // CHECK-NEXT:   }
 // CHECK-NEXT: }
 // CHECK:      {sym_name = "plain"
@@ -93,6 +113,29 @@ irgl.kernel @sum(%g: !irgl.graph, %x: memref<?xf64>, %out: memref<?xf64>) {
 // CHECK-NEXT:   scf.yield %[[S1]] : f64
 // CHECK-NEXT: }
 // CHECK:      {sym_name = "sum"
+
+// CHECK:      %[[STEP3:.*]] = arith.constant 2 : index
+// CHECK-NEXT: scf.for %[[V:.*]] = %{{.*}} to %{{.*}} step %[[STEP3]] {
+// CHECK:        %[[VV:.*]] = arith.cmpi slt
+// CHECK:        %[[W0:.*]] = arith.cmpi eq, %{{.*}}, %inf : i32
+// CHECK-NEXT:   %[[W1:.*]] = arith.cmpi eq, %{{.*}}, %inf : i32
+// CHECK-NEXT:   %[[O0:.*]] = scf.if %[[W0]] -> (i32) {
+// CHECK-NEXT:     %{{.*}} = "memref.atomic_rmw"
+// CHECK:        %[[G1:.*]] = arith.andi %[[VV]], %[[W1]] : i1
+// CHECK-NEXT:   %[[O1:.*]] = scf.if %[[G1]] -> (i32) {
+// CHECK-NEXT:     %{{.*}} = "memref.atomic_rmw"
+// CHECK:        %[[F0:.*]] = arith.cmpi eq, %[[O0]], %inf : i32
+// CHECK-NEXT:   %[[F1:.*]] = arith.cmpi eq, %[[O1]], %inf : i32
+// CHECK-NEXT:   %[[H0:.*]] = arith.andi %[[W0]], %[[F0]] : i1
+// CHECK-NEXT:   scf.if %[[H0]] {
+// CHECK-NEXT:     memref.store %LEVEL
+// CHECK-NEXT:   }
+// CHECK-NEXT:   %[[H1:.*]] = arith.andi %[[G1]], %[[F1]] : i1
+// CHECK-NEXT:   scf.if %[[H1]] {
+// CHECK-NEXT:     memref.store %LEVEL
+// CHECK-NEXT:   }
+// CHECK-NEXT: }
+// CHECK:      {sym_name = "visit"
 
 // Without the option the thread phase walks one edge at a time.
 // OFF:      func.call @irgl_warp_is_lane
