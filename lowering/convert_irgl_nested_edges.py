@@ -113,6 +113,7 @@ def _shared_phase(
     reduction: _Reduction | None = None,
     mine: SSAValue | None = None,
     unroll: int = 1,
+    interleave: int = 1,
 ) -> SSAValue | None:
     """while ((owner = elect(want && !done)) >= 0) { share owner's edges }
 
@@ -138,20 +139,41 @@ def _shared_phase(
     end = broadcast(a, hi, owner)
     owner_is_me = is_me(a, owner)
     if reduction is None:
-        _clone_body(loop, body, mapping)
-        a.stmt(_unrolled(scf.ForOp(start, end, size, [], Region(body)), unroll))
+        if interleave > 1:
+            values = {v: m for v, m in mapping.items() if v is not loop.index}
+            walked = interleaved_loop(
+                a, loop.body.block, start, end, size, interleave, values=values
+            )
+            a.stmt(_unrolled(walked, unroll))
+        else:
+            _clone_body(loop, body, mapping)
+            a.stmt(_unrolled(scf.ForOp(start, end, size, [], Region(body)), unroll))
         after.add_op(scf.YieldOp(a.op(arith.OrIOp(after.args[1], owner_is_me))))
         at.stmt(
             scf.WhileOp([at.const(0, i1)], [i32, i1], Region(before), Region(after))
         )
         return None
-    for op in loop.body.block.ops:
-        body.add_op(op.clone(value_mapper=mapping))
-    accumulating_block(body, reduction.kind)
     zero = a.op(identity(reduction.kind, reduction.type))
-    (partial,) = a.insert(
-        _unrolled(scf.ForOp(start, end, size, [zero], Region(body)), unroll)
-    ).results
+    if interleave > 1:
+        values = {v: m for v, m in mapping.items() if v is not loop.index}
+        walked = interleaved_loop(
+            a,
+            loop.body.block,
+            start,
+            end,
+            size,
+            interleave,
+            (reduction.kind, zero),
+            values,
+        )
+        (partial,) = a.insert(_unrolled(walked, unroll)).results
+    else:
+        for op in loop.body.block.ops:
+            body.add_op(op.clone(value_mapper=mapping))
+        accumulating_block(body, reduction.kind)
+        (partial,) = a.insert(
+            _unrolled(scf.ForOp(start, end, size, [zero], Region(body)), unroll)
+        ).results
     total = reduction.total(a, partial)
     mine_after = after.args[2]
     combined = a.op(combine(reduction.kind, mine_after, total))
@@ -226,6 +248,11 @@ def _lower_shared_edges(
 
     reduction = reduction_of(loop)
     mine = None if reduction is None else reduction[1]
+    if interleave > 1:
+        try:
+            check_interleavable(loop.body.block)
+        except NotInterleavable:
+            interleave = 1
 
     def reducing(
         total: Callable[[LoweringBuilder, SSAValue], SSAValue],
@@ -269,6 +296,7 @@ def _lower_shared_edges(
         ),
         mine=mine,
         unroll=unroll,
+        interleave=interleave,
     )
     # 2. warp phase
     mask = at.call_value(runtime_function("irgl_warp_active"), [])
@@ -298,6 +326,7 @@ def _lower_shared_edges(
         ),
         mine=mine,
         unroll=unroll,
+        interleave=interleave,
     )
     # 3. thread phase (or the warp gather)
     small = at.both(active, at.negate(at_least(WARP_THRESHOLD)))
@@ -305,11 +334,6 @@ def _lower_shared_edges(
         return _warp_gather(
             at, loop, live, lo, degree, small, mask, reduction, mine, bcast
         )
-    if interleave > 1:
-        try:
-            check_interleavable(loop.body.block)
-        except NotInterleavable:
-            interleave = 1
     if interleave > 1:
         return _interleaved_thread_phase(
             at, loop, lo, hi, small, reduction, mine, interleave
@@ -485,10 +509,10 @@ class ConvertIrglNestedEdges(ModulePass):
     (`#pragma unroll N`; 1: leave it to nvcc)."""
 
     interleave: int = 1
-    """Interleave this many of the thread phase's iterations (a thread's own
-    small edge list), their loads issued together (lowering/interleave.py;
-    1: one edge after another). Not with `warp_gather`, which replaces the
-    thread phase."""
+    """Interleave this many iterations of each phase's edge loop per thread
+    (its own small edge list, or its share of a shared one), their loads and
+    atomics issued together (lowering/interleave.py; 1: one edge after
+    another). With `warp_gather` the gather replaces the thread phase."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         # each rewrite restructures a whole round body: apply the pattern

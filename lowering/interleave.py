@@ -171,27 +171,38 @@ def interleaved_loop(
     body: Block,
     lo: SSAValue,
     hi: SSAValue,
-    step: int,
+    step: int | SSAValue,
     copies: int,
     reduction: tuple[str, SSAValue] | None = None,
+    values: dict[SSAValue, SSAValue] | None = None,
 ) -> scf.ForOp:
     """The `scf.for` that runs the ForAll body `body` (`^bb(%e)`, ending in
     `irgl.yield` of nothing or, with `reduction` = (kind, initial partial),
     of the iteration's value) over `[lo, hi)` in steps of `step`, `copies`
-    iterations interleaved (see the module docstring). Call
-    check_interleavable first. `body` is cloned, not moved."""
+    iterations interleaved (see the module docstring). `values` replaces
+    values from outside the body in the clones (e.g. by their broadcasts in
+    a shared phase). Call check_interleavable first. `body` is cloned, not
+    moved."""
     index_type = IndexType()
     carried = [] if reduction is None else [reduction[1].type]
     block = Block(arg_types=[index_type, *carried])
     b = at.nested(InsertPoint.at_end(block))
     first = block.args[0]
     runs = [_Copy(first, None)]
+
+    def times(k: int) -> SSAValue:
+        """k * step as an index value."""
+        if isinstance(step, int):
+            return b.index(k * step)
+        return step if k == 1 else b.op(arith.MuliOp(step, b.index(k)))
+
     for k in range(1, copies):
-        e_k = b.op(arith.AddiOp(first, b.index(k * step)))
+        e_k = b.op(arith.AddiOp(first, times(k)))
         valid = b.op(arith.CmpiOp(e_k, hi, "slt"))
         runs.append(_Copy(b.op(arith.SelectOp(valid, e_k, first)), valid))
     argument = body.args[0]
     for run in runs:
+        run.mapping.update(values or {})
         run.mapping[argument] = run.index
         run.safe.add(run.index)
     terminator = body.last_op
@@ -271,6 +282,10 @@ def interleaved_loop(
                 )
             partial = b.op(combine(kind, partial, mine))
         block.add_op(scf.YieldOp(partial))
-    stride = at.index(step * copies)
+    stride = (
+        at.index(step * copies)
+        if isinstance(step, int)
+        else at.op(arith.MuliOp(step, at.index(copies)))
+    )
     initial = [] if reduction is None else [reduction[1]]
     return scf.ForOp(lo, hi, stride, initial, Region(block))

@@ -1,10 +1,10 @@
 """convert-irgl-nested-edges `interleave` (lower-irgl `edge_interleave=N`):
-a thread runs N iterations of its own small node's edge loop interleaved,
-operation by operation, so that their loads are issued together.
+a thread runs N iterations of each phase's edge loop interleaved, operation
+by operation, so that their loads and atomics are issued together.
 
-- lowering: the emitted thread phase of BFS reads the destinations of four
-  edges before the first level, and guards every side effect of a copy past
-  the end; a body with an operation whose result has no zero (a
+- lowering: each phase of BFS reads the destinations of four edges before
+  the first level, and issues the four exchanges before the first push; a
+  body with an operation whose used result has no zero (a
   `memref.alloca`) keeps the serial loop; bad values are diagnostics;
 - build: a plain and a reducing app compile (nvcc, skipped without);
 - GPU (marker ``gpu``): every graph app passes its CPU check with
@@ -38,23 +38,31 @@ def _bfs_kernel(code: str) -> str:
     return code[start : code.index("\n}\n", start)]
 
 
-def test_bfs_thread_phase_loads_four_edges_at_once() -> None:
+def test_bfs_phases_load_four_edges_at_once() -> None:
     kernel = _bfs_kernel(emitted_code("bfs", PIPELINE))
     lines = [line.strip() for line in kernel.splitlines()]
     dsts = [i for i, line in enumerate(lines) if "irgl_graph_edge_dst(g, " in line]
-    # block and warp phases: one each; the thread phase: four in a row,
-    # then the four levels
-    assert len(dsts) == 6
-    assert dsts[2:] == list(range(dsts[2], dsts[2] + 4))
-    loads = lines[dsts[5] + 1 : dsts[5] + 5]
-    assert all(re.fullmatch(r"int32_t \w+ = level\[\w+\];", line) for line in loads)
-    # each of the three later copies guards its exchange and push
-    assert kernel.count("atomicExch(") == 2 + 4
+    # block, warp and thread phases: four destinations in a row each, then
+    # the four levels, then the four exchanges before the first push
+    assert len(dsts) == 12
+    for phase in range(3):
+        first = dsts[4 * phase]
+        assert dsts[4 * phase : 4 * phase + 4] == list(range(first, first + 4))
+        loads = lines[first + 4 : first + 8]
+        level = r"int32_t \w+ = level\[\w+\];"
+        assert all(re.fullmatch(level, line) for line in loads), loads
+    assert kernel.count("atomicExch(") == 12
+    text = "\n".join(lines[dsts[8] :])
+    assert (
+        text.index("irgl_wl_push(")
+        > [m.start() for m in re.finditer(r"atomicExch\(", text)][-1]
+    )
 
 
 def test_plain_lowering_walks_one_edge_at_a_time() -> None:
     kernel = _bfs_kernel(emitted_code("bfs", "lower-irgl"))
     assert kernel.count("irgl_graph_edge_dst(g, ") == 3
+    assert kernel.count("atomicExch(") == 3
 
 
 def test_reducing_loop_keeps_the_serial_order() -> None:

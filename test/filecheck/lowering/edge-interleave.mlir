@@ -2,8 +2,9 @@
 // RUN: irgl-opt %s -p 'convert-irgl-kernels,irgl-nested-parallelism,convert-irgl-loops,convert-irgl-nested-edges' | filecheck %s --check-prefix=OFF
 // RUN: not irgl-opt %s -p 'convert-irgl-nested-edges{interleave=0}' 2>&1 | filecheck %s --check-prefix=BAD
 
-// convert-irgl-nested-edges{interleave=N}: the thread phase (a thread's own
-// small edge list) runs N iterations interleaved, operation by operation.
+// convert-irgl-nested-edges{interleave=N}: every phase's edge loop (a
+// thread's own small edge list, its share of a warp's or a block's) runs N
+// iterations interleaved, operation by operation.
 
 // Copies past the end: loads whose address derives from the index through
 // graph accessors run unguarded; a load at a loaded address, a store and an
@@ -58,8 +59,21 @@ irgl.kernel @visit(%g: !irgl.graph, %level: memref<?xi32>, %LEVEL: i32) {
   }
 }
 
-// The plain loop: two copies per step; copy 1 past the end takes copy 0's
+// The shared phases stride by the block or warp size: two strides a step.
+// CHECK:      func.call @irgl_block_elect
+// CHECK:      %[[BDIM:.*]] = "gpu.block_dim"
+// CHECK:      %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT: %[[BSTEP:.*]] = arith.muli %[[BDIM]], %[[TWO]] : index
+// CHECK-NEXT: scf.for %[[BE:.*]] = %{{.*}} to %[[BHI:.*]] step %[[BSTEP]] {
+// CHECK-NEXT:   %[[BE1:.*]] = arith.addi %[[BE]], %[[BDIM]] : index
+// CHECK-NEXT:   %{{.*}} = arith.cmpi slt, %[[BE1]], %[[BHI]] : index
+// CHECK:      %[[WSIZE:.*]] = func.call @irgl_warp_size
+// CHECK:      %[[WSTEP:.*]] = arith.muli %[[WSIZE]], %{{.*}} : index
+// CHECK-NEXT: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[WSTEP]] {
+
+// The thread phase: two copies per step; copy 1 past the end takes copy 0's
 // index.
+// CHECK:      arith.constant 32 : index
 // CHECK:      %[[STEP:.*]] = arith.constant 2 : index
 // CHECK-NEXT: scf.for %[[E:.*]] = %[[LO:.*]] to %[[HI:.*]] step %[[STEP]] {
 // CHECK-NEXT:   %[[ONE:.*]] = arith.constant 1 : index
@@ -98,6 +112,8 @@ irgl.kernel @visit(%g: !irgl.graph, %level: memref<?xi32>, %LEVEL: i32) {
 
 // The reducing loop: the partial takes copy 0's value, then copy 1's or the
 // identity, in the serial loop's order.
+// CHECK:      func.call @irgl_warp_is_lane
+// CHECK:      arith.constant 32 : index
 // CHECK:      %[[STEP2:.*]] = arith.constant 2 : index
 // CHECK-NEXT: %{{.*}} = scf.for %[[F:.*]] = %{{.*}} to %[[FHI:.*]] step %[[STEP2]] iter_args(%[[ACC:.*]] = %{{.*}}) -> (f64) {
 // CHECK:        %[[FV:.*]] = arith.cmpi slt, %{{.*}}, %[[FHI]] : index
@@ -114,6 +130,8 @@ irgl.kernel @visit(%g: !irgl.graph, %level: memref<?xi32>, %LEVEL: i32) {
 // CHECK-NEXT: }
 // CHECK:      {sym_name = "sum"
 
+// CHECK:      func.call @irgl_warp_is_lane
+// CHECK:      arith.constant 32 : index
 // CHECK:      %[[STEP3:.*]] = arith.constant 2 : index
 // CHECK-NEXT: scf.for %[[V:.*]] = %{{.*}} to %{{.*}} step %[[STEP3]] {
 // CHECK:        %[[VV:.*]] = arith.cmpi slt
