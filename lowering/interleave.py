@@ -23,18 +23,20 @@ copies that found an unvisited node are in flight together instead of one
 copy's exchange and push after another's.
 
 Copy 0 is always a real iteration. A later copy past the end runs with
-copy 0's index: only operations that cannot go wrong run unguarded for it —
-arith operations, graph accessors and `memref.load` whose address operands
-are derived from the index through arith and graph accessors only (so they
-equal copy 0's, which were valid) — everything else (stores, atomics,
-pushes, regions, calls, loads at addresses computed from loaded values) is
-guarded by `%valid_k`; a guarded operation's results are zero when it did
-not run, and nothing unguarded that reads memory depends on them. Inside
-a flattened `scf.if`, arith operations run unguarded (on zeros when the
-condition is false: harmless) and everything else under the guard. Each
-copy runs its own operations in program order, so every iteration does
-exactly what it did before; only the interleaving across iterations
-changes, which ForAll allows. The loads of all copies are issued together.
+copy 0's index: only operations that cannot go wrong run unguarded for it
+— arith operations defined for every operand (not divisions and shifts),
+graph accessors, and `memref.load`s whose address operands are derived
+from the index through those only (so they equal copy 0's, which were
+valid). Everything else (stores, atomics, pushes, regions, calls, loads at
+addresses computed from loaded values, divisions, shifts) is guarded by
+`%valid_k`; a guarded operation's used results are zero when it did not
+run, and nothing unguarded that reads memory depends on them. Inside a
+flattened `scf.if`, the total arith operations run unguarded (on zeros
+when the condition is false: harmless) and everything else under the
+guard. Each copy runs its own operations in program order, so every
+iteration does exactly what it did before; only the interleaving across
+iterations changes, which ForAll allows. The loads of all copies are
+issued together.
 
 A reducing loop carries its partial: each copy's yielded value is combined
 into it (a copy past the end contributes the identity).
@@ -66,6 +68,32 @@ from lowering.reductions import combine, identity
 
 #: Reads of the (immutable) graph: the same result for the same operands.
 _GRAPH_READS = (FirstEdgeOp, LastEdgeOp, DegreeOp, EdgeDstOp, EdgeWeightOp)
+
+
+#: Integer arith whose C++ form is undefined for some operands (a zero
+#: divisor, a shift past the width): never run where the original would not
+#: have run it, so that nvcc cannot draw conclusions from it.
+_PARTIAL_ARITH = (
+    arith.DivSIOp,
+    arith.DivUIOp,
+    arith.CeilDivSIOp,
+    arith.CeilDivUIOp,
+    arith.FloorDivSIOp,
+    arith.RemSIOp,
+    arith.RemUIOp,
+    arith.ShLIOp,
+    arith.ShRSIOp,
+    arith.ShRUIOp,
+)
+
+
+def _total_arith(op: Operation) -> bool:
+    """An arith operation defined for every operand (safe to run on zeros)."""
+    return (
+        op.dialect_name() == "arith"
+        and not op.regions
+        and not isinstance(op, _PARTIAL_ARITH)
+    )
 
 
 class NotInterleavable(Exception):
@@ -117,7 +145,7 @@ def check_interleavable(body: Block) -> None:
     """Raise NotInterleavable unless every operation that may be guarded can
     be (its results have zeros)."""
     for op, _ in _flatten(body):
-        if op.dialect_name() == "arith":
+        if _total_arith(op):
             continue  # never guarded
         for result in op.results:
             if result.uses:
@@ -161,7 +189,7 @@ def _speculate(op: Operation, copy: _Copy, body: Block) -> tuple[bool, bool]:
         return operands_safe, operands_safe
     if isinstance(op, memref.LoadOp):
         return operands_safe, False
-    if op.dialect_name() == "arith":
+    if _total_arith(op):
         return True, operands_safe
     return False, False
 
@@ -234,7 +262,7 @@ def interleaved_loop(
                     (True, True) if run.valid is None else _speculate(op, run, body)
                 )
             else:
-                unguarded = op.dialect_name() == "arith" and not op.regions
+                unguarded = _total_arith(op)
                 safe = False
             if unguarded:
                 clone = b.insert(op.clone(value_mapper=run.mapping))

@@ -59,6 +59,19 @@ irgl.kernel @visit(%g: !irgl.graph, %level: memref<?xi32>, %LEVEL: i32) {
   }
 }
 
+// A division may be undefined for a copy past the end: guarded there.
+irgl.kernel @ratio(%g: !irgl.graph, %out: memref<?xi32>) {
+  %c100 = arith.constant 100 : index
+  irgl.forall %n in nodes(%g) {
+    irgl.forall %e in edges(%g, %n) {
+      %dst = irgl.graph.edge_dst %g[%e]
+      %q = arith.divsi %c100, %dst : index
+      %v = arith.index_cast %q : index to i32
+      memref.store %v, %out[%dst] : memref<?xi32>
+    }
+  }
+}
+
 // The shared phases stride by the block or warp size: two strides a step.
 // CHECK:      func.call @irgl_block_elect
 // CHECK:      %[[BDIM:.*]] = "gpu.block_dim"
@@ -154,6 +167,18 @@ irgl.kernel @visit(%g: !irgl.graph, %level: memref<?xi32>, %LEVEL: i32) {
 // CHECK-NEXT:   }
 // CHECK-NEXT: }
 // CHECK:      {sym_name = "visit"
+
+// CHECK:      func.call @irgl_warp_is_lane
+// CHECK:      arith.constant 32 : index
+// CHECK:      %[[STEP4:.*]] = arith.constant 2 : index
+// CHECK-NEXT: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[STEP4]] {
+// CHECK:        %[[RV:.*]] = arith.cmpi slt
+// CHECK:        %[[R0:.*]] = irgl.graph.edge_dst
+// CHECK-NEXT:   %[[R1:.*]] = irgl.graph.edge_dst
+// CHECK-NEXT:   %[[Q0:.*]] = arith.divsi %c100, %[[R0]] : index
+// CHECK-NEXT:   %[[Q1:.*]] = scf.if %[[RV]] -> (index) {
+// CHECK-NEXT:     %{{.*}} = arith.divsi %c100, %[[R1]] : index
+// CHECK:      {sym_name = "ratio"
 
 // Without the option the thread phase walks one edge at a time.
 // OFF:      func.call @irgl_warp_is_lane
