@@ -258,7 +258,6 @@ def _functions() -> list[RuntimeFunction]:
         _fn("irgl_ctl_cell_slot", (_cell, _index), (_cell,)),
         _fn("irgl_ctl_cell_prepare", (_cell, _index)),
         _fn("irgl_ctl_cell_value", (_cell,), (i1,)),
-        _fn("irgl_ctl_block_sync", ()),
         _fn("irgl_ctl_size_check", (_wl, dynamic_memref(i32)), (_index,)),
         _fn("irgl_wl_create", (_index,), (_wl,), h),
         _fn("irgl_wl_destroy", (_wl,), (), h),

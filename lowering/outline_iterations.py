@@ -39,8 +39,9 @@ kernel (an Iterate, or a looping Pipe) whose round holds no nested loop and
 only invocations that one block can run (each iterates its `in` worklist,
 nothing in it needs the whole grid: no SyncRunningThreads, no Exclusive, no
 C text) checks at each round boundary whether `in` holds at most N items.
-If so, block 0 alone runs the following rounds, with
-`irgl_ctl_block_sync()` (`__syncthreads`) between the invocations and the
+If so, block 0 alone runs the following rounds, each step ending in
+`irgl_ctl_size_check` (a `__syncthreads`, then the size of `out` read once
+and broadcast) instead of a grid barrier, and the
 device bodies mapping their iterations over block 0's threads (the bodies
 take the index of the calling block and the number of blocks:
 `#irgl_rt.device_body<@k, in_size, grid>`), while every other block waits
@@ -644,7 +645,9 @@ class _DeviceLowering:
             slot = _rt_value(b, "irgl_ctl_cell_slot", [cell, epoch])
         cell_args = [slot] if slot is not None else []
         grid_args = self._grid_arguments(b) if name in self.gridded else []
-        barrier = "irgl_ctl_block_sync" if self.block_mode else "irgl_grid_sync"
+        # in the small-worklist mode (worklist kernels only) every run is
+        # followed by irgl_ctl_size_check, whose first barrier is the step's
+        assert uses_worklist or not self.block_mode
 
         def run(
             at: LoweringBuilder, worklists: Sequence[SSAValue], size: SSAValue | None
@@ -657,7 +660,8 @@ class _DeviceLowering:
                     [],
                 )
             )
-            _rt(at, barrier, [])
+            if not self.block_mode:
+                _rt(at, "irgl_grid_sync", [])
 
         if not uses_worklist:
             run(b, [], None)

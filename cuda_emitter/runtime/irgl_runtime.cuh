@@ -1498,7 +1498,7 @@ __device__ __forceinline__ bool irgl_ctl_cell_value(irgl::Cell slot) {
 
 // Small-worklist mode (irgl-outline-iterations `small_worklist`): while the
 // worklist of a control loop holds few items, block 0 alone runs its rounds,
-// separated by irgl_ctl_block_sync() instead of grid barriers, while every
+// each step ended by irgl_ctl_size_check() instead of a grid barrier, while every
 // other block waits at one grid barrier. A grid barrier first lets every
 // block finish reading the last grid step's results (block 0's second step
 // resets them: the spare is cleared and cell slots are reset one step
@@ -1508,18 +1508,14 @@ __device__ __forceinline__ bool irgl_ctl_cell_value(irgl::Cell slot) {
 // loads it. The next episode's first barrier keeps block 0 from overwriting
 // it before every block has read it.
 
-/// The barrier between two steps of block 0 in the small-worklist mode
-/// (every thread of block 0 calls it, no other block does). Global and
-/// shared memory writes before it are visible to the whole block after it.
-__device__ __forceinline__ void irgl_ctl_block_sync() { __syncthreads(); }
-
-/// After irgl_ctl_block_sync() in the small-worklist mode: irgl_ctl_size and
-/// irgl_ctl_check of `wl` with one memory request (tail and overflow flag
-/// share a 16-byte line) by thread 0, broadcast through shared memory.
-/// Block-uniform call.
+/// The end of a worklist kernel's step in the small-worklist mode: a block
+/// barrier (the step's: every push of the block is visible after it), then
+/// irgl_ctl_size and irgl_ctl_check of `wl` with one memory request (tail
+/// and overflow flag share a 16-byte line) by thread 0, broadcast through
+/// shared memory. Block-uniform call.
 __device__ __forceinline__ irgl_index irgl_ctl_size_check(irgl::Worklist wl, int32_t* status) {
   __shared__ irgl_index size;
-  __syncthreads();  // the previous call's readers are done
+  __syncthreads();  // the step's barrier; also the previous call's readers are done
   if (threadIdx.x == 0) {
     const irgl_index t = *reinterpret_cast<volatile irgl_index*>(wl.tail);
     const int flag = *reinterpret_cast<volatile int*>(wl.overflow);

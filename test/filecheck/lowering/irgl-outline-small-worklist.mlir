@@ -74,7 +74,6 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
 // CHECK-NEXT:            %[[ZERO:.*]] = arith.constant 0 : index
 // CHECK-NEXT:            %[[ONE:.*]] = arith.constant 1 : index
 // CHECK-NEXT:            func.call @step_device(%[[G]], %[[BL]], %[[BIN]], %[[BOUT]], %[[BSP]], %[[BSZ]], %[[ZERO]], %[[ONE]])
-// CHECK-NEXT:            func.call @irgl_ctl_block_sync()
 // CHECK-NEXT:            %[[NSZ:.*]] = func.call @irgl_ctl_size_check(%[[BOUT]], %[[ST]])
 // CHECK-NEXT:            %[[ONE2:.*]] = arith.constant 1 : index
 // CHECK-NEXT:            %[[NEP:.*]] = arith.addi %[[BEP]], %[[ONE2]] : index
@@ -188,7 +187,6 @@ irgl.kernel host @main(%x: memref<?xi32>, %cap: index) {
 // CHECK:           scf.while
 // CHECK-NEXT:        func.call @irgl_ctl_clear
 // CHECK:             func.call @work_device({{.*}}, %[[ZERO:.*]], %[[ONE:.*]]) :
-// CHECK-NEXT:        func.call @irgl_ctl_block_sync()
 // CHECK-NEXT:        scf.while
 // CHECK-NEXT:          %[[RSZ:.*]] = func.call @irgl_ctl_size_check(
 // CHECK-NEXT:          %[[RZ:.*]] = arith.constant 0 : index
@@ -198,7 +196,6 @@ irgl.kernel host @main(%x: memref<?xi32>, %cap: index) {
 // CHECK-NEXT:        ^{{.*}}(%[[OLD:[0-9a-z_]+]]: !irgl_rt.worklist, %{{.*}}: !irgl_rt.worklist, %{{.*}}: !irgl_rt.worklist, %{{.*}}: index):
 // CHECK-NEXT:          func.call @irgl_ctl_clear(%[[OLD]])
 // CHECK-NEXT:          func.call @work_device({{.*}}, %[[ZERO]], %[[ONE]]) :
-// CHECK-NEXT:          func.call @irgl_ctl_block_sync()
 // CHECK-NEXT:          scf.yield
 // CHECK-NEXT:        }
 // CHECK-NEXT:        func.call @irgl_ctl_size_check(

@@ -39,7 +39,6 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
 // CHECK:              while (true) {
 // CHECK-NEXT:           irgl_ctl_clear([[SP:v[0-9]+]]);
 // CHECK-NEXT:           step_device([[G]], {{v[0-9]+}}, {{v[0-9]+}}, [[OUT:v[0-9]+]], [[SP]], {{v[0-9]+}}, (irgl_index)0, (irgl_index)1);
-// CHECK-NEXT:           irgl_ctl_block_sync();
 // CHECK-NEXT:           irgl_index [[NSZ:v[0-9]+]] = irgl_ctl_size_check([[OUT]], [[STATUS]]);
 // CHECK:                bool [[MORE:v[0-9]+]] = [[NSZ]] > 0;
 // CHECK-NEXT:           bool [[SMALL:v[0-9]+]] = [[NSZ]] <= 64;
