@@ -473,6 +473,9 @@ def _plan(
     if reps < 1:
         raise UsageError(f"--reps must be at least 1, got {reps}")
     cache = None if args.no_cache else (args.cache_dir or default_cache_dir())
+    if cache is not None:
+        # the runs of one graph under many configurations share references
+        os.environ.setdefault("IRGL_REFERENCE_CACHE", str(Path(cache) / "references"))
     variants: list[tuple[str | None, str]] = (
         [(c.name, c.pipeline) for c in configs]
         if configs is not None

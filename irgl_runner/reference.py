@@ -7,7 +7,10 @@ unless a function says otherwise; the loaders symmetrize by default.
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -27,6 +30,7 @@ __all__ = [
     "is_mis",
     "mst_weight",
     "pagerank",
+    "reference_cache_dir",
     "same_partition",
     "sssp_distances",
     "triangle_count",
@@ -177,8 +181,47 @@ def pagerank(
     nodes lose their share), the Galois/IrGL formulation: values start at 0
     and residuals at ``1 - d``; each round adds the residual to the value and
     pulls ``d * residual[u] / outdeg(u)`` from in-neighbours.  Stops once every
-    residual is below ``tolerance``.  Returns float64.
+    residual is below ``tolerance``.  Returns float64, kept on disk between
+    processes when :func:`reference_cache_dir` names a folder.
     """
+    cache = reference_cache_dir()
+    if cache is None:
+        return _pagerank(graph, damping, tolerance, max_iterations)
+    key = hashlib.blake2b(digest_size=16)
+    for array in (graph.row_start, graph.edge_dst):
+        key.update(np.ascontiguousarray(array).tobytes())
+    key.update(repr((damping, tolerance, max_iterations)).encode())
+    path = cache / f"pagerank-{key.hexdigest()}.npy"
+    if path.is_file():
+        try:
+            value = np.load(path)
+        except (OSError, ValueError):
+            value = None
+        if value is not None and value.shape == (graph.num_nodes,):
+            return value
+    value = _pagerank(graph, damping, tolerance, max_iterations)
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
+        np.save(tmp, value)
+        tmp.replace(path)
+    except OSError:
+        pass  # a cache that cannot be written only costs time
+    return value
+
+
+def reference_cache_dir() -> Path | None:
+    """Where expensive references (:func:`pagerank`) are kept between
+    processes: ``$IRGL_REFERENCE_CACHE``, or None (no caching). A result's
+    key is the graph's content and the parameters, so the benchmark
+    harness's runs of one graph under many configurations solve once."""
+    env = os.environ.get("IRGL_REFERENCE_CACHE")
+    return Path(env) if env else None
+
+
+def _pagerank(
+    graph: CSRGraph, damping: float, tolerance: float, max_iterations: int
+) -> np.ndarray:
     n = graph.num_nodes
     step = pull_step(graph, damping)
     value = np.zeros(n)

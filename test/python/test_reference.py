@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -223,3 +224,31 @@ def test_compare_helpers() -> None:
     )
     assert compare_close("pr", np.array([1.0, 2.0]), np.array([1.0001, 2.0])) is None
     assert compare_close("pr", np.array([1.0, 2.5]), np.array([1.0, 2.0])) is not None
+
+
+def test_pagerank_reference_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With $IRGL_REFERENCE_CACHE the result is kept on disk, keyed by the
+    graph and the parameters: a second process-like call reads it back, and
+    another graph or tolerance solves anew."""
+    g = rmat(8, 4, seed=3)
+    assert isinstance(g, CSRGraph)
+    monkeypatch.delenv("IRGL_REFERENCE_CACHE", raising=False)
+    plain = pagerank(g, tolerance=1e-8)
+    monkeypatch.setenv("IRGL_REFERENCE_CACHE", str(tmp_path / "refs"))
+    first = pagerank(g, tolerance=1e-8)
+    files = sorted((tmp_path / "refs").glob("pagerank-*.npy"))
+    assert len(files) == 1
+    np.testing.assert_array_equal(first, plain)
+    # the stored file is what a later call returns
+    marked = first.copy()
+    marked[0] = -1.0
+    np.save(files[0], marked)
+    assert pagerank(g, tolerance=1e-8)[0] == -1.0
+    # other parameters, other graph: other entries
+    pagerank(g, tolerance=1e-6)
+    other = rmat(8, 4, seed=4)
+    assert isinstance(other, CSRGraph)
+    pagerank(other, tolerance=1e-8)
+    assert len(list((tmp_path / "refs").glob("pagerank-*.npy"))) == 3
