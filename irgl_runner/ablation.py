@@ -77,7 +77,7 @@ OPTIMIZATIONS: tuple[Optimization, ...] = (
     Optimization.flag("outline"),
     Optimization(
         "small_worklist",
-        (("small_worklist", 2048),),
+        (("small_worklist", 256),),
         (("small_worklist", 0),),
         requires=("outline",),
     ),

@@ -27,7 +27,6 @@ from lowering.convert_irgl_orchestration import ConvertIrglOrchestration
 from lowering.convert_irgl_sync import ConvertIrglSync
 from lowering.nested_parallelism import IrglNestedParallelism
 from lowering.outline_iterations import (
-    SMALL_WORKLIST,
     OutlineIterations,
     OutlineKernelBodies,
     check_control_block_option,
@@ -60,7 +59,7 @@ class LowerIrgl(ModulePass):
     - `control_resident` (int, 0): threads per SM the control kernel's
       launch bounds ask for (0: 1024 with worklists, 2048 without;
       irgl-outline-iterations `control_resident`);
-    - `small_worklist` (int, 2048; 0: off): a control loop whose `in` holds
+    - `small_worklist` (int, 256; 0: off): a control loop whose `in` holds
       at most this many items runs on block 0 alone, with block barriers
       (irgl-outline-iterations `small_worklist`);
     - `block_push` (bool, false): pushes staged per block, one atomic per
@@ -70,11 +69,13 @@ class LowerIrgl(ModulePass):
     - `warp_gather` (bool, false): small nodes' edge loops gathered over the
       warp instead of walked by their own thread (convert-irgl-nested-edges
       `warp_gather`);
-    - `edge_unroll` (int, 1): unroll the shared edge loops of nested
+    - `edge_unroll` (int, 4): unroll the shared edge loops of nested
       parallelism this many times (convert-irgl-nested-edges `unroll`);
-    - `edge_interleave` (int, 1): a thread walks this many of its own small
+    - `edge_interleave` (int, 4): a thread walks this many of its own small
       node's edges interleaved, their loads issued together
       (convert-irgl-nested-edges `interleave`);
+    - `edge_interleave_reduce` (int, 1): the same for edge loops with a
+      reduction (convert-irgl-nested-edges `interleave_reduce`);
     - `retry_backoff` (bool, false): retry backoff for kernels re-launched
       on retried items: contiguous blocks of at least 2^r iterations per
       thread in retry round r (convert-irgl-loops), retry launches sized to
@@ -111,7 +112,7 @@ class LowerIrgl(ModulePass):
     instead of every thread reading the worklist tail (irgl-outline-iterations
     `size_arg`)."""
 
-    small_worklist: int = SMALL_WORKLIST
+    small_worklist: int = 256
     """Item threshold of the control kernels' small-worklist mode (0: off):
     while a loop's `in` holds at most this many items, block 0 alone runs
     its rounds, separated by block barriers (irgl-outline-iterations)."""
@@ -126,14 +127,16 @@ class LowerIrgl(ModulePass):
     warp_gather: bool = False
     """Nested parallelism's thread phase replaced by a warp gather of the
     small edge lists (convert-irgl-nested-edges)."""
-    edge_unroll: int = 1
+    edge_unroll: int = 4
     """`#pragma unroll N` on the block and warp phases' edge loops."""
     control_block: int = 0
     """Largest control block size (0: the largest the kernels admit)."""
     control_resident: int = 0
     """Threads per SM the control kernel's launch bounds ask for (0: by kind)."""
-    edge_interleave: int = 1
-    """Iterations of the thread phase's edge loop interleaved per thread."""
+    edge_interleave: int = 4
+    """Iterations of an edge loop interleaved per thread (each phase)."""
+    edge_interleave_reduce: int = 1
+    """`edge_interleave` for edge loops with a reduction."""
     retry_backoff: bool = False
     """Retry backoff: in retry round r of a retrying kernel each thread runs
     a contiguous block of at least 2^r items, on a grid shrunk to match."""
@@ -144,7 +147,7 @@ class LowerIrgl(ModulePass):
 
     def __post_init__(self) -> None:
         check_block_size_option(self.block_size, "lower-irgl")
-        for option in ("edge_unroll", "edge_interleave"):
+        for option in ("edge_unroll", "edge_interleave", "edge_interleave_reduce"):
             if getattr(self, option) < 1:
                 raise DiagnosticException(
                     f"lower-irgl: {option} must be at least 1, "
@@ -183,6 +186,7 @@ class LowerIrgl(ModulePass):
                 warp_gather=self.warp_gather,
                 unroll=self.edge_unroll,
                 interleave=self.edge_interleave,
+                interleave_reduce=self.edge_interleave_reduce,
             ),
             ConvertIrglSync(
                 ticket_locks=self.ticket_locks, block_reduce=self.block_reduce

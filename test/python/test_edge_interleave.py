@@ -29,7 +29,8 @@ from test_apps_traversal import GRAPHS
 
 from irgl_runner.apps import load_app
 
-PIPELINE = "lower-irgl{edge_interleave=4}"
+# reducing loops too (lower-irgl interleaves only the others by default)
+PIPELINE = "lower-irgl{edge_interleave=4 edge_interleave_reduce=4}"
 APPS = ["bfs", "sssp", "cc", "mis", "mst", "pr", "pr_pull", "tc"]
 
 
@@ -60,9 +61,31 @@ def test_bfs_phases_load_four_edges_at_once() -> None:
 
 
 def test_plain_lowering_walks_one_edge_at_a_time() -> None:
-    kernel = _bfs_kernel(emitted_code("bfs", "lower-irgl"))
+    kernel = _bfs_kernel(emitted_code("bfs", "lower-irgl{edge_interleave=1}"))
     assert kernel.count("irgl_graph_edge_dst(g, ") == 3
     assert kernel.count("atomicExch(") == 3
+
+
+def test_default_interleaves_loops_without_a_reduction() -> None:
+    """lower-irgl's defaults: edge_interleave=4 for BFS's edge loop, 1
+    (serial) for PageRank's reducing one unless edge_interleave_reduce."""
+    assert emitted_code("bfs", "lower-irgl") == emitted_code(
+        "bfs", "lower-irgl{edge_interleave=4}"
+    )
+    default = emitted_code("pr_pull", "lower-irgl")
+    assert default == emitted_code("pr_pull", "lower-irgl{edge_interleave=1}")
+    assert default != emitted_code("pr_pull", PIPELINE)
+
+
+def test_edge_interleave_reduce_must_not_be_negative() -> None:
+    proc = irgl_opt(
+        "-p",
+        "convert-irgl-nested-edges{interleave_reduce=-1}",
+        str(load_app("bfs").mlir),
+    )
+    assert proc.returncode != 0
+    assert "interleave_reduce must be at least 0, got -1" in proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 def test_reducing_loop_keeps_the_serial_order() -> None:

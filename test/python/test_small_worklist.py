@@ -35,7 +35,7 @@ IRGL_OPT = [sys.executable, str(ROOT / "tools" / "irgl-opt")]
 MODE_APPS = ["bfs", "sssp", "mis", "pr"]
 NO_MODE = {"mst": "@hook has no worklist"}
 
-#: Pipelines of the GPU tests: off, default (2048), a low threshold the
+#: Pipelines of the GPU tests: off, default (256), a low threshold the
 #: worklists cross many times, and block 0 for every round.
 PIPELINES = {
     "off": "lower-irgl{small_worklist=0}",
@@ -143,7 +143,7 @@ def test_remarks_say_which_loops_have_the_mode(app: str) -> None:
         assert f"no small-worklist mode: {NO_MODE[app]}" in remark
     else:
         assert (
-            "small-worklist mode (block 0 alone while in holds at most 2048" in remark
+            "small-worklist mode (block 0 alone while in holds at most 256" in remark
         )
     assert _remarks(ROOT / "benchmarks" / app / f"{app}.mlir", "small_worklist=0") == []
 

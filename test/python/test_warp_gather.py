@@ -32,7 +32,7 @@ APPS = ["bfs", "sssp", "cc", "mis", "mst", "pr", "pr_pull", "tc"]
 
 
 def test_gather_replaces_the_thread_phase_of_a_reducing_loop() -> None:
-    plain = emitted_code("pr_pull", "lower-irgl")
+    plain = emitted_code("pr_pull", "lower-irgl{edge_unroll=1}")
     gathered = emitted_code("pr_pull", PIPELINE)
     assert "irgl_warp_exscan_index(" not in plain
     for call in (
