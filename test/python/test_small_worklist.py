@@ -142,9 +142,7 @@ def test_remarks_say_which_loops_have_the_mode(app: str) -> None:
     if app in NO_MODE:
         assert f"no small-worklist mode: {NO_MODE[app]}" in remark
     else:
-        assert (
-            "small-worklist mode (block 0 alone while in holds at most 256" in remark
-        )
+        assert "small-worklist mode (block 0 alone while in holds at most 256" in remark
     assert _remarks(ROOT / "benchmarks" / app / f"{app}.mlir", "small_worklist=0") == []
 
 
