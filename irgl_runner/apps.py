@@ -166,6 +166,9 @@ class AppSpec:
     - ``load_input``: ``load_input(ctx) -> object`` builds an input that is not
       a graph (stored in ``ctx.input`` before the arrays are allocated, once
       per :func:`execute`); ``None`` for graph apps.
+    - ``describe``: ``describe(ctx) -> dict`` facts about the output that
+      ``irgl-bench run`` adds to its JSON record (e.g. DMR's final triangle
+      count and smallest angle); ``None``: none.
     """
 
     name: str
@@ -180,6 +183,7 @@ class AppSpec:
     output_array: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
     load_input: Callable[[RunContext], Any] | None = None
+    describe: Callable[[RunContext], dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         self.mlir = Path(self.mlir)

@@ -134,6 +134,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     }
     if ctx.result is not None:
         record["result"] = ctx.result
+    if app.describe is not None:
+        record.update(app.describe(ctx))
     if problem is not None:
         record["problem"] = problem
     if backend.name != DEFAULT_BACKEND:

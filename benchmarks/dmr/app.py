@@ -102,6 +102,13 @@ def check(ctx: RunContext) -> str | None:
     return problem
 
 
+def describe(ctx: RunContext) -> dict[str, Any]:
+    """The refined mesh next to the time: triangles, points and smallest
+    angle (degrees) before and after, bad triangles at the start, points
+    inserted and boundary edges split (``mesh.summary``)."""
+    return mesh.summary(ctx.input.mesh, read_back(ctx))
+
+
 APP = AppSpec(
     name="dmr",
     mlir=HERE / "dmr.mlir",
@@ -126,6 +133,7 @@ APP = AppSpec(
         2 * ctx.input.tcap,
     ],
     check=check,
+    describe=describe,
     symmetrize=False,
     weighted=False,
     uses_source=False,

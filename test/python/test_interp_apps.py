@@ -129,6 +129,21 @@ def test_irgl_bench_run_backend_interp(capsys: pytest.CaptureFixture[str]) -> No
     assert record["edges"] > 0 and len(record["times_ms"]) == 1
 
 
+def test_dmr_record_reports_the_refined_mesh(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """DMR's JSON record carries the refined mesh next to the time (the
+    app's `describe`): its triangles and points, and a smallest angle of at
+    least 30 degrees where the input's was below it."""
+    args = ["run", "dmr", "--graph", "random:40:0", "--no-cache", "--reps", "1"]
+    assert bench_cli.main([*args, "--backend", "interp"]) == 0
+    record = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert record["check"] == "passed"
+    assert record["initial_min_angle"] < 30.0 <= record["min_angle"]
+    assert record["triangles"] > record["initial_triangles"]
+    assert record["points"] == 40 + record["inserted"] + record["split"]
+
+
 def test_irgl_bench_bad_schedule(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["run", "bfs", "--graph", "random:5:5", "--no-cache", "--backend"]
     assert bench_cli.main([*args, "interp", "--schedule", "random"]) == 2
