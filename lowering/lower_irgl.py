@@ -32,6 +32,7 @@ from lowering.outline_iterations import (
     check_control_block_option,
     check_control_resident_option,
     check_small_worklist_option,
+    check_small_worklist_us_option,
 )
 
 
@@ -62,6 +63,9 @@ class LowerIrgl(ModulePass):
     - `small_worklist` (int, 256; 0: off): a control loop whose `in` holds
       at most this many items runs on block 0 alone, with block barriers
       (irgl-outline-iterations `small_worklist`);
+    - `small_worklist_us` (int, 0: none): a step of that mode taking longer
+      than this many microseconds ends the mode for the rest of the control
+      kernel (irgl-outline-iterations `small_worklist_us`);
     - `block_push` (bool, false): pushes staged per block, one atomic per
       block (convert-irgl-loops `block_push`);
     - `block_reduce` (bool, false): ReduceAndReturn reduced per block, one
@@ -117,6 +121,9 @@ class LowerIrgl(ModulePass):
     while a loop's `in` holds at most this many items, block 0 alone runs
     its rounds, separated by block barriers (irgl-outline-iterations)."""
 
+    small_worklist_us: int = 0
+    """Time limit of a small-worklist step in microseconds (0: none)."""
+
     block_push: bool = False
     """Cooperative conversion of pushes: staged in shared memory per block and
     published with one atomic per block (convert-irgl-loops)."""
@@ -154,6 +161,7 @@ class LowerIrgl(ModulePass):
                     f"got {getattr(self, option)}"
                 )
         check_small_worklist_option(self.small_worklist, "lower-irgl")
+        check_small_worklist_us_option(self.small_worklist_us, "lower-irgl")
         check_control_block_option(self.control_block, "lower-irgl")
         check_control_resident_option(self.control_resident, "lower-irgl")
 
@@ -167,6 +175,7 @@ class LowerIrgl(ModulePass):
                     retry_backoff=self.retry_backoff,
                     control_block=self.control_block,
                     control_resident=self.control_resident,
+                    small_worklist_us=self.small_worklist_us,
                 )
             ]
             if self.outline

@@ -58,6 +58,17 @@ grid barrier equally often: the mode's decision depends only on values
 every block holds alike. With `remarks`, one line per loop
 says whether it has the mode or why not.
 
+A time limit (`small_worklist_us=T`, T > 0) ends the mode for the rest of
+the control kernel once one of block 0's steps took more than T
+microseconds (its thread 0 reads `%globaltimer` before and after the step,
+`irgl_ctl_clock` / `irgl_ctl_small_quick`): a step that slow holds heavy
+items (hub nodes, say), which the grid would spread over its blocks
+instead of walking them one after another. The slow step's thread 0 sets
+status[1] (the status buffer then has two words); every block reads it
+after the exit's grid barrier, at each round boundary, before it decides
+on the mode (`irgl_ctl_small_allowed`), so the decision stays the same in
+every block.
+
 The device functions are declared here (body-less, with the attribute
 `#irgl_rt.device_body<@kernel>`) and given the kernel's fully lowered body
 by `irgl-outline-kernel-bodies` at the end of `lower-irgl`. The control
@@ -83,6 +94,7 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
     i1,
     i32,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -553,6 +565,8 @@ class _SmallMode:
     mailbox: _Mailbox
     block: SSAValue
     """`gpu.block_id x` of the control kernel."""
+    limit_us: int = 0
+    """A step of block 0 longer than this ends the mode (0: no limit)."""
 
 
 _Round = Callable[[LoweringBuilder, list[SSAValue]], tuple[SSAValue, list[SSAValue]]]
@@ -935,6 +949,9 @@ class _DeviceLowering:
         assert entry.size is not None, "the loop carries the size of in"
         threshold = b.index(small.threshold)
         fits = b.op(arith.CmpiOp(entry.size, threshold, "sle"))
+        if small.limit_us > 0:
+            allowed = _rt_value(b, "irgl_ctl_small_allowed", [self.status])
+            fits = b.op(arith.AndIOp(fits, allowed))
         types = [i1, *(v.type for v in carried), *entry.types()]
         switch = scf.IfOp(fits, types, Region(Block()), Region(Block()))
         b.insert(switch)
@@ -989,10 +1006,16 @@ class _DeviceLowering:
         body = b.nested(InsertPoint.at_end(before))
         ncarried = len(carried)
         self.state = _State.of(before.args[ncarried:], True)
+        limit_us = self.small.limit_us
+        start = _rt_value(body, "irgl_ctl_clock", []) if limit_us > 0 else None
         condition, values = build(body, list(before.args[:ncarried]))
         size = self.state.size
         assert size is not None
         fits = body.op(arith.CmpiOp(size, body.index(self.small.threshold), "sle"))
+        if start is not None:
+            limit = body.const(1000 * limit_us, i64)
+            quick = _rt_value(body, "irgl_ctl_small_quick", [start, limit, self.status])
+            fits = body.op(arith.AndIOp(fits, quick))
         stay = body.op(arith.AndIOp(condition, fits))
         body.insert(scf.ConditionOp(stay, condition, *values, *self.state.values()))
         after.add_op(scf.YieldOp(*after.args[1:]))
@@ -1011,8 +1034,10 @@ class _Outliner:
         small_worklist: int = 0,
         control_block: int = 0,
         control_resident: int = 0,
+        small_worklist_us: int = 0,
     ):
         self.module = module
+        self.small_worklist_us = small_worklist_us
         self.size_arg = size_arg
         self.control_block = control_block
         self.control_resident = control_resident
@@ -1170,7 +1195,11 @@ class _Outliner:
         if not small_loops:
             return (block, blocks), None
         mode = _SmallMode(
-            self.small_worklist, set(small_loops), _Mailbox(mailbox), block
+            self.small_worklist,
+            set(small_loops),
+            _Mailbox(mailbox),
+            block,
+            self.small_worklist_us,
         )
         return (block, blocks), mode
 
@@ -1222,7 +1251,13 @@ class _Outliner:
                         i32 if isinstance(result.type, MemRefType) else result.type
                     )
                     outputs.append((result, *_device_buffer(host, element)))
-        status_alloc, status = _device_buffer(host, i32)
+        # status[0]: a worklist overflowed; status[1]: the small-worklist
+        # mode's time limit was hit (only with a limit)
+        status_alloc, status = (
+            _device_array(host, i32, 2)
+            if small_loops and self.small_worklist_us > 0
+            else _device_buffer(host, i32)
+        )
         mail_sizes = _Mailbox.sizes(small_loops)
         mail = [_device_array(host, t, n) for t, n in mail_sizes.items()]
 
@@ -1405,6 +1440,11 @@ class OutlineIterations(ModulePass):
     at most this many items at a round boundary, block 0 alone runs the
     rounds of a loop, with block barriers instead of grid barriers."""
 
+    small_worklist_us: int = 0
+    """Time limit of a small-worklist step in microseconds (0: none): a
+    step of block 0 that takes longer ends the mode for the rest of the
+    control kernel."""
+
     control_block: int = 0
     """Largest control block size to pick from the sizes the kernels admit
     (0: the largest they admit), a power of two from 32 to 1024."""
@@ -1417,6 +1457,7 @@ class OutlineIterations(ModulePass):
 
     def __post_init__(self) -> None:
         check_small_worklist_option(self.small_worklist, self.name)
+        check_small_worklist_us_option(self.small_worklist_us, self.name)
         check_control_block_option(self.control_block, self.name)
         check_control_resident_option(self.control_resident, self.name)
 
@@ -1430,6 +1471,7 @@ class OutlineIterations(ModulePass):
             self.small_worklist,
             self.control_block,
             self.control_resident,
+            self.small_worklist_us,
         )
         outliner.retry_backoff = self.retry_backoff
         outliner.run()
@@ -1441,6 +1483,16 @@ def check_small_worklist_option(value: int, owner: str) -> None:
     if value < 0:
         raise ValueError(
             f"{owner}: small_worklist must be an item count (0: off), got {value}"
+        )
+
+
+def check_small_worklist_us_option(value: int, owner: str) -> None:
+    """A `small_worklist_us` option is a time in microseconds (0: no
+    limit); raise a ValueError naming `owner` for a negative one."""
+    if value < 0:
+        raise ValueError(
+            f"{owner}: small_worklist_us must be microseconds (0: no limit), "
+            f"got {value}"
         )
 
 

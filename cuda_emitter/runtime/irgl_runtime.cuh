@@ -1526,6 +1526,40 @@ __device__ __forceinline__ irgl_index irgl_ctl_size_check(irgl::Worklist wl, int
   return size;
 }
 
+// Time limit of the small-worklist mode (irgl-outline-iterations
+// `small_worklist_us`): a step of block 0 that takes longer than the limit
+// ends the mode for the rest of the control kernel (status[1] = 1).
+
+/// The GPU's global nanosecond timer (%globaltimer).
+__device__ __forceinline__ int64_t irgl_ctl_clock() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return static_cast<int64_t>(t);
+}
+
+/// After a step of block 0 in the small-worklist mode that thread 0 began at
+/// `start` (irgl_ctl_clock): whether it took at most `limit_ns`. If not,
+/// thread 0 sets status[1], which ends the mode for the rest of the control
+/// kernel (every block reads it after the exit's grid barrier). Thread 0's
+/// verdict is broadcast through shared memory. Block-uniform call.
+__device__ __forceinline__ bool irgl_ctl_small_quick(int64_t start, int64_t limit_ns, int32_t* status) {
+  __shared__ int quick;
+  __syncthreads();  // the previous call's readers are done
+  if (threadIdx.x == 0) {
+    quick = irgl_ctl_clock() - start <= limit_ns;
+    if (!quick) *reinterpret_cast<volatile int32_t*>(status + 1) = 1;
+  }
+  __syncthreads();
+  return quick != 0;
+}
+
+/// After a grid barrier: whether the small-worklist mode may still be
+/// entered (no step hit the time limit; status[1] unset). Every block reads
+/// the same value between two grid barriers.
+__device__ __forceinline__ bool irgl_ctl_small_allowed(const int32_t* status) {
+  return *reinterpret_cast<const volatile int32_t*>(status + 1) == 0;
+}
+
 /// Creates an empty worklist of `capacity` items outside any pipe (the
 /// control kernel's spare). Free with irgl_wl_destroy. Throws irgl::Error.
 inline irgl::Worklist irgl_wl_create(irgl_index capacity) {

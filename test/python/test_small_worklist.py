@@ -36,12 +36,16 @@ MODE_APPS = ["bfs", "sssp", "mis", "pr"]
 NO_MODE = {"mst": "@hook has no worklist"}
 
 #: Pipelines of the GPU tests: off, default (256), a low threshold the
-#: worklists cross many times, and block 0 for every round.
+#: worklists cross many times, block 0 for every round, block 0 until its
+#: first step (a time limit every step exceeds), and a 20 us limit.
 PIPELINES = {
     "off": "lower-irgl{small_worklist=0}",
     "default": "lower-irgl",
     "low": "lower-irgl{small_worklist=16}",
     "always": "lower-irgl{small_worklist=1000000000}",
+    # a time limit every step exceeds: the mode ends after its first step
+    "timed_out": "lower-irgl{small_worklist=1000000000 small_worklist_us=1}",
+    "timed": "lower-irgl{small_worklist_us=20}",
 }
 
 #: A looping Pipe whose kernel retries the first arrival of every item, and
@@ -175,6 +179,28 @@ def test_small_worklist_cuda_compiles(app: str, tmp_path: Path) -> None:
     assert ", (irgl_index)0, (irgl_index)1);" in control
     assert control.count("irgl_grid_sync();") >= 3
     assert nvcc_object_errors(cuda, tmp_path) is None
+
+
+def test_time_limit_cuda_compiles(tmp_path: Path) -> None:
+    """`small_worklist_us`: a two-word status buffer, the mode asked at
+    every entry, each step of block 0 stamped and judged against the limit
+    in nanoseconds; the CUDA compiles."""
+    mlir = ROOT / "benchmarks" / "bfs" / "bfs.mlir"
+    timed = _lower(mlir, "-p", "lower-irgl{small_worklist_us=32}", "-t", "cuda")
+    plain = _lower(mlir, "-p", "lower-irgl", "-t", "cuda")
+    assert timed.returncode == 0 and plain.returncode == 0, timed.stderr
+    host = timed.stdout[timed.stdout.index("static void irgl_host_main(") :]
+    assert "irgl_alloc<int32_t>(2);" in host
+    control = timed.stdout[timed.stdout.index("main_control(irgl::Graph v0") :]
+    assert control.count("irgl_ctl_small_allowed(") == 1
+    assert control.count("irgl_ctl_clock();") == 1
+    assert "(int64_t)32000, " in control
+    # without a limit none of it (the header's definitions aside)
+    plain_control = plain.stdout[plain.stdout.index("main_control(irgl::Graph v0") :]
+    assert "irgl_ctl_small_allowed(" not in plain_control
+    assert "irgl_ctl_clock();" not in plain_control
+    assert "irgl_alloc<int32_t>(2);" not in plain_control
+    assert nvcc_object_errors(timed.stdout, tmp_path) is None
 
 
 # --------------------------------------------------------------------------- #

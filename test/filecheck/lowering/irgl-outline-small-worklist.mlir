@@ -4,6 +4,8 @@
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=0 remarks=true}' 2>&1 | filecheck %s --check-prefix=OFF
 // RUN: irgl-opt %s --split-input-file -p 'lower-irgl{small_worklist=64}' | filecheck %s --check-prefix=BODY
 // RUN: not irgl-opt %s --split-input-file -p 'lower-irgl{small_worklist=-1}' 2>&1 | filecheck %s --check-prefix=NEGATIVE
+// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=64 small_worklist_us=32}' | filecheck %s --check-prefix=TIMED
+// RUN: not irgl-opt %s --split-input-file -p 'lower-irgl{small_worklist_us=-5}' 2>&1 | filecheck %s --check-prefix=NEGATIVE-US
 
 // The small-worklist mode of a control loop (irgl-outline-iterations
 // `small_worklist`): at a round boundary where `in` holds at most the
@@ -274,3 +276,22 @@ irgl.kernel host @main(%g: !irgl.graph, %x: memref<?xi32>, %src: index) {
 // CHECK-LABEL: func.func @main
 // CHECK:         func.func private @barrier_device({{.*}}) -> () attributes {irgl_rt.device_body = #irgl_rt.device_body<@barrier, in_size>}
 // CHECK:         func.func private @step_device({{.*}}) -> () attributes {irgl_rt.device_body = #irgl_rt.device_body<@step, in_size, grid>}
+
+// With a time limit (`small_worklist_us`): the status buffer has a second
+// word, every block asks it before entering the mode, and block 0 stamps
+// each step and leaves when one took longer than the limit (in ns).
+// TIMED-LABEL: func.func @main(%g: !irgl.graph, %src: index) -> i32
+// TIMED:         %[[ST:.*]] = memref.alloc() : memref<2xi32>
+// TIMED-NEXT:    %{{.*}} = "memref.cast"(%[[ST]]) : (memref<2xi32>) -> memref<?xi32>
+// TIMED:         %[[FITS:.*]] = arith.cmpi sle, %{{.*}}, %{{.*}} : index
+// TIMED-NEXT:    %[[OK:.*]] = func.call @irgl_ctl_small_allowed(%[[CS:.*]]) : (memref<?xi32>) -> i1
+// TIMED-NEXT:    %[[ENTER:.*]] = arith.andi %[[FITS]], %[[OK]] : i1
+// TIMED-NEXT:    %{{.*}} = scf.if %[[ENTER]]
+// TIMED:           scf.while
+// TIMED-NEXT:        %[[T0:.*]] = func.call @irgl_ctl_clock() : () -> i64
+// TIMED:             func.call @step_device
+// TIMED:             %[[LIM:.*]] = arith.constant 32000 : i64
+// TIMED-NEXT:        %[[QUICK:.*]] = func.call @irgl_ctl_small_quick(%[[T0]], %[[LIM]], %[[CS]]) : (i64, i64, memref<?xi32>) -> i1
+// TIMED-NEXT:        %{{.*}} = arith.andi %{{.*}}, %[[QUICK]] : i1
+
+// NEGATIVE-US: lower-irgl: small_worklist_us must be microseconds (0: no limit), got -5
