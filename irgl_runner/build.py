@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shlex
 import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -54,6 +55,7 @@ __all__ = [
     "cache_dir",
     "compile_cuda",
     "emit_cuda",
+    "extra_nvcc_flags",
     "emit_program",
     "library_path",
     "runtime_include_dir",
@@ -243,6 +245,13 @@ def _looks_like_path(src: str | os.PathLike[str]) -> bool:
     return "\n" not in src and len(src) < 4096 and Path(src).is_file()
 
 
+def extra_nvcc_flags() -> list[str]:
+    """nvcc flags added to every build: ``$IRGL_NVCC_FLAGS``, split like a
+    shell (e.g. ``-DIRGL_PROFILE_CONTROL`` for the control kernels' barrier
+    profile, see docs/lowered-ir.md). They are part of the cache key."""
+    return shlex.split(os.environ.get("IRGL_NVCC_FLAGS", ""))
+
+
 def _prepare(
     source: str | os.PathLike[str] | EmittedProgram,
     flags: Sequence[str],
@@ -265,6 +274,7 @@ def _prepare(
         includes.append(path.resolve().parent)
     else:
         text = str(source)
+    flags = [*flags, *extra_nvcc_flags()]
     args = [*flags, *(f"-I{d}" for d in includes)]
     h = hashlib.sha256()
     h.update(text.encode())

@@ -490,9 +490,38 @@ __device__ __forceinline__ int32_t irgl_claim_read(int32_t* claims, irgl_index i
   return cell.load(cuda::memory_order_relaxed);
 }
 
+#ifdef IRGL_PROFILE_CONTROL
+// Barrier profile of grid-barrier kernels (build with -DIRGL_PROFILE_CONTROL;
+// irgl-bench takes it from $IRGL_NVCC_FLAGS): thread 0 of every block adds
+// the nanoseconds it spends in each grid barrier (the barrier itself plus the
+// wait for the slowest block) to irgl_profile[0]; global thread 0 counts the
+// barriers in irgl_profile[1] and stores the grid size in irgl_profile[2].
+// irgl_outline_finish prints and resets them after each control kernel.
+__device__ unsigned long long irgl_profile[3];
+__device__ __forceinline__ unsigned long long irgl_profile_clock() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+#endif
+
 /// Grid-wide barrier (SyncRunningThreads). The kernel must be launched with
 /// irgl::launch_cooperative (all blocks co-resident).
-__device__ __forceinline__ void irgl_grid_sync() { cooperative_groups::this_grid().sync(); }
+__device__ __forceinline__ void irgl_grid_sync() {
+#ifdef IRGL_PROFILE_CONTROL
+  const unsigned long long start = threadIdx.x == 0 ? irgl_profile_clock() : 0;
+  cooperative_groups::this_grid().sync();
+  if (threadIdx.x == 0) {
+    atomicAdd(&irgl_profile[0], irgl_profile_clock() - start);
+    if (blockIdx.x == 0) {
+      irgl_profile[1] += 1;
+      irgl_profile[2] = gridDim.x;
+    }
+  }
+#else
+  cooperative_groups::this_grid().sync();
+#endif
+}
 
 // Warp cooperation (nested parallelism): the lanes that reach a cooperative
 // loop together capture their mask once with irgl_warp_active() and pass it to
@@ -1606,6 +1635,18 @@ inline irgl::Cell irgl_cell_create_slots(bool any) {
 inline void irgl_outline_finish(const int32_t* status) {
   int32_t flag = 0;
   IRGL_CHECK(cudaMemcpy(&flag, status, sizeof(flag), cudaMemcpyDeviceToHost));
+#ifdef IRGL_PROFILE_CONTROL
+  unsigned long long prof[3] = {0, 0, 0};
+  IRGL_CHECK(cudaMemcpyFromSymbol(prof, irgl_profile, sizeof(prof)));
+  const unsigned long long zero[3] = {0, 0, 0};
+  IRGL_CHECK(cudaMemcpyToSymbol(irgl_profile, zero, sizeof(zero)));
+  if (prof[1] > 0 && prof[2] > 0)
+    std::fprintf(stderr,
+                 "irgl profile: %llu grid barriers of %llu blocks, %.0f ns per barrier and block "
+                 "(barrier and wait), %.3f ms in all per block\n",
+                 prof[1], prof[2], static_cast<double>(prof[0]) / (prof[1] * prof[2]),
+                 static_cast<double>(prof[0]) / prof[2] / 1e6);
+#endif
   if (flag != 0)
     throw irgl::Error("worklist overflow in an outlined iteration: a worklist received more pushes than its "
                       "capacity in one invocation (pushes past the capacity were dropped); increase the "

@@ -255,3 +255,92 @@ def test_block_reduce_on_gpu(options: str, tmp_path: Path) -> None:
     x = program.alloc(5000, np.int32).fill(0)
     program.call("main", x, 5000)
     np.testing.assert_array_equal(x.to_numpy(), np.full(5000, 9))
+
+
+def _barrier_profile_source() -> str:
+    from irgl_runner.apps import load_app
+    from irgl_runner.build import emit_cuda
+
+    return emit_cuda(load_app("bfs").mlir, "lower-irgl")
+
+
+def test_barrier_profile_compiles(tmp_path: Path) -> None:
+    """-DIRGL_PROFILE_CONTROL (the control kernels' barrier profile) builds
+    without warnings; without it the runtime has no profile counters."""
+    from conftest import nvcc_path
+
+    nvcc = nvcc_path()
+    if nvcc is None:
+        pytest.skip("nvcc not found")
+    source = tmp_path / "bfs.cu"
+    source.write_text(_barrier_profile_source())
+    proc = subprocess.run(
+        [
+            nvcc,
+            "-arch=sm_90",
+            "-std=c++17",
+            "-DIRGL_PROFILE_CONTROL",
+            "-c",
+            str(source),
+            "-o",
+            str(tmp_path / "bfs.o"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "warning" not in proc.stderr.lower()
+
+
+def test_extra_nvcc_flags_are_part_of_the_cache_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from irgl_runner.build import extra_nvcc_flags, library_path
+
+    monkeypatch.delenv("IRGL_NVCC_FLAGS", raising=False)
+    plain = library_path("__global__ void k() {}", cache=tmp_path)
+    assert extra_nvcc_flags() == []
+    monkeypatch.setenv("IRGL_NVCC_FLAGS", "-DIRGL_PROFILE_CONTROL  -lineinfo")
+    assert extra_nvcc_flags() == ["-DIRGL_PROFILE_CONTROL", "-lineinfo"]
+    assert library_path("__global__ void k() {}", cache=tmp_path) != plain
+
+
+@pytest.mark.gpu
+def test_barrier_profile_counts_the_levels(tmp_path: Path) -> None:
+    """Built with the profile, the outlined BFS on a 64x64 grid reports at
+    least one grid barrier per level (126 levels from a corner)."""
+    import os
+    import re
+
+    assert has_gpu()
+    env = {
+        **os.environ,
+        "IRGL_NVCC_FLAGS": "-DIRGL_PROFILE_CONTROL",
+        "IRGL_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "irgl_runner.bench_cli",
+            "run",
+            "bfs",
+            "--graph",
+            "grid:64x64",
+            "--reps",
+            "1",
+            "--no-cache",
+            "-p",
+            "lower-irgl{small_worklist=0}",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    found = re.findall(
+        r"irgl profile: (\d+) grid barriers of (\d+) blocks", proc.stderr
+    )
+    assert found, proc.stderr
+    barriers, blocks = map(int, found[-1])
+    assert barriers >= 126 and blocks >= 1
