@@ -55,8 +55,8 @@ __all__ = [
     "cache_dir",
     "compile_cuda",
     "emit_cuda",
-    "extra_nvcc_flags",
     "emit_program",
+    "extra_nvcc_flags",
     "library_path",
     "runtime_include_dir",
 ]

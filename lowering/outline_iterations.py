@@ -1253,11 +1253,8 @@ class _Outliner:
                     outputs.append((result, *_device_buffer(host, element)))
         # status[0]: a worklist overflowed; status[1]: the small-worklist
         # mode's time limit was hit (only with a limit)
-        status_alloc, status = (
-            _device_array(host, i32, 2)
-            if small_loops and self.small_worklist_us > 0
-            else _device_buffer(host, i32)
-        )
+        timed = bool(small_loops) and self.small_worklist_us > 0
+        status_alloc, status = _device_array(host, i32, 2 if timed else 1)
         mail_sizes = _Mailbox.sizes(small_loops)
         mail = [_device_array(host, t, n) for t, n in mail_sizes.items()]
 
@@ -1384,8 +1381,7 @@ def _reads_in_size(kernel: gpu.FuncOp) -> bool:
 def _device_buffer(b: LoweringBuilder, element: Attribute) -> tuple[SSAValue, SSAValue]:
     """A one-element device buffer: the allocation (`memref<1xT>`, to free)
     and its `memref<?xT>` view that the control kernel and the runtime take."""
-    alloc = b.op(memref.AllocOp([], [], MemRefType(element, [1])))
-    return alloc, b.op(memref.CastOp.get(alloc, dynamic_memref(element)))
+    return _device_array(b, element, 1)
 
 
 def _graph_argument(op: Operation) -> SSAValue:

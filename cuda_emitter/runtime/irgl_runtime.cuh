@@ -490,6 +490,14 @@ __device__ __forceinline__ int32_t irgl_claim_read(int32_t* claims, irgl_index i
   return cell.load(cuda::memory_order_relaxed);
 }
 
+/// The GPU's global nanosecond timer (%globaltimer): the small-worklist
+/// mode's time limit and the barrier profile below.
+__device__ __forceinline__ int64_t irgl_ctl_clock() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return static_cast<int64_t>(t);
+}
+
 #ifdef IRGL_PROFILE_CONTROL
 // Barrier profile of grid-barrier kernels (build with -DIRGL_PROFILE_CONTROL;
 // irgl-bench takes it from $IRGL_NVCC_FLAGS): thread 0 of every block adds
@@ -498,21 +506,16 @@ __device__ __forceinline__ int32_t irgl_claim_read(int32_t* claims, irgl_index i
 // barriers in irgl_profile[1] and stores the grid size in irgl_profile[2].
 // irgl_outline_finish prints and resets them after each control kernel.
 __device__ unsigned long long irgl_profile[3];
-__device__ __forceinline__ unsigned long long irgl_profile_clock() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 #endif
 
 /// Grid-wide barrier (SyncRunningThreads). The kernel must be launched with
 /// irgl::launch_cooperative (all blocks co-resident).
 __device__ __forceinline__ void irgl_grid_sync() {
 #ifdef IRGL_PROFILE_CONTROL
-  const unsigned long long start = threadIdx.x == 0 ? irgl_profile_clock() : 0;
+  const int64_t start = threadIdx.x == 0 ? irgl_ctl_clock() : 0;
   cooperative_groups::this_grid().sync();
   if (threadIdx.x == 0) {
-    atomicAdd(&irgl_profile[0], irgl_profile_clock() - start);
+    atomicAdd(&irgl_profile[0], static_cast<unsigned long long>(irgl_ctl_clock() - start));
     if (blockIdx.x == 0) {
       irgl_profile[1] += 1;
       irgl_profile[2] = gridDim.x;
@@ -1557,14 +1560,8 @@ __device__ __forceinline__ irgl_index irgl_ctl_size_check(irgl::Worklist wl, int
 
 // Time limit of the small-worklist mode (irgl-outline-iterations
 // `small_worklist_us`): a step of block 0 that takes longer than the limit
-// ends the mode for the rest of the control kernel (status[1] = 1).
-
-/// The GPU's global nanosecond timer (%globaltimer).
-__device__ __forceinline__ int64_t irgl_ctl_clock() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return static_cast<int64_t>(t);
-}
+// ends the mode for the rest of the control kernel (status[1] = 1); the
+// steps are stamped with irgl_ctl_clock (above).
 
 /// After a step of block 0 in the small-worklist mode that thread 0 began at
 /// `start` (irgl_ctl_clock): whether it took at most `limit_ns`. If not,
