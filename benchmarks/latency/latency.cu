@@ -13,12 +13,18 @@
 #include <cstdio>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
 
 constexpr int ITERS = 4096;
 constexpr int REPS = 9;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
 
 __device__ __forceinline__ unsigned long long now_ns() {
   unsigned long long t;
@@ -83,10 +89,98 @@ __global__ void __launch_bounds__(1024, 1) push_rounds(irgl::Worklist wl, int ac
 
 __global__ void empty_kernel() {}
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+/// Thread-block clusters (sm_90): ITERS cluster barriers, then ITERS grid
+/// barriers, in a cooperative launch whose blocks form clusters; between the
+/// cluster barriers every block writes a global word that the next block of
+/// its cluster reads after the barrier (errors[0] counts stale reads).
+/// A cluster barrier could end a step of a medium worklist that one cluster
+/// runs, as the block barrier ends one of the small-worklist mode.
+__global__ void __launch_bounds__(1024, 1) cluster_barriers(unsigned long long* ns, int* words, int* errors) {
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  const unsigned rank = cluster.block_rank();
+  const unsigned size = cluster.num_blocks();
+  int* mine = words + (blockIdx.x - rank);
+  cg::this_grid().sync();
+  const unsigned long long t0 = now_ns();
+  for (int i = 1; i <= ITERS; ++i) {
+    if (threadIdx.x == 0) reinterpret_cast<volatile int*>(mine)[rank] = i;
+    cluster.sync();
+    if (threadIdx.x == 0 && reinterpret_cast<volatile int*>(mine)[(rank + 1) % size] < i) atomicAdd(errors, 1);
+  }
+  const unsigned long long t1 = now_ns();
+  cg::this_grid().sync();
+  const unsigned long long t2 = now_ns();
+  for (int i = 0; i < ITERS; ++i) cg::this_grid().sync();
+  const unsigned long long t3 = now_ns();
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    ns[0] = t1 - t0;
+    ns[1] = t3 - t2;
+  }
 }
+
+struct ClusterFigures {
+  int size = 0;
+  int clusters = 0;            // co-resident clusters (occupancy API)
+  bool launched = false;       // cooperative + cluster launch accepted
+  double cluster_sync_ns = 0;  // per cluster barrier
+  double grid_sync_ns = 0;     // per grid barrier of that launch
+  int stale = 0;               // stale reads after a cluster barrier
+};
+
+ClusterFigures measure_clusters(int size, unsigned long long* ns) {
+  ClusterFigures f;
+  f.size = size;
+  if (size > 8) {
+    if (cudaFuncSetAttribute(cluster_barriers, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return f;
+    }
+  }
+  cudaLaunchConfig_t config = {};
+  config.blockDim = dim3(1024);
+  cudaLaunchAttribute attrs[2];
+  attrs[0].id = cudaLaunchAttributeClusterDimension;
+  attrs[0].val.clusterDim.x = static_cast<unsigned>(size);
+  attrs[0].val.clusterDim.y = 1;
+  attrs[0].val.clusterDim.z = 1;
+  attrs[1].id = cudaLaunchAttributeCooperative;
+  attrs[1].val.cooperative = 1;
+  config.attrs = attrs;
+  config.numAttrs = 1;
+  config.gridDim = dim3(static_cast<unsigned>(size));
+  if (cudaOccupancyMaxActiveClusters(&f.clusters, cluster_barriers, &config) != cudaSuccess || f.clusters <= 0) {
+    (void)cudaGetLastError();
+    return f;
+  }
+  config.numAttrs = 2;
+  config.gridDim = dim3(static_cast<unsigned>(f.clusters * size));
+  int* words = irgl_alloc<int32_t>(f.clusters * size);
+  int* errors = irgl_alloc<int32_t>(1);
+  std::vector<double> cl, gr;
+  for (int r = 0; r < REPS; ++r) {
+    IRGL_CHECK(cudaMemset(words, 0, sizeof(int) * f.clusters * size));
+    if (cudaLaunchKernelEx(&config, cluster_barriers, ns, words, errors) != cudaSuccess ||
+        cudaDeviceSynchronize() != cudaSuccess) {
+      (void)cudaGetLastError();
+      irgl_free(words);
+      irgl_free(errors);
+      return f;
+    }
+    unsigned long long h[2];
+    IRGL_CHECK(cudaMemcpy(h, ns, sizeof(h), cudaMemcpyDeviceToHost));
+    cl.push_back(h[0] / static_cast<double>(ITERS));
+    gr.push_back(h[1] / static_cast<double>(ITERS));
+  }
+  IRGL_CHECK(cudaMemcpy(&f.stale, errors, sizeof(int), cudaMemcpyDeviceToHost));
+  irgl_free(words);
+  irgl_free(errors);
+  f.launched = true;
+  f.cluster_sync_ns = median(cl);
+  f.grid_sync_ns = median(gr);
+  return f;
+}
+
 
 /// A random cyclic permutation of n slots spaced `stride` ints apart.
 std::vector<int32_t> cycle(size_t n, size_t stride) {
@@ -132,7 +226,7 @@ int main() {
   try {
     cudaDeviceProp prop{};
     IRGL_CHECK(cudaGetDeviceProperties(&prop, 0));
-    unsigned long long* ns = irgl_alloc<unsigned long long>(1);
+    unsigned long long* ns = irgl_alloc<unsigned long long>(2);
     int32_t* scratch = irgl_alloc<int32_t>(2);
 
     const irgl_index grid = irgl::grid_size(grid_barriers, 1024, true);
@@ -168,12 +262,23 @@ int main() {
       const auto t1 = std::chrono::steady_clock::now();
       launches.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
     }
+    std::string clusters;
+    for (int size : {2, 4, 8, 16}) {
+      const ClusterFigures f = measure_clusters(size, ns);
+      char row[256];
+      std::snprintf(row, sizeof(row),
+                    "%s{\"size\": %d, \"clusters\": %d, \"cooperative\": %s, \"cluster_sync_ns\": %.1f, "
+                    "\"grid_sync_ns\": %.1f, \"stale_reads\": %d}",
+                    clusters.empty() ? "" : ", ", f.size, f.clusters, f.launched ? "true" : "false",
+                    f.cluster_sync_ns, f.grid_sync_ns, f.stale);
+      clusters += row;
+    }
     std::printf(
         "{\"device\": \"%s\", \"sms\": %d, \"control_grid\": %lld, \"grid_sync_ns\": %.1f, "
         "\"block_sync_ns\": %.1f, \"l2_load_ns\": %.1f, \"dram_load_ns\": %.1f, \"atomic_ns\": %.1f, "
-        "\"push_round_1024_ns\": %.1f, \"push_round_32_ns\": %.1f, \"launch_sync_ns\": %.1f}\n",
+        "\"push_round_1024_ns\": %.1f, \"push_round_32_ns\": %.1f, \"launch_sync_ns\": %.1f, \"clusters\": [%s]}\n",
         prop.name, prop.multiProcessorCount, static_cast<long long>(grid), grid_sync, block_sync, l2, dram,
-        atomic, push_1024, push_32, median(launches));
+        atomic, push_1024, push_32, median(launches), clusters.c_str());
     irgl_free(ns);
     irgl_free(scratch);
   } catch (const std::exception& e) {

@@ -1,7 +1,9 @@
 """Build and run latency.cu: the latencies of the pieces of one level of a
 high-diameter traversal on this GPU (grid and block barriers, dependent L2
 and DRAM loads, a dependent atomic, a round of worklist pushes, a host
-launch and synchronization), as one JSON line.
+launch and synchronization), as one JSON line; `clusters` adds, for
+thread-block clusters of 2 to 16 blocks in a cooperative launch, the cost of
+a cluster barrier and of the grid barrier beside it.
 
     python benchmarks/latency/run.py                 # nvcc, then run
     python benchmarks/latency/run.py --binary PATH   # run a prebuilt one

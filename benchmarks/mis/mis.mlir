@@ -54,16 +54,15 @@ irgl.kernel @init(%g: !irgl.graph, %state: memref<?xi32>, %prio: memref<?xi32>) 
 
 // Join if (prio, id) beats every neighbour that is not out.
 irgl.kernel @select_members(%g: !irgl.graph, %state: memref<?xi32>, %prio: memref<?xi32>) {
-  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0 : i32
   %out = arith.constant 0 : i32
   %in = arith.constant 1 : i32
-  %false = arith.constant false
   irgl.forall %slot in worklist {
     %n = irgl.wl.pop %slot
     %p = memref.load %prio[%n] : memref<?xi32>
-    %first = irgl.graph.first_edge %g[%n]
-    %last = irgl.graph.last_edge %g[%n]
-    %beaten = scf.for %e = %first to %last step %c1 iter_args(%b = %false) -> (i1) {
+    // A nested ForAll with a max reduction: a hub's edges are shared by a
+    // warp or the block (nested parallelism) instead of one thread.
+    %beats_any = irgl.forall %e in edges(%g, %n) reduce(max, %zero : i32) {
       %t = irgl.graph.edge_dst %g[%e]
       %st = memref.load %state[%t] : memref<?xi32>
       %live = arith.cmpi ne, %st, %out : i32
@@ -76,9 +75,10 @@ irgl.kernel @select_members(%g: !irgl.graph, %state: memref<?xi32>, %prio: memre
       %wins = arith.ori %higher, %tie : i1
       %c = arith.andi %live, %other : i1
       %beats = arith.andi %c, %wins : i1
-      %nb = arith.ori %b, %beats : i1
-      scf.yield %nb : i1
+      %beats_i32 = arith.extui %beats : i1 to i32
+      irgl.yield %beats_i32 : i32
     }
+    %beaten = arith.cmpi ne, %beats_any, %zero : i32
     scf.if %beaten {
       irgl.wl.push %n
     } else {
@@ -89,23 +89,21 @@ irgl.kernel @select_members(%g: !irgl.graph, %state: memref<?xi32>, %prio: memre
 
 // Leave if a neighbour joined.
 irgl.kernel @exclude_neighbours(%g: !irgl.graph, %state: memref<?xi32>) {
-  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0 : i32
   %out = arith.constant 0 : i32
   %in = arith.constant 1 : i32
-  %false = arith.constant false
   irgl.forall %slot in worklist {
     %n = irgl.wl.pop %slot
-    %first = irgl.graph.first_edge %g[%n]
-    %last = irgl.graph.last_edge %g[%n]
-    %covered = scf.for %e = %first to %last step %c1 iter_args(%b = %false) -> (i1) {
+    %hit_any = irgl.forall %e in edges(%g, %n) reduce(max, %zero : i32) {
       %t = irgl.graph.edge_dst %g[%e]
       %st = memref.load %state[%t] : memref<?xi32>
       %member = arith.cmpi eq, %st, %in : i32
       %other = arith.cmpi ne, %t, %n : index
       %hit = arith.andi %member, %other : i1
-      %nb = arith.ori %b, %hit : i1
-      scf.yield %nb : i1
+      %hit_i32 = arith.extui %hit : i1 to i32
+      irgl.yield %hit_i32 : i32
     }
+    %covered = arith.cmpi ne, %hit_any, %zero : i32
     scf.if %covered {
       memref.store %out, %state[%n] : memref<?xi32>
     } else {

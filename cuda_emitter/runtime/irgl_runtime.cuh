@@ -500,24 +500,43 @@ __device__ __forceinline__ int64_t irgl_ctl_clock() {
 
 #ifdef IRGL_PROFILE_CONTROL
 // Barrier profile of grid-barrier kernels (build with -DIRGL_PROFILE_CONTROL;
-// irgl-bench takes it from $IRGL_NVCC_FLAGS): thread 0 of every block adds
-// the nanoseconds it spends in each grid barrier (the barrier itself plus the
-// wait for the slowest block) to irgl_profile[0]; global thread 0 counts the
-// barriers in irgl_profile[1] and stores the grid size in irgl_profile[2].
-// irgl_outline_finish prints and resets them after each control kernel.
-__device__ unsigned long long irgl_profile[3];
+// irgl-bench takes it from $IRGL_NVCC_FLAGS), printed and reset by
+// irgl_outline_finish after each control kernel:
+//   [0] the nanoseconds thread 0 of every block spends in grid barriers,
+//       from its whole block's arrival (a block barrier) to the release
+//       (the barrier itself plus the wait for the slowest block), summed;
+//   [1] the grid barriers passed (block 0's count; every block counts its
+//       own in irgl_profile_barriers, at most IRGL_PROFILE_BLOCKS blocks);
+//   [2] the grid size;
+//   [3] the sum over barriers of the shortest of those waits, the last
+//       block's: the barrier's own cost, the rest of a step being the work
+//       and the control code on its critical path;
+//   [4], [5] the running minimum of the current barrier (two slots: block 0
+//       adds slot k % 2 to [3] and resets it after barrier k + 1);
+//   [6] the steps of the small-worklist mode (irgl_ctl_size_check calls).
+__device__ unsigned long long irgl_profile[7] = {0, 0, 0, 0, ~0ull, ~0ull, 0};
+#define IRGL_PROFILE_BLOCKS 4096
+__device__ unsigned long long irgl_profile_barriers[IRGL_PROFILE_BLOCKS];
 #endif
 
 /// Grid-wide barrier (SyncRunningThreads). The kernel must be launched with
 /// irgl::launch_cooperative (all blocks co-resident).
 __device__ __forceinline__ void irgl_grid_sync() {
 #ifdef IRGL_PROFILE_CONTROL
+  __syncthreads();  // the whole block has arrived: its own stragglers are not the barrier's
   const int64_t start = threadIdx.x == 0 ? irgl_ctl_clock() : 0;
   cooperative_groups::this_grid().sync();
   if (threadIdx.x == 0) {
-    atomicAdd(&irgl_profile[0], static_cast<unsigned long long>(irgl_ctl_clock() - start));
+    const unsigned long long wait = static_cast<unsigned long long>(irgl_ctl_clock() - start);
+    const unsigned long long k = blockIdx.x < IRGL_PROFILE_BLOCKS ? irgl_profile_barriers[blockIdx.x]++ : 0;
+    atomicAdd(&irgl_profile[0], wait);
+    if (blockIdx.x < IRGL_PROFILE_BLOCKS) atomicMin(&irgl_profile[4 + k % 2], wait);
     if (blockIdx.x == 0) {
-      irgl_profile[1] += 1;
+      if (k > 0) {  // every block's minimum of barrier k - 1 is in (before it arrived here)
+        unsigned long long* last = &irgl_profile[4 + (k - 1) % 2];
+        irgl_profile[3] += atomicExch(last, ~0ull);
+      }
+      irgl_profile[1] = k + 1;
       irgl_profile[2] = gridDim.x;
     }
   }
@@ -1553,6 +1572,9 @@ __device__ __forceinline__ irgl_index irgl_ctl_size_check(irgl::Worklist wl, int
     const int flag = *reinterpret_cast<volatile int*>(wl.overflow);
     if (flag != 0 && blockIdx.x == 0) *reinterpret_cast<volatile int32_t*>(status) = 1;
     size = flag != 0 ? 0 : (t < wl.capacity ? t : wl.capacity);
+#ifdef IRGL_PROFILE_CONTROL
+    if (blockIdx.x == 0) irgl_profile[6] += 1;
+#endif
   }
   __syncthreads();
   return size;
@@ -1633,16 +1655,21 @@ inline void irgl_outline_finish(const int32_t* status) {
   int32_t flag = 0;
   IRGL_CHECK(cudaMemcpy(&flag, status, sizeof(flag), cudaMemcpyDeviceToHost));
 #ifdef IRGL_PROFILE_CONTROL
-  unsigned long long prof[3] = {0, 0, 0};
+  unsigned long long prof[7] = {};
   IRGL_CHECK(cudaMemcpyFromSymbol(prof, irgl_profile, sizeof(prof)));
-  const unsigned long long zero[3] = {0, 0, 0};
-  IRGL_CHECK(cudaMemcpyToSymbol(irgl_profile, zero, sizeof(zero)));
+  if (prof[1] > 0 && prof[4 + (prof[1] - 1) % 2] != ~0ull) prof[3] += prof[4 + (prof[1] - 1) % 2];
+  const unsigned long long reset[7] = {0, 0, 0, 0, ~0ull, ~0ull, 0};
+  IRGL_CHECK(cudaMemcpyToSymbol(irgl_profile, reset, sizeof(reset)));
+  static const std::vector<unsigned long long> zeros(IRGL_PROFILE_BLOCKS, 0);
+  IRGL_CHECK(cudaMemcpyToSymbol(irgl_profile_barriers, zeros.data(), sizeof(unsigned long long) * IRGL_PROFILE_BLOCKS));
   if (prof[1] > 0 && prof[2] > 0)
     std::fprintf(stderr,
-                 "irgl profile: %llu grid barriers of %llu blocks, %.0f ns per barrier and block "
-                 "(barrier and wait), %.3f ms in all per block\n",
-                 prof[1], prof[2], static_cast<double>(prof[0]) / (prof[1] * prof[2]),
-                 static_cast<double>(prof[0]) / prof[2] / 1e6);
+                 "irgl profile: %llu grid barriers of %llu blocks, %.0f ns per barrier for the last block "
+                 "to arrive, %.0f ns per barrier and block (barrier and wait), %.3f ms in all per block, "
+                 "%llu small-worklist steps\n",
+                 prof[1], prof[2], static_cast<double>(prof[3]) / prof[1],
+                 static_cast<double>(prof[0]) / (prof[1] * prof[2]), static_cast<double>(prof[0]) / prof[2] / 1e6,
+                 prof[6]);
 #endif
   if (flag != 0)
     throw irgl::Error("worklist overflow in an outlined iteration: a worklist received more pushes than its "

@@ -1,7 +1,8 @@
 """benchmarks/latency: the latency microbenchmark compiles against the
 runtime (nvcc, skipped without) and, on a GPU (marker ``gpu``), prints one
 JSON object of positive latencies in which a grid barrier costs more than a
-block barrier and a DRAM load more than an L2 load."""
+block barrier and a DRAM load more than an L2 load, and whose cluster
+barriers order global memory."""
 
 from __future__ import annotations
 
@@ -54,3 +55,10 @@ def test_reports_ordered_latencies(binary: Path) -> None:
     assert figures["grid_sync_ns"] > figures["block_sync_ns"]
     assert figures["dram_load_ns"] > figures["l2_load_ns"]
     assert "per level" in proc.stdout
+    # thread-block clusters: a cluster barrier orders global memory among
+    # the cluster's blocks (no stale read) and costs more than a block's
+    assert [c["size"] for c in figures["clusters"]] == [2, 4, 8, 16]
+    for cluster in figures["clusters"]:
+        if cluster["cooperative"]:
+            assert cluster["stale_reads"] == 0, cluster
+            assert cluster["cluster_sync_ns"] > figures["block_sync_ns"], cluster

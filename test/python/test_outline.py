@@ -308,7 +308,8 @@ def test_extra_nvcc_flags_are_part_of_the_cache_key(
 @pytest.mark.gpu
 def test_barrier_profile_counts_the_levels(tmp_path: Path) -> None:
     """Built with the profile, the outlined BFS on a 64x64 grid reports at
-    least one grid barrier per level (126 levels from a corner)."""
+    least one grid barrier per level (126 levels from a corner), the last
+    block's wait no longer than the mean one, and no small-worklist step."""
     import os
     import re
 
@@ -339,8 +340,14 @@ def test_barrier_profile_counts_the_levels(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     found = re.findall(
-        r"irgl profile: (\d+) grid barriers of (\d+) blocks", proc.stderr
+        r"irgl profile: (\d+) grid barriers of (\d+) blocks, (\d+) ns per barrier "
+        r"for the last block to arrive, (\d+) ns per barrier and block .*, "
+        r"(\d+) small-worklist steps",
+        proc.stderr,
     )
     assert found, proc.stderr
-    barriers, blocks = map(int, found[-1])
+    barriers, blocks, last, mean, steps = map(int, found[-1])
     assert barriers >= 126 and blocks >= 1
+    # the last block to arrive waits least: the barrier alone
+    assert 0 < last <= mean
+    assert steps == 0  # small_worklist=0: no step of block 0 alone
