@@ -254,7 +254,6 @@ def _functions() -> list[RuntimeFunction]:
         _fn("irgl_is_first_thread", (), (i1,)),
         _fn("irgl_ctl_clear", (_wl,)),
         _fn("irgl_ctl_size", (_wl,), (_index,)),
-        _fn("irgl_ctl_check", (_wl, dynamic_memref(i32))),
         _fn("irgl_ctl_cell_slot", (_cell, _index), (_cell,)),
         _fn("irgl_ctl_cell_prepare", (_cell, _index)),
         _fn("irgl_ctl_cell_value", (_cell,), (i1,)),

@@ -689,13 +689,9 @@ class _DeviceLowering:
                 )
             # in := out, out := spare (emptied before the barrier), spare := in
             self.state.worklists = [w_out, w_spare, w_retry, w_in]
-            if self.block_mode:
-                self.state.size = _rt_value(
-                    b, "irgl_ctl_size_check", [w_out, self.status]
-                )
-            else:
-                self.state.size = None
-                _rt(b, "irgl_ctl_check", [w_out, self.status])
+            # the new in's size and overflow check in one read (thread 0 of
+            # each block), right after the step's barrier
+            self.state.size = _rt_value(b, "irgl_ctl_size_check", [w_out, self.status])
         one = b.index(1)
         self.state.epoch = b.op(arith.AddiOp(epoch, one))
         if aggregation is None or slot is None:
@@ -737,13 +733,8 @@ class _DeviceLowering:
         )
         b.insert(loop)
         cond = b.nested(InsertPoint.at_end(before))
-        if self.block_mode:
-            size = _rt_value(cond, "irgl_ctl_size_check", [before.args[1], self.status])
-            live = _positive(cond, size)
-        else:
-            size = _rt_value(cond, "irgl_ctl_size", [before.args[1]])
-            live = _positive(cond, size)
-            _rt(cond, "irgl_ctl_check", [before.args[1], self.status])
+        size = _rt_value(cond, "irgl_ctl_size_check", [before.args[1], self.status])
+        live = _positive(cond, size)
         cond.insert(scf.ConditionOp(live, *before.args, size))
         body = b.nested(InsertPoint.at_end(after))
         old_in, new_in, new_retry, new_size = after.args

@@ -1498,7 +1498,7 @@ __device__ __forceinline__ void irgl_ctl_clear(irgl::Worklist wl) {
 
 /// After a grid barrier: the number of items in `wl` (at most its capacity),
 /// or 0 once it has overflowed (an overflowed worklist stops every loop;
-/// irgl_ctl_check records it). Thread 0 of each block reads the tail and
+/// irgl_ctl_size_check records it). Thread 0 of each block reads the tail and
 /// broadcasts it through shared memory, so a step costs one memory request
 /// per block, not one per warp; the control kernel passes the value on to
 /// the device body (in a register) instead of every thread reading the tail.
@@ -1513,13 +1513,6 @@ __device__ __forceinline__ irgl_index irgl_ctl_size(irgl::Worklist wl) {
   }
   __syncthreads();
   return size;
-}
-
-/// After a grid barrier: records an overflow of `wl` in status[0] (thread 0)
-/// so that the host reports it after the control kernel.
-__device__ __forceinline__ void irgl_ctl_check(irgl::Worklist wl, int32_t* status) {
-  if (irgl_is_first_thread() && *reinterpret_cast<volatile int*>(wl.overflow) != 0)
-    *reinterpret_cast<volatile int32_t*>(status) = 1;
 }
 
 /// Slot `epoch` mod 3 of a triple-buffered cell (irgl_cell_create_slots).
@@ -1559,11 +1552,14 @@ __device__ __forceinline__ bool irgl_ctl_cell_value(irgl::Cell slot) {
 // loads it. The next episode's first barrier keeps block 0 from overwriting
 // it before every block has read it.
 
-/// The end of a worklist kernel's step in the small-worklist mode: a block
-/// barrier (the step's: every push of the block is visible after it), then
-/// irgl_ctl_size and irgl_ctl_check of `wl` with one memory request (tail
-/// and overflow flag share a 16-byte line) by thread 0, broadcast through
-/// shared memory. Block-uniform call.
+/// The end of a worklist kernel's step (after its grid barrier, or in the
+/// small-worklist mode its block barrier): a block barrier (in the
+/// small-worklist mode the step's own: every push of the block is visible
+/// after it), then the size of `wl` as irgl_ctl_size computes it, and an
+/// overflow of `wl` recorded in status[0] by block 0 (so that the host
+/// reports it after the control kernel), with one memory request (tail and
+/// overflow flag share a 16-byte line) by thread 0, broadcast through shared
+/// memory. Block-uniform call.
 __device__ __forceinline__ irgl_index irgl_ctl_size_check(irgl::Worklist wl, int32_t* status) {
   __shared__ irgl_index size;
   __syncthreads();  // the step's barrier; also the previous call's readers are done

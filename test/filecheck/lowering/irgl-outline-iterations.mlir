@@ -82,11 +82,10 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
 // CHECK-NEXT:      func.call @irgl_ctl_clear(%[[SP2]])
 // CHECK-NEXT:      func.call @step_device(%[[DG]], %[[L]], %[[IN2]], %[[OUT2]], %[[SP2]], %[[SZ]])
 // CHECK-NEXT:      func.call @irgl_grid_sync()
-// CHECK-NEXT:      func.call @irgl_ctl_check(%[[OUT2]], %[[DST]])
+// CHECK-NEXT:      %[[SZ2:.*]] = func.call @irgl_ctl_size_check(%[[OUT2]], %[[DST]])
 // CHECK-NEXT:      %[[ONE2:.*]] = arith.constant 1 : index
 // CHECK-NEXT:      %[[EP2:.*]] = arith.addi %[[EP]], %[[ONE2]]
 // CHECK-NEXT:      %[[NEXT:.*]] = arith.addi %[[L]], %[[DC1]] : i32
-// CHECK-NEXT:      %[[SZ2:.*]] = func.call @irgl_ctl_size(%[[OUT2]])
 // CHECK-NEXT:      %[[Z2:.*]] = arith.constant 0 : index
 // CHECK-NEXT:      %[[MORE:.*]] = arith.cmpi sgt, %[[SZ2]], %[[Z2]] : index
 // CHECK-NEXT:      scf.yield %[[MORE]], %[[NEXT]], %[[OUT2]], %[[SP2]], %[[RT2]], %[[IN2]], %[[SZ2]], %[[EP2]]
@@ -156,10 +155,9 @@ irgl.kernel host @main(%x: memref<?xi32>, %stop: i1, %n: index) {
 // CHECK-NEXT:      func.call @work_device(%{{.*}}, %[[IN]], %[[OUT]], %[[RT]], %[[SLOT]], %[[SZ]])
 // CHECK-NEXT:      func.call @irgl_grid_sync()
 // CHECK-NEXT:      %[[R0:[0-9]+]], %[[R1:[0-9]+]], %[[R2:[0-9]+]], %{{[0-9]+}} = scf.while (%[[A0:.*]] = %[[IN]], %[[A1:.*]] = %[[RT]], %[[A2:.*]] = %[[SP]])
-// CHECK-NEXT:        %[[RSZ:.*]] = func.call @irgl_ctl_size(%[[A1]])
+// CHECK-NEXT:        %[[RSZ:.*]] = func.call @irgl_ctl_size_check(%[[A1]], %{{.*}})
 // CHECK-NEXT:        %[[RZ:.*]] = arith.constant 0 : index
 // CHECK-NEXT:        %[[LIVE:.*]] = arith.cmpi sgt, %[[RSZ]], %[[RZ]] : index
-// CHECK-NEXT:        func.call @irgl_ctl_check(%[[A1]], %{{.*}})
 // CHECK-NEXT:        scf.condition(%[[LIVE]]) %[[A0]], %[[A1]], %[[A2]], %[[RSZ]]
 // CHECK-NEXT:      } do {
 // CHECK-NEXT:      ^{{.*}}(%[[OLDIN:[0-9a-z_]+]]: !irgl_rt.worklist, %[[NEWIN:[0-9a-z_]+]]: !irgl_rt.worklist, %[[NEWRT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[NEWSZ:[0-9a-z_]+]]: index):
@@ -167,9 +165,8 @@ irgl.kernel host @main(%x: memref<?xi32>, %stop: i1, %n: index) {
 // CHECK-NEXT:        func.call @work_device(%{{.*}}, %[[NEWIN]], %[[OUT]], %[[NEWRT]], %[[SLOT]], %[[NEWSZ]])
 // CHECK-NEXT:        func.call @irgl_grid_sync()
 // CHECK-NEXT:        scf.yield %[[NEWIN]], %[[NEWRT]], %[[OLDIN]]
-// CHECK:           func.call @irgl_ctl_check(%[[OUT]], %{{.*}})
+// CHECK:           %[[HSZ:.*]] = func.call @irgl_ctl_size_check(%[[OUT]], %{{.*}})
 // CHECK:           %[[V:.*]] = func.call @irgl_ctl_cell_value(%[[SLOT]])
-// CHECK:           %[[HSZ:.*]] = func.call @irgl_ctl_size(%[[OUT]])
 // CHECK-NEXT:      %[[HZ:.*]] = arith.constant 0 : index
 // CHECK-NEXT:      %[[HAS:.*]] = arith.cmpi sgt, %[[HSZ]], %[[HZ]] : index
 // CHECK:           %[[NOT:.*]] = arith.xori %[[V]], %{{.*}} : i1
@@ -229,11 +226,11 @@ irgl.kernel host @main(%x: memref<?xi32>, %n: index) {
 // CHECK:         ^{{.*}}(%{{.*}}, %[[SA:[0-9a-z_]+]]: index, %{{[0-9a-z_]+}}: index):
 // CHECK:         func.call @a_device({{.*}}, %[[SA]])
 // CHECK-NEXT:    func.call @irgl_grid_sync()
-// CHECK:         %[[SB:.*]] = func.call @irgl_ctl_size
-// CHECK-NEXT:    func.call @b_device({{.*}}, %[[SB]])
+// CHECK-NEXT:    %[[SB:.*]] = func.call @irgl_ctl_size_check
+// CHECK:         func.call @b_device({{.*}}, %[[SB]])
 // CHECK-NEXT:    func.call @irgl_grid_sync()
-// CHECK:         %[[SZ:.*]] = func.call @irgl_ctl_size
-// CHECK-NEXT:    %[[Z:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[SZ:.*]] = func.call @irgl_ctl_size_check
+// CHECK:         %[[Z:.*]] = arith.constant 0 : index
 // CHECK-NEXT:    %[[MORE:.*]] = arith.cmpi sgt, %[[SZ]], %[[Z]] : index
 // CHECK-NEXT:    scf.yield %[[MORE]], {{.*}}, %[[SZ]], %{{[0-9]+}}
 // CHECK:         {sym_name = "main_control", irgl_rt.launch = #irgl_rt.launch<block = 128, bounds = [128, 8], grid_sync, control>}

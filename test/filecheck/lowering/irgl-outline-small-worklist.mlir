@@ -114,8 +114,7 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
 // CHECK-NEXT:        func.call @irgl_ctl_clear(%[[SP]])
 // CHECK-NEXT:        func.call @step_device(%[[G]], %[[L]], %[[IN]], %[[OUT]], %[[SP]], %[[SZ]], %[[BLOCK]], %[[BLOCKS]])
 // CHECK-NEXT:        func.call @irgl_grid_sync()
-// CHECK-NEXT:        func.call @irgl_ctl_check(%[[OUT]], %[[ST]])
-// CHECK:             %[[GSZ:.*]] = func.call @irgl_ctl_size(%[[OUT]])
+// CHECK-NEXT:        %[[GSZ:.*]] = func.call @irgl_ctl_size_check(%[[OUT]], %[[ST]])
 // CHECK:             scf.yield %{{.*}}, %{{.*}}, %[[OUT]], %[[SP]], %[[RT]], %[[IN]], %[[GSZ]], %{{.*}} : i1, i32
 // CHECK-NEXT:      }
 // CHECK-NEXT:      scf.yield {{.*}} : i1, i32, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, index, index
@@ -206,7 +205,7 @@ irgl.kernel host @main(%x: memref<?xi32>, %cap: index) {
 // CHECK-NEXT:      func.call @work_device
 // CHECK-NEXT:      func.call @irgl_grid_sync()
 // CHECK-NEXT:      scf.while
-// CHECK-NEXT:        func.call @irgl_ctl_size(
+// CHECK-NEXT:        func.call @irgl_ctl_size_check(
 // CHECK-NOT:     irgl_ctl_block_sync
 // CHECK:         "gpu.return"
 

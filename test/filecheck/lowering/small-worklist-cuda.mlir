@@ -65,7 +65,7 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
 // CHECK-NEXT:       irgl_ctl_clear({{v[0-9]+}});
 // CHECK-NEXT:       step_device([[G]], {{.*}}, [[B]], [[NB]]);
 // CHECK-NEXT:       irgl_grid_sync();
-// CHECK-NEXT:       irgl_ctl_check(
+// CHECK-NEXT:       irgl_index {{v[0-9]+}} = irgl_ctl_size_check(
 
 // The host allocates the mailbox and frees it after the control kernel.
 // CHECK:        bool* [[HB:v[0-9]+]] = irgl_alloc<bool>(1);
