@@ -513,8 +513,10 @@ __device__ __forceinline__ int64_t irgl_ctl_clock() {
 //       and the control code on its critical path;
 //   [4], [5] the running minimum of the current barrier (two slots: block 0
 //       adds slot k % 2 to [3] and resets it after barrier k + 1);
-//   [6] the steps of the small-worklist mode (irgl_ctl_size_check calls).
-__device__ unsigned long long irgl_profile[7] = {0, 0, 0, 0, ~0ull, ~0ull, 0};
+//   [6], [7] the worklist steps (irgl_ctl_size_check calls) of block 0 and
+//       of block 1: block 0 alone takes the steps of the small-worklist mode,
+//       so their difference counts those.
+__device__ unsigned long long irgl_profile[8] = {0, 0, 0, 0, ~0ull, ~0ull, 0, 0};
 #define IRGL_PROFILE_BLOCKS 4096
 __device__ unsigned long long irgl_profile_barriers[IRGL_PROFILE_BLOCKS];
 #endif
@@ -1569,7 +1571,7 @@ __device__ __forceinline__ irgl_index irgl_ctl_size_check(irgl::Worklist wl, int
     if (flag != 0 && blockIdx.x == 0) *reinterpret_cast<volatile int32_t*>(status) = 1;
     size = flag != 0 ? 0 : (t < wl.capacity ? t : wl.capacity);
 #ifdef IRGL_PROFILE_CONTROL
-    if (blockIdx.x == 0) irgl_profile[6] += 1;
+    if (blockIdx.x < 2) irgl_profile[6 + blockIdx.x] += 1;
 #endif
   }
   __syncthreads();
@@ -1651,10 +1653,10 @@ inline void irgl_outline_finish(const int32_t* status) {
   int32_t flag = 0;
   IRGL_CHECK(cudaMemcpy(&flag, status, sizeof(flag), cudaMemcpyDeviceToHost));
 #ifdef IRGL_PROFILE_CONTROL
-  unsigned long long prof[7] = {};
+  unsigned long long prof[8] = {};
   IRGL_CHECK(cudaMemcpyFromSymbol(prof, irgl_profile, sizeof(prof)));
   if (prof[1] > 0 && prof[4 + (prof[1] - 1) % 2] != ~0ull) prof[3] += prof[4 + (prof[1] - 1) % 2];
-  const unsigned long long reset[7] = {0, 0, 0, 0, ~0ull, ~0ull, 0};
+  const unsigned long long reset[8] = {0, 0, 0, 0, ~0ull, ~0ull, 0, 0};
   IRGL_CHECK(cudaMemcpyToSymbol(irgl_profile, reset, sizeof(reset)));
   static const std::vector<unsigned long long> zeros(IRGL_PROFILE_BLOCKS, 0);
   IRGL_CHECK(cudaMemcpyToSymbol(irgl_profile_barriers, zeros.data(), sizeof(unsigned long long) * IRGL_PROFILE_BLOCKS));
@@ -1665,7 +1667,7 @@ inline void irgl_outline_finish(const int32_t* status) {
                  "%llu small-worklist steps\n",
                  prof[1], prof[2], static_cast<double>(prof[3]) / prof[1],
                  static_cast<double>(prof[0]) / (prof[1] * prof[2]), static_cast<double>(prof[0]) / prof[2] / 1e6,
-                 prof[6]);
+                 prof[2] > 1 ? prof[6] - prof[7] : 0ull);
 #endif
   if (flag != 0)
     throw irgl::Error("worklist overflow in an outlined iteration: a worklist received more pushes than its "

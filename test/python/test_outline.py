@@ -305,39 +305,21 @@ def test_extra_nvcc_flags_are_part_of_the_cache_key(
     assert library_path("__global__ void k() {}", cache=tmp_path) != plain
 
 
-@pytest.mark.gpu
-def test_barrier_profile_counts_the_levels(tmp_path: Path) -> None:
-    """Built with the profile, the outlined BFS on a 64x64 grid reports at
-    least one grid barrier per level (126 levels from a corner), the last
-    block's wait no longer than the mean one, and no small-worklist step."""
+def _profile(tmp_path: Path, pipeline: str) -> tuple[int, int, int, int, int]:
+    """The barrier profile of BFS on a 64x64 grid lowered with `pipeline`:
+    grid barriers, blocks, the last block's and the mean wait (ns), and the
+    small-worklist steps."""
     import os
     import re
 
-    assert has_gpu()
     env = {
         **os.environ,
         "IRGL_NVCC_FLAGS": "-DIRGL_PROFILE_CONTROL",
         "IRGL_CACHE_DIR": str(tmp_path / "cache"),
     }
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "irgl_runner.bench_cli",
-            "run",
-            "bfs",
-            "--graph",
-            "grid:64x64",
-            "--reps",
-            "1",
-            "--no-cache",
-            "-p",
-            "lower-irgl{small_worklist=0}",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
+    command = [sys.executable, "-m", "irgl_runner.bench_cli", "run", "bfs"]
+    command += ["--graph", "grid:64x64", "--reps", "1", "--no-cache", "-p", pipeline]
+    proc = subprocess.run(command, capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     found = re.findall(
         r"irgl profile: (\d+) grid barriers of (\d+) blocks, (\d+) ns per barrier "
@@ -347,7 +329,23 @@ def test_barrier_profile_counts_the_levels(tmp_path: Path) -> None:
     )
     assert found, proc.stderr
     barriers, blocks, last, mean, steps = map(int, found[-1])
-    assert barriers >= 126 and blocks >= 1
+    return barriers, blocks, last, mean, steps
+
+
+@pytest.mark.gpu
+def test_barrier_profile_counts_the_levels(tmp_path: Path) -> None:
+    """Built with the profile, the outlined BFS on a 64x64 grid (127 levels
+    from a corner, at most 64 nodes each) reports in grid mode a grid
+    barrier per level, the last block's wait no longer than the mean one,
+    and no small-worklist step; in the small-worklist mode every level is a
+    step of block 0 alone, between two grid barriers."""
+    assert has_gpu()
+    barriers, blocks, last, mean, steps = _profile(
+        tmp_path, "lower-irgl{small_worklist=0}"
+    )
+    assert barriers >= 126 and blocks >= 2
     # the last block to arrive waits least: the barrier alone
     assert 0 < last <= mean
     assert steps == 0  # small_worklist=0: no step of block 0 alone
+    barriers, blocks, _, _, steps = _profile(tmp_path, "lower-irgl{small_worklist=256}")
+    assert steps >= 126 and barriers <= 4
