@@ -95,6 +95,7 @@ OPTIMIZATIONS: tuple[Optimization, ...] = (
         (("edge_interleave", 1),),
         requires=("nested",),
     ),
+    Optimization.flag("warp_spread"),
     Optimization.flag("block_push"),
     Optimization.flag("block_reduce"),
     Optimization.flag("retry_backoff"),

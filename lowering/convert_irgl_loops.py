@@ -27,6 +27,15 @@ Retry and Respawn become worklist runtime calls.
   the host side of the backoff (convert-irgl-orchestration: retry launches
   sized by `irgl_pipe_backoff_grid`) a persistent conflict ends in one
   thread running what is left serially.
+- Warp spread (`warp_spread`): the position of a thread in the outermost
+  ForAll's mapping is not its global id but `(w * grid_dim + k) * 32 + l`
+  for lane `l` of warp `w` of block `k`: a warp still runs 32 consecutive
+  iterations, but consecutive runs of 32 go to different blocks. A
+  worklist of a few thousand items (a BFS level on a grid) then occupies a
+  warp on each of many SMs instead of the first two blocks, whose memory
+  pipelines would serve every gather of the step. Not applied to a ForAll
+  holding an Exclusive (its priorities follow the mapping) nor to retry
+  backoff's blocked rounds.
 - Inner ForAlls, Fors and host-kernel ForAlls are sequential `scf.for`s; a
   reducing inner ForAll (`reduce(kind, %init : T)`) carries its partial as
   the `scf.for`'s iter_arg, from `%init`, combining each yielded value.
@@ -147,6 +156,8 @@ def _lower_sequential(loop: LoopBase) -> None:
 
 
 def _thread_geometry(b: LoweringBuilder) -> tuple[SSAValue, SSAValue]:
+    """The thread's global id (`block_id * block_dim + thread_id`) and the
+    number of threads of the grid."""
     block_dim = _gpu_id(b, gpu.BlockDimOp)
     first = b.op(arith.MuliOp(_gpu_id(b, gpu.BlockIdOp), block_dim))
     tid = b.op(arith.AddiOp(first, _gpu_id(b, gpu.ThreadIdOp)))
@@ -154,10 +165,39 @@ def _thread_geometry(b: LoweringBuilder) -> tuple[SSAValue, SSAValue]:
     return tid, nthreads
 
 
-def _lower_grid_stride(loop: LoopBase) -> None:
+#: Threads of a warp: the unit of positions `warp_spread` keeps together.
+WARP = 32
+
+
+def _spread_position(b: LoweringBuilder) -> SSAValue:
+    """The thread's position under `warp_spread`: warp `w` of block `k` takes
+    the `(w * grid_dim + k)`-th run of WARP consecutive positions, lane `l`
+    the `l`-th of them. A bijection onto `0 .. nthreads` (block sizes are
+    multiples of WARP) that keeps each warp's positions consecutive (its
+    loads coalesce) and deals consecutive runs to different blocks, so that
+    a short worklist spreads over the SMs instead of filling the first
+    blocks."""
+    warp = b.index(WARP)
+    thread = _gpu_id(b, gpu.ThreadIdOp)
+    lane = b.op(arith.RemUIOp(thread, warp))
+    warp_index = b.op(arith.DivUIOp(thread, warp))
+    grid = _gpu_id(b, gpu.GridDimOp)
+    run = b.op(
+        arith.AddiOp(b.op(arith.MuliOp(warp_index, grid)), _gpu_id(b, gpu.BlockIdOp))
+    )
+    return b.op(arith.AddiOp(b.op(arith.MuliOp(run, warp)), lane))
+
+
+def _holds_exclusive(loop: LoopBase) -> bool:
+    return any(isinstance(op, ExclusiveOp) for op in loop.walk())
+
+
+def _lower_grid_stride(loop: LoopBase, spread: bool = False) -> None:
     b = LoweringBuilder(InsertPoint.before(loop))
     lb, ub, step = _bounds(loop, b)
     tid, nthreads = _thread_geometry(b)
+    if spread:
+        tid = _spread_position(b)
     start = b.op(arith.AddiOp(lb, b.op(arith.MuliOp(tid, step))))
     stride = b.op(arith.MuliOp(nthreads, step))
     lowered = scf.ForOp(start, ub, stride, [], Region(take_body(loop.body)))
@@ -250,13 +290,18 @@ def _is_nested_edges(op: Operation) -> bool:
     return isinstance(op, ForAllOp) and NestedEdgesAttr.of(op) is not None
 
 
-def _lower_uniform(loop: LoopBase, retry_blocked: bool = False) -> None:
+def _lower_uniform(
+    loop: LoopBase, retry_blocked: bool = False, spread: bool = False
+) -> None:
     """Same number of rounds on every thread; guard the work between barriers.
     With `retry_blocked`, round r of thread tid runs position `first + r *
-    between_rounds` (`_RetryBlocks`)."""
+    between_rounds` (`_RetryBlocks`); with `spread`, round r runs position
+    `r * nthreads + _spread_position` (the collectives' rank stays the
+    thread's global id)."""
     b = LoweringBuilder(InsertPoint.before(loop))
     lb, ub, step = _bounds(loop, b)
     tid, nthreads = _thread_geometry(b)
+    position = _spread_position(b) if spread and not retry_blocked else tid
     old = take_body(loop.body)
     body = Block(arg_types=[IndexType()])
     inner = LoweringBuilder(InsertPoint.at_end(body))
@@ -272,7 +317,9 @@ def _lower_uniform(loop: LoopBase, retry_blocked: bool = False) -> None:
         span = b.op(arith.SubiOp(ub, lb))
         count = b.op(arith.CeilDivSIOp(span, step))
         rounds = b.op(arith.CeilDivSIOp(count, nthreads))
-        k = inner.op(arith.AddiOp(inner.op(arith.MuliOp(body.args[0], nthreads)), tid))
+        k = inner.op(
+            arith.AddiOp(inner.op(arith.MuliOp(body.args[0], nthreads)), position)
+        )
     active = inner.op(arith.CmpiOp(k, count, "slt"))
     index = _iteration(inner, lb, k, step)
     old.args[0].replace_all_uses_with(index)
@@ -442,7 +489,11 @@ def _top_level_op(op: Operation, block: Block | None) -> Operation:
     return current
 
 
-def _lower_loop(loop: LoopBase, backoff: frozenset[gpu.FuncOp] = frozenset()) -> None:
+def _lower_loop(
+    loop: LoopBase,
+    backoff: frozenset[gpu.FuncOp] = frozenset(),
+    warp_spread: bool = False,
+) -> None:
     outermost = (
         isinstance(loop, ForAllOp)
         and kernel_kind_of(loop) == "plain"
@@ -453,14 +504,16 @@ def _lower_loop(loop: LoopBase, backoff: frozenset[gpu.FuncOp] = frozenset()) ->
         and loop.iterator.data == IteratorKind.WORKLIST
         and enclosing_gpu_func(loop) in backoff
     )
+    # an Exclusive's priorities follow the mapping: keep it for those
+    spread = warp_spread and outermost and not _holds_exclusive(loop)
     if not outermost:
         _lower_sequential(loop)
     elif any(_is_barrier(op) or _holds_barrier(op) for op in loop.body.block.ops):
-        _lower_uniform(loop, blocked)
+        _lower_uniform(loop, blocked, spread)
     elif blocked:
         _lower_retry_blocked(loop)
     else:
-        _lower_grid_stride(loop)
+        _lower_grid_stride(loop, spread)
 
 
 class LowerPop(RewritePattern):
@@ -524,8 +577,9 @@ class ConvertIrglLoops(ModulePass):
 
     Options: `block_push` (bool, false): block-aggregated pushes;
     `retry_backoff` (bool, false): contiguous blocks of iterations per
-    thread in the retry rounds of retrying kernels (see the module
-    docstring; `-p 'convert-irgl-loops{block_push=true}'`).
+    thread in the retry rounds of retrying kernels; `warp_spread` (bool,
+    false): runs of 32 iterations dealt to the blocks in turn (see the
+    module docstring; `-p 'convert-irgl-loops{block_push=true}'`).
     """
 
     name = "convert-irgl-loops"
@@ -536,6 +590,12 @@ class ConvertIrglLoops(ModulePass):
     retry_backoff: bool = False
     """In retry rounds, map contiguous blocks of at least 2^round iterations
     to each thread (`#irgl_rt.forall<..., retry_blocked>`)."""
+
+    warp_spread: bool = False
+    """Deal the outermost ForAll's runs of 32 consecutive iterations to the
+    blocks in turn (warp `w` of block `k` takes run `w * grid_dim + k`)
+    instead of filling block 0 first; not in kernels whose ForAll holds an
+    Exclusive (its priorities follow the mapping)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         # before the Retries are lowered: kernels re-launched after conflicts
@@ -568,4 +628,4 @@ class ConvertIrglLoops(ModulePass):
             if isinstance(o, ForAllOp | ForOp) and not _is_nested_edges(o)
         ]
         for loop in reversed(loops):
-            _lower_loop(loop, backoff)
+            _lower_loop(loop, backoff, self.warp_spread)

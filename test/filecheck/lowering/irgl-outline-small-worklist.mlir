@@ -2,7 +2,8 @@
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations' | filecheck %s --check-prefix=DEFAULT
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{remarks=true}' -o /dev/null 2>&1 | filecheck %s --check-prefix=REMARK
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=0 remarks=true}' 2>&1 | filecheck %s --check-prefix=OFF
-// RUN: irgl-opt %s --split-input-file -p 'lower-irgl{small_worklist=64}' | filecheck %s --check-prefix=BODY
+// RUN: irgl-opt %s --split-input-file -p 'lower-irgl{small_worklist=64 warp_spread=false}' | filecheck %s --check-prefix=BODY
+// RUN: irgl-opt %s --split-input-file -p 'lower-irgl{small_worklist=64}' | filecheck %s --check-prefix=SPREAD
 // RUN: not irgl-opt %s --split-input-file -p 'lower-irgl{small_worklist=-1}' 2>&1 | filecheck %s --check-prefix=NEGATIVE
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=64 small_worklist_us=32}' | filecheck %s --check-prefix=TIMED
 // RUN: not irgl-opt %s --split-input-file -p 'lower-irgl{small_worklist_us=-5}' 2>&1 | filecheck %s --check-prefix=NEGATIVE-US
@@ -147,6 +148,19 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
 // BODY-NOT:      gpu.block_id
 // BODY-NOT:      gpu.grid_dim
 // BODY:          func.return
+
+// With warp spread (lower-irgl's default) the body deals runs of 32 slots
+// over the blocks it is given: run w * NUM + IDX for warp w.
+// SPREAD-LABEL: func.func private @step_device
+// SPREAD-SAME:     %[[IDX:[0-9a-z_]+]]: index, %[[NUM:[0-9a-z_]+]]: index)
+// SPREAD-NOT:      gpu.block_id
+// SPREAD-NOT:      gpu.grid_dim
+// SPREAD:          %[[WARP:.*]] = arith.divui
+// SPREAD-NEXT:     %[[WG:.*]] = arith.muli %[[WARP]], %[[NUM]] : index
+// SPREAD-NEXT:     %{{.*}} = arith.addi %[[WG]], %[[IDX]] : index
+// SPREAD-NOT:      gpu.block_id
+// SPREAD-NOT:      gpu.grid_dim
+// SPREAD:          func.return
 
 // NEGATIVE: lower-irgl: small_worklist must be an item count (0: off), got -1
 

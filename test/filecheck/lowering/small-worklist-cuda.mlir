@@ -1,4 +1,4 @@
-// RUN: irgl-opt %s -p 'lower-irgl{small_worklist=64}' -t 'cuda{inline-runtime=false}' | filecheck %s
+// RUN: irgl-opt %s -p 'lower-irgl{small_worklist=64 warp_spread=false}' -t 'cuda{inline-runtime=false}' | filecheck %s
 
 // The control kernel of an Iterate with the small-worklist mode, as CUDA:
 // a round checks the size of in; below the threshold every block passes a
