@@ -33,8 +33,9 @@ Retry and Respawn become worklist runtime calls.
   iterations, but consecutive runs of 32 go to different blocks. A
   worklist of a few thousand items (a BFS level on a grid) then occupies a
   warp on each of many SMs instead of the first two blocks, whose memory
-  pipelines would serve every gather of the step. Not applied to a ForAll
-  holding an Exclusive (its priorities follow the mapping) nor to retry
+  pipelines would serve every gather of the step. Only ForAlls over the
+  worklist (a loop over the nodes or a range fills the grid anyway); not
+  one holding an Exclusive (its priorities follow the mapping), nor retry
   backoff's blocked rounds.
 - Inner ForAlls, Fors and host-kernel ForAlls are sequential `scf.for`s; a
   reducing inner ForAll (`reduce(kind, %init : T)`) carries its partial as
@@ -504,8 +505,14 @@ def _lower_loop(
         and loop.iterator.data == IteratorKind.WORKLIST
         and enclosing_gpu_func(loop) in backoff
     )
-    # an Exclusive's priorities follow the mapping: keep it for those
-    spread = warp_spread and outermost and not _holds_exclusive(loop)
+    # only worklists are short enough to sit in the first blocks; an
+    # Exclusive's priorities follow the mapping: keep it for those
+    spread = (
+        warp_spread
+        and outermost
+        and loop.iterator.data == IteratorKind.WORKLIST
+        and not _holds_exclusive(loop)
+    )
     if not outermost:
         _lower_sequential(loop)
     elif any(_is_barrier(op) or _holds_barrier(op) for op in loop.body.block.ops):
@@ -592,10 +599,10 @@ class ConvertIrglLoops(ModulePass):
     to each thread (`#irgl_rt.forall<..., retry_blocked>`)."""
 
     warp_spread: bool = False
-    """Deal the outermost ForAll's runs of 32 consecutive iterations to the
-    blocks in turn (warp `w` of block `k` takes run `w * grid_dim + k`)
-    instead of filling block 0 first; not in kernels whose ForAll holds an
-    Exclusive (its priorities follow the mapping)."""
+    """Deal the runs of 32 consecutive iterations of an outermost ForAll over
+    the worklist to the blocks in turn (warp `w` of block `k` takes run
+    `w * grid_dim + k`) instead of filling block 0 first; not where the
+    ForAll holds an Exclusive (its priorities follow the mapping)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         # before the Retries are lowered: kernels re-launched after conflicts

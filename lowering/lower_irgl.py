@@ -85,9 +85,9 @@ class LowerIrgl(ModulePass):
       thread in retry round r (convert-irgl-loops), retry launches sized to
       match (convert-irgl-orchestration; in control kernels
       irgl-outline-iterations counts the rounds).
-    - `warp_spread` (bool, true): the outermost ForAll deals runs of 32
-      iterations to the blocks in turn, so a short worklist spreads over
-      the SMs (convert-irgl-loops `warp_spread`);
+    - `warp_spread` (bool, true): an outermost ForAll over the worklist
+      deals runs of 32 iterations to the blocks in turn, so a short
+      worklist spreads over the SMs (convert-irgl-loops `warp_spread`);
     - `hashed_priority` (bool, false): Exclusive's contenders get a hash
       of their rank as priority instead of the rank
       (convert-irgl-exclusive `hashed_priority`).
@@ -139,8 +139,8 @@ class LowerIrgl(ModulePass):
     small edge lists (convert-irgl-nested-edges)."""
 
     warp_spread: bool = True
-    """Runs of 32 consecutive iterations of an outermost ForAll dealt to the
-    blocks in turn (convert-irgl-loops)."""
+    """Runs of 32 consecutive iterations of an outermost ForAll over the
+    worklist dealt to the blocks in turn (convert-irgl-loops)."""
     edge_unroll: int = 4
     """`#pragma unroll N` on the block and warp phases' edge loops."""
     control_block: int = 0

@@ -4,9 +4,10 @@
 // RUN: irgl-opt %s --split-input-file -p 'lower-irgl{outline=false warp_spread=false}' -t 'cuda{inline-runtime=false}' | filecheck %s --check-prefix=CUDA-OFF
 
 // Warp spread (convert-irgl-loops `warp_spread`, on in lower-irgl): the
-// grid-stride loop starts at the thread's position (w * grid_dim + k) * 32
-// + l (lane l of warp w of block k), not at its global id; the stride stays
-// the number of threads. A warp still runs 32 consecutive slots.
+// grid-stride loop over the worklist starts at the thread's position
+// (w * grid_dim + k) * 32 + l (lane l of warp w of block k), not at its
+// global id; the stride stays the number of threads. A warp still runs 32
+// consecutive slots.
 irgl.kernel @k(%g: !irgl.graph) {
   irgl.forall %i in worklist {
     %n = irgl.wl.pop %i
@@ -46,16 +47,16 @@ irgl.kernel @k(%g: !irgl.graph) {
 
 // Uniform rounds (the ForAll holds a barrier): round r runs slot
 // r * nthreads + position.
-irgl.kernel @u(%x: memref<?xi32>, %n: index) {
-  %c0 = arith.constant 0 : index
-  irgl.forall %i in range(%c0, %n) {
+irgl.kernel @u(%x: memref<?xi32>) {
+  irgl.forall %i in worklist {
+    %n = irgl.wl.pop %i
     %one = arith.constant 1 : i32
-    memref.store %one, %x[%i] : memref<?xi32>
+    memref.store %one, %x[%n] : memref<?xi32>
     irgl.sync_running_threads
   }
 }
 
-// CHECK:       ^bb0(%x: memref<?xi32>, %n: index):
+// CHECK:       ^bb0(%x: memref<?xi32>, %{{.*}}: !irgl_rt.worklist
 // CHECK:         "gpu.grid_dim"
 // CHECK-NEXT:    %[[NTHREADS:.*]] = arith.muli %{{.*}}, %{{.*}} : index
 // CHECK:         arith.divui
@@ -90,3 +91,17 @@ irgl.kernel @x(%claims: memref<?xi32>, %items: memref<4xindex>, %out: memref<?xi
 // CHECK-NOT:     arith.divui
 // CHECK:         irgl_rt.collective
 // CHECK:         } {irgl_rt.forall = #irgl_rt.forall<uniform>}
+
+// -----
+
+// A ForAll over the nodes (or a range) fills the grid anyway: not spread.
+irgl.kernel @n(%g: !irgl.graph, %x: memref<?xi32>) {
+  irgl.forall %v in nodes(%g) {
+    %one = arith.constant 1 : i32
+    memref.store %one, %x[%v] : memref<?xi32>
+  }
+}
+
+// CHECK:       ^bb0(%g: !irgl.graph, %x: memref<?xi32>):
+// CHECK-NOT:     arith.divui
+// CHECK:         } {irgl_rt.forall = #irgl_rt.forall<grid_stride>}
