@@ -33,7 +33,9 @@ Retry and Respawn become worklist runtime calls.
   iterations, but consecutive runs of 32 go to different blocks. A
   worklist of a few thousand items (a BFS level on a grid) then occupies a
   warp on each of many SMs instead of the first two blocks, whose memory
-  pipelines would serve every gather of the step. Only ForAlls over the
+  pipelines would serve every gather of the step. With a block size that
+  is not a multiple of 32 the position stays the global id (a runtime
+  select). Only ForAlls over the
   worklist (a loop over the nodes or a range fills the grid anyway); not
   one holding an Exclusive (its priorities follow the mapping), nor retry
   backoff's blocked rounds.
@@ -170,14 +172,15 @@ def _thread_geometry(b: LoweringBuilder) -> tuple[SSAValue, SSAValue]:
 WARP = 32
 
 
-def _spread_position(b: LoweringBuilder) -> SSAValue:
+def _spread_position(b: LoweringBuilder, tid: SSAValue) -> SSAValue:
     """The thread's position under `warp_spread`: warp `w` of block `k` takes
     the `(w * grid_dim + k)`-th run of WARP consecutive positions, lane `l`
-    the `l`-th of them. A bijection onto `0 .. nthreads` (block sizes are
-    multiples of WARP) that keeps each warp's positions consecutive (its
-    loads coalesce) and deals consecutive runs to different blocks, so that
-    a short worklist spreads over the SMs instead of filling the first
-    blocks."""
+    the `l`-th of them. A bijection onto `0 .. nthreads` when the block
+    size is a multiple of WARP (every size the block-size rules pick but a
+    FixedBlock kernel's own); otherwise the global id `tid`. It keeps each
+    warp's positions consecutive (its loads coalesce) and deals consecutive
+    runs to different blocks, so that a short worklist spreads over the SMs
+    instead of filling the first blocks."""
     warp = b.index(WARP)
     thread = _gpu_id(b, gpu.ThreadIdOp)
     lane = b.op(arith.RemUIOp(thread, warp))
@@ -186,7 +189,10 @@ def _spread_position(b: LoweringBuilder) -> SSAValue:
     run = b.op(
         arith.AddiOp(b.op(arith.MuliOp(warp_index, grid)), _gpu_id(b, gpu.BlockIdOp))
     )
-    return b.op(arith.AddiOp(b.op(arith.MuliOp(run, warp)), lane))
+    spread = b.op(arith.AddiOp(b.op(arith.MuliOp(run, warp)), lane))
+    partial = b.op(arith.RemUIOp(_gpu_id(b, gpu.BlockDimOp), warp))
+    whole = b.op(arith.CmpiOp(partial, b.index(0), "eq"))
+    return b.op(arith.SelectOp(whole, spread, tid))
 
 
 def _holds_exclusive(loop: LoopBase) -> bool:
@@ -198,7 +204,7 @@ def _lower_grid_stride(loop: LoopBase, spread: bool = False) -> None:
     lb, ub, step = _bounds(loop, b)
     tid, nthreads = _thread_geometry(b)
     if spread:
-        tid = _spread_position(b)
+        tid = _spread_position(b, tid)
     start = b.op(arith.AddiOp(lb, b.op(arith.MuliOp(tid, step))))
     stride = b.op(arith.MuliOp(nthreads, step))
     lowered = scf.ForOp(start, ub, stride, [], Region(take_body(loop.body)))
@@ -302,7 +308,7 @@ def _lower_uniform(
     b = LoweringBuilder(InsertPoint.before(loop))
     lb, ub, step = _bounds(loop, b)
     tid, nthreads = _thread_geometry(b)
-    position = _spread_position(b) if spread and not retry_blocked else tid
+    position = _spread_position(b, tid) if spread and not retry_blocked else tid
     old = take_body(loop.body)
     body = Block(arg_types=[IndexType()])
     inner = LoweringBuilder(InsertPoint.at_end(body))

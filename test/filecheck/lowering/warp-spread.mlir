@@ -27,7 +27,14 @@ irgl.kernel @k(%g: !irgl.graph) {
 // CHECK-NEXT:   %[[BID:.*]] = "gpu.block_id"() <{dimension = #gpu<dim x>}>
 // CHECK-NEXT:   %[[CHUNK:.*]] = arith.addi %[[WG]], %[[BID]] : index
 // CHECK-NEXT:   %[[FIRSTPOS:.*]] = arith.muli %[[CHUNK]], %[[W]] : index
-// CHECK-NEXT:   %[[POS:.*]] = arith.addi %[[FIRSTPOS]], %[[LANE]] : index
+// CHECK-NEXT:   %[[SPREAD:.*]] = arith.addi %[[FIRSTPOS]], %[[LANE]] : index
+// A block size that is not a multiple of 32 (a kernel bounded below a
+// warp) keeps the global id: the spread would leave holes.
+// CHECK-NEXT:   %[[BDIM:.*]] = "gpu.block_dim"() <{dimension = #gpu<dim x>}>
+// CHECK-NEXT:   %[[PART:.*]] = arith.remui %[[BDIM]], %[[W]] : index
+// CHECK-NEXT:   %[[Z:.*]] = arith.constant 0 : index
+// CHECK-NEXT:   %[[WHOLE:.*]] = arith.cmpi eq, %[[PART]], %[[Z]] : index
+// CHECK-NEXT:   %[[POS:.*]] = arith.select %[[WHOLE]], %[[SPREAD]], %[[TID:.*]] : index
 // CHECK-NEXT:   %[[DELTA:.*]] = arith.muli %[[POS]], %{{.*}} : index
 // CHECK-NEXT:   %[[START:.*]] = arith.addi %{{.*}}, %[[DELTA]] : index
 // CHECK-NEXT:   %[[STRIDE:.*]] = arith.muli %[[NTHREADS]], %{{.*}} : index
@@ -60,10 +67,7 @@ irgl.kernel @u(%x: memref<?xi32>) {
 // CHECK:         "gpu.grid_dim"
 // CHECK-NEXT:    %[[NTHREADS:.*]] = arith.muli %{{.*}}, %{{.*}} : index
 // CHECK:         arith.divui
-// CHECK:         "gpu.block_id"
-// CHECK-NEXT:    arith.addi
-// CHECK-NEXT:    arith.muli
-// CHECK-NEXT:    %[[POS:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK:         %[[POS:.*]] = arith.select
 // CHECK:         scf.for %[[R:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK-NEXT:      %[[BASE:.*]] = arith.muli %[[R]], %[[NTHREADS]] : index
 // CHECK-NEXT:      %[[K:.*]] = arith.addi %[[BASE]], %[[POS]] : index
