@@ -35,10 +35,9 @@ Retry and Respawn become worklist runtime calls.
   warp on each of many SMs instead of the first two blocks, whose memory
   pipelines would serve every gather of the step. With a block size that
   is not a multiple of 32 the position stays the global id (a runtime
-  select). Only ForAlls over the
-  worklist (a loop over the nodes or a range fills the grid anyway); not
-  one holding an Exclusive (its priorities follow the mapping), nor retry
-  backoff's blocked rounds.
+  select). Only ForAlls over the worklist (a loop over the nodes or a
+  range fills the grid anyway); not one holding an Exclusive (its
+  priorities follow the mapping), nor retry backoff's blocked rounds.
 - Inner ForAlls, Fors and host-kernel ForAlls are sequential `scf.for`s; a
   reducing inner ForAll (`reduce(kind, %init : T)`) carries its partial as
   the `scf.for`'s iter_arg, from `%init`, combining each yielded value.

@@ -141,6 +141,7 @@ class LowerIrgl(ModulePass):
     warp_spread: bool = True
     """Runs of 32 consecutive iterations of an outermost ForAll over the
     worklist dealt to the blocks in turn (convert-irgl-loops)."""
+
     edge_unroll: int = 4
     """`#pragma unroll N` on the block and warp phases' edge loops."""
     control_block: int = 0

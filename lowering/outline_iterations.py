@@ -1241,7 +1241,7 @@ class _Outliner:
                     element = (
                         i32 if isinstance(result.type, MemRefType) else result.type
                     )
-                    outputs.append((result, *_device_buffer(host, element)))
+                    outputs.append((result, *_device_array(host, element, 1)))
         # status[0]: a worklist overflowed; status[1]: the small-worklist
         # mode's time limit was hit (only with a limit)
         timed = bool(small_loops) and self.small_worklist_us > 0
@@ -1355,8 +1355,9 @@ class _Outliner:
 def _device_array(
     b: LoweringBuilder, element: Attribute, size: int
 ) -> tuple[SSAValue, SSAValue]:
-    """A device array of `size` elements: the allocation and its
-    `memref<?xT>` view (the control kernel's mailbox for type `element`)."""
+    """A device array of `size` elements: the allocation (to free) and its
+    `memref<?xT>` view that the control kernel and the runtime take (a
+    result or status buffer, the mailbox for type `element`)."""
     alloc = b.op(memref.AllocOp([], [], MemRefType(element, [size])))
     return alloc, b.op(memref.CastOp.get(alloc, dynamic_memref(element)))
 
@@ -1367,12 +1368,6 @@ def _reads_in_size(kernel: gpu.FuncOp) -> bool:
         isinstance(op, LoopBase) and op.iterator.data == IteratorKind.WORKLIST
         for op in kernel.walk()
     )
-
-
-def _device_buffer(b: LoweringBuilder, element: Attribute) -> tuple[SSAValue, SSAValue]:
-    """A one-element device buffer: the allocation (`memref<1xT>`, to free)
-    and its `memref<?xT>` view that the control kernel and the runtime take."""
-    return _device_array(b, element, 1)
 
 
 def _graph_argument(op: Operation) -> SSAValue:
