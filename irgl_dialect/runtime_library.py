@@ -156,9 +156,9 @@ def _functions() -> list[RuntimeFunction]:
         _fn("irgl_wl_size", (_wl,), (_index,), d),
         _fn("irgl_wl_item", (_wl, _index), (_index,), d),
         _fn("irgl_wl_push", (_wl, _index), (), d),
-        _fn("irgl_wl_block_begin", (), (), d),
-        _fn("irgl_wl_push_block", (_wl, _index), (), d),
-        _fn("irgl_wl_block_flush", (_wl,), (), d),
+        _fn("irgl_wl_block_begin", (i1,), (), d),
+        _fn("irgl_wl_push_block", (_wl, _index, i1), (), d),
+        _fn("irgl_wl_block_flush", (_wl, i1), (), d),
         # retry backoff (convert-irgl-loops / -orchestration `retry_backoff`)
         _fn("irgl_wl_retry_round", (_wl,), (_index,), b),
         _fn("irgl_backoff_chunk", (_index, _index), (_index,), b),

@@ -97,6 +97,7 @@ OPTIMIZATIONS: tuple[Optimization, ...] = (
     ),
     Optimization.flag("warp_spread"),
     Optimization.flag("block_push"),
+    Optimization.flag("block_push_edges"),
     Optimization.flag("block_reduce"),
     Optimization.flag("retry_backoff"),
     Optimization.flag("hashed_priority"),

@@ -92,7 +92,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from irgl_dialect.attributes import IteratorKind
 from irgl_dialect.graph import FirstEdgeOp, LastEdgeOp, NumNodesOp
-from irgl_dialect.loops import ForAllOp, ForOp, LoopBase
+from irgl_dialect.loops import ForAllOp, ForOp, LoopBase, iterator_of
 from irgl_dialect.runtime import (
     CollectiveOp,
     ForAllAttr,
@@ -543,8 +543,8 @@ class LowerPush(RewritePattern):
     to `out`): `irgl_wl_push(worklist, item)`; a Push in a kernel of
     `staged` is `irgl_wl_push_block(out, item)`."""
 
-    def __init__(self, staged: frozenset[gpu.FuncOp] = frozenset()):
-        self.staged = staged
+    def __init__(self, staged: dict[gpu.FuncOp, SSAValue] | None = None):
+        self.staged = staged or {}
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         if not isinstance(op, PushOp | RetryOp | RespawnOp):
@@ -554,10 +554,17 @@ class LowerPush(RewritePattern):
             target = worklist_out
         else:
             target = worklist_retry
-        push = "irgl_wl_push"
-        if isinstance(op, PushOp) and enclosing_gpu_func(op) in self.staged:
-            push = "irgl_wl_push_block"
-        call(runtime_function(push), [target, op.item], rewriter)
+        flag = (
+            self.staged.get(enclosing_gpu_func(op)) if isinstance(op, PushOp) else None
+        )
+        if flag is None:
+            call(runtime_function("irgl_wl_push"), [target, op.item], rewriter)
+        else:
+            call(
+                runtime_function("irgl_wl_push_block"),
+                [target, op.item, flag],
+                rewriter,
+            )
         rewriter.erase(op)
 
 
@@ -568,18 +575,35 @@ def _stageable(kernel: gpu.FuncOp) -> bool:
     return pushes and every_thread_reaches_end(kernel)
 
 
-def _stage_pushes(kernel: gpu.FuncOp) -> None:
-    """`irgl_wl_block_begin()` at the start of the body and
-    `irgl_wl_block_flush(out)` before each (top-level) return."""
+def _pushes_from_edges(kernel: gpu.FuncOp) -> bool:
+    """Every push of `kernel` sits in a ForAll over a node's edges, so one
+    work item may push many times (the pushes that block staging pays for)."""
+    pushes = [op for op in kernel.walk() if isinstance(op, PushOp)]
+    return bool(pushes) and all(
+        any(iterator_of(loop) == IteratorKind.EDGES for loop in enclosing_foralls(p))
+        for p in pushes
+    )
+
+
+def _stage_pushes(kernel: gpu.FuncOp) -> SSAValue:
+    """`irgl_wl_block_begin(staged)` at the start of the body and
+    `irgl_wl_block_flush(out, staged)` before each (top-level) return, where
+    `staged` says the grid has more than one block (`gpu.grid_dim x`, which
+    is 1 for a device body that a control kernel's block 0 runs alone: one
+    block gains nothing from staging, and pushes straight to `out`). Returns
+    `staged`, for the pushes."""
     launch = LaunchAttr.of(kernel)
     assert launch is not None and launch.worklist is not None
     worklist_out = kernel.body.block.args[launch.worklist + 1]
     table = symbol_table_of(kernel)
     begin = LoweringBuilder(InsertPoint.at_start(kernel.body.block), table=table)
-    begin.call(runtime_function("irgl_wl_block_begin"), [])
+    blocks = _gpu_id(begin, gpu.GridDimOp)
+    staged = begin.op(arith.CmpiOp(blocks, begin.index(1), "ugt"))
+    begin.call(runtime_function("irgl_wl_block_begin"), [staged])
     for ret in [op for op in kernel.body.block.ops if isinstance(op, gpu.ReturnOp)]:
         flush = LoweringBuilder(InsertPoint.before(ret), table=table)
-        flush.call(runtime_function("irgl_wl_block_flush"), [worklist_out])
+        flush.call(runtime_function("irgl_wl_block_flush"), [worklist_out, staged])
+    return staged
 
 
 @dataclass(frozen=True)
@@ -588,6 +612,8 @@ class ConvertIrglLoops(ModulePass):
     ForAll of a kernel) and worklist methods to runtime calls.
 
     Options: `block_push` (bool, false): block-aggregated pushes;
+    `block_push_edges` (bool, false): the same for the kernels whose every
+    push sits in a ForAll over edges;
     `retry_backoff` (bool, false): contiguous blocks of iterations per
     thread in the retry rounds of retrying kernels; `warp_spread` (bool,
     false): runs of 32 iterations dealt to the blocks in turn (see the
@@ -598,6 +624,11 @@ class ConvertIrglLoops(ModulePass):
 
     block_push: bool = False
     """Stage each kernel's pushes per block (one atomic per block)."""
+
+    block_push_edges: bool = False
+    """Stage the pushes per block in the kernels whose every push sits in a
+    ForAll over edges (an item may push many times; a kernel pushing at
+    most once per item keeps the warp-aggregated pushes)."""
 
     retry_backoff: bool = False
     """In retry rounds, map contiguous blocks of at least 2^round iterations
@@ -619,19 +650,18 @@ class ConvertIrglLoops(ModulePass):
             and k.kernel is not None
             and retries_on_conflict(k)
         )
-        staged = frozenset(
+        to_stage = [
             k
             for k in op.walk()
-            if self.block_push
-            and isinstance(k, gpu.FuncOp)
+            if isinstance(k, gpu.FuncOp)
             and k.kernel is not None
             and _stageable(k)
-        )
+            and (self.block_push or (self.block_push_edges and _pushes_from_edges(k)))
+        ]
+        staged = {k: _stage_pushes(k) for k in to_stage}
         PatternRewriteWalker(
             GreedyRewritePatternApplier([LowerPop(), LowerPush(staged)])
         ).rewrite_module(op)
-        for kernel in staged:
-            _stage_pushes(kernel)
         # innermost loops first, so each loop still sees the ones around it
         # (edge loops marked for nested scheduling go with their ForAll)
         loops = [

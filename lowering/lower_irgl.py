@@ -68,6 +68,9 @@ class LowerIrgl(ModulePass):
       kernel (irgl-outline-iterations `small_worklist_us`);
     - `block_push` (bool, false): pushes staged per block, one atomic per
       block (convert-irgl-loops `block_push`);
+    - `block_push_edges` (bool, true): the same, only in the kernels whose
+      every push sits in a ForAll over edges (convert-irgl-loops
+      `block_push_edges`);
     - `block_reduce` (bool, false): ReduceAndReturn reduced per block, one
       store per block (convert-irgl-sync `block_reduce`);
     - `warp_gather` (bool, false): small nodes' edge loops gathered over the
@@ -130,6 +133,11 @@ class LowerIrgl(ModulePass):
     block_push: bool = False
     """Cooperative conversion of pushes: staged in shared memory per block and
     published with one atomic per block (convert-irgl-loops)."""
+
+    block_push_edges: bool = True
+    """Cooperative conversion of pushes only where every push of a kernel sits
+    in a ForAll over edges, i.e. an item may push many times
+    (convert-irgl-loops)."""
 
     block_reduce: bool = False
     """ReduceAndReturn reduced per block before the cell (convert-irgl-sync)."""
@@ -197,6 +205,7 @@ class LowerIrgl(ModulePass):
             *([IrglNestedParallelism()] if self.nested_parallelism else []),
             ConvertIrglLoops(
                 block_push=self.block_push,
+                block_push_edges=self.block_push_edges,
                 retry_backoff=self.retry_backoff,
                 warp_spread=self.warp_spread,
             ),

@@ -317,14 +317,23 @@ __shared__ irgl_index block_push_base;
 }  // namespace detail
 }  // namespace irgl
 
+// `staged` (the same in every thread of the grid) is false where the grid
+// is one block (a device body run by a control kernel's block 0 alone): the
+// pushes then go straight to the worklist and begin/flush do nothing.
+
 /// Empties this block's staging buffer (every thread of the block).
-__device__ __forceinline__ void irgl_wl_block_begin() {
+__device__ __forceinline__ void irgl_wl_block_begin(bool staged) {
+  if (!staged) return;
   if (threadIdx.x == 0) irgl::detail::block_push_count = 0;
   __syncthreads();
 }
 
 /// Pushes v onto `wl` through this block's staging buffer.
-__device__ __forceinline__ void irgl_wl_push_block(irgl::Worklist wl, irgl_index v) {
+__device__ __forceinline__ void irgl_wl_push_block(irgl::Worklist wl, irgl_index v, bool staged) {
+  if (!staged) {
+    irgl_wl_push(wl, v);
+    return;
+  }
   const int slot = atomicAdd(&irgl::detail::block_push_count, 1);
   if (slot < irgl::kBlockPushSlots) {
     irgl::detail::block_push_items[slot] = static_cast<int32_t>(v);
@@ -336,11 +345,12 @@ __device__ __forceinline__ void irgl_wl_push_block(irgl::Worklist wl, irgl_index
 /// Publishes the staged items to `wl` with one atomicAdd for the block (every
 /// thread of the block). Items past the capacity are dropped and set the
 /// overflow flag, as irgl_wl_push does.
-__device__ __forceinline__ void irgl_wl_block_flush(irgl::Worklist wl) {
+__device__ __forceinline__ void irgl_wl_block_flush(irgl::Worklist wl, bool staged) {
   using irgl::detail::uindex;
+  if (!staged) return;
   __syncthreads();
-  const int staged = irgl::detail::block_push_count;
-  const int n = staged < irgl::kBlockPushSlots ? staged : irgl::kBlockPushSlots;
+  const int pushed = irgl::detail::block_push_count;
+  const int n = pushed < irgl::kBlockPushSlots ? pushed : irgl::kBlockPushSlots;
   if (threadIdx.x == 0 && n > 0)
     irgl::detail::block_push_base = irgl::detail::atomic_add_index(wl.tail, static_cast<irgl_index>(n));
   __syncthreads();
