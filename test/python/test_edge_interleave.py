@@ -44,7 +44,8 @@ def test_bfs_phases_load_four_edges_at_once() -> None:
     lines = [line.strip() for line in kernel.splitlines()]
     dsts = [i for i, line in enumerate(lines) if "irgl_graph_edge_dst(g, " in line]
     # block, warp and thread phases: four destinations in a row each, then
-    # the four levels, then the four exchanges before the first push
+    # the four levels, then the four exchanges before the first push (staged
+    # per block: BFS pushes from its edge loop, block_push_edges)
     assert len(dsts) == 12
     for phase in range(3):
         first = dsts[4 * phase]
@@ -54,10 +55,9 @@ def test_bfs_phases_load_four_edges_at_once() -> None:
         assert all(re.fullmatch(level, line) for line in loads), loads
     assert kernel.count("atomicExch(") == 12
     text = "\n".join(lines[dsts[8] :])
-    assert (
-        text.index("irgl_wl_push(")
-        > [m.start() for m in re.finditer(r"atomicExch\(", text)][-1]
-    )
+    push = re.search(r"irgl_wl_push_block\(", text)
+    assert push is not None
+    assert push.start() > [m.start() for m in re.finditer(r"atomicExch\(", text)][-1]
 
 
 def test_plain_lowering_walks_one_edge_at_a_time() -> None:

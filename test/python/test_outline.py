@@ -203,8 +203,8 @@ def test_block_push_cuda_compiles(app: str, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     code = proc.stdout.split("// ---- end irgl_runtime.cuh ----")[1]
     assert "irgl_wl_push(" not in code
-    assert code.count("irgl_wl_block_begin();") == code.count("irgl_wl_block_flush(")
-    assert code.count("irgl_wl_block_begin();") >= 2  # the kernel and its body
+    assert code.count("irgl_wl_block_begin(") == code.count("irgl_wl_block_flush(")
+    assert code.count("irgl_wl_block_begin(") >= 2  # the kernel and its body
     assert nvcc_object_errors(proc.stdout, tmp_path) is None
 
 
