@@ -541,7 +541,8 @@ class LowerPop(RewritePattern):
 class LowerPush(RewritePattern):
     """Push appends to `out`; Retry and Respawn to `retry` (a merging Retry
     to `out`): `irgl_wl_push(worklist, item)`; a Push in a kernel of
-    `staged` is `irgl_wl_push_block(out, item)`."""
+    `staged` is `irgl_wl_push_block(out, item, flag)`, with the kernel's
+    `grid_dim > 1` flag from `_stage_pushes`."""
 
     def __init__(self, staged: dict[gpu.FuncOp, SSAValue] | None = None):
         self.staged = staged or {}
