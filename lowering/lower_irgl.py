@@ -58,8 +58,10 @@ class LowerIrgl(ModulePass):
       from the sizes the outlined kernels admit (0: the largest they admit;
       irgl-outline-iterations `control_block`);
     - `control_resident` (int, 0): threads per SM the control kernel's
-      launch bounds ask for (0: 1024 with worklists, 2048 without;
-      irgl-outline-iterations `control_resident`);
+      launch bounds ask for (0: the largest `min_blocks` an invoked
+      kernel's launch_bounds declare times the control block size, else
+      1024 with worklists and 2048 without; irgl-outline-iterations
+      `control_resident`);
     - `small_worklist` (int, 256; 0: off): a control loop whose `in` holds
       at most this many items runs on block 0 alone, with block barriers
       (irgl-outline-iterations `small_worklist`);

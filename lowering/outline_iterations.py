@@ -27,7 +27,9 @@ The control kernel's block size follows the intersection rule
 (`lowering/block_size.py`, `control_block_size`): the largest size every
 invoked kernel admits; each invoked kernel is pinned to it, and the control
 kernel's launch bounds ask for RESIDENT_THREADS threads per SM
-(RESIDENT_THREADS_TOPOLOGY when it runs no worklist). An
+(RESIDENT_THREADS_TOPOLOGY when it runs no worklist), or, when an invoked
+kernel declares `launch_bounds(max_threads, min_blocks)`, for the largest
+min_blocks blocks of the control block size. An
 Iterate/Pipe stays a host loop when the intersection is empty, when its
 body holds something that cannot run on the device (C text, calls, memory
 operations), when an invoked kernel is pinned to another size by another
@@ -136,11 +138,14 @@ from lowering.runtime_calls import KERNEL_MODULE, fail, kernel_module
 #: SM) was the best trade-off of those tried (2048 made grid BFS 10% slower).
 RESIDENT_THREADS = 1024
 
+#: The most threads an SM holds (sm_70 to sm_90).
+SM_THREADS = 2048
+
 #: The same for a topology-driven control kernel (no worklist: every step
 #: runs over all nodes), which is bound by memory latency rather than by its
 #: barriers: a full SM (at most 32 registers a thread). Measured on an H100,
 #: pull PageRank on RMAT 18/20: 3.48/13.9 ms at 1024, 3.05/10.9 ms at 2048.
-RESIDENT_THREADS_TOPOLOGY = 2048
+RESIDENT_THREADS_TOPOLOGY = SM_THREADS
 
 #: Default item threshold of the small-worklist mode: two items per thread of
 #: a 1024-thread control block (the size RESIDENT_THREADS and the benchmarks'
@@ -212,6 +217,15 @@ class _Plan:
     @property
     def uses_retry(self) -> bool:
         return any(_launch(k).retries for k in self.kernels.values())
+
+    @property
+    def min_blocks(self) -> int:
+        """The largest `min_blocks` the kernels' launch bounds declare (0 when
+        none declares one)."""
+        return max(
+            (b[1] for k in self.kernels.values() if len(b := _launch(k).bounds) == 2),
+            default=0,
+        )
 
 
 def _check_device_op(op: Operation) -> None:
@@ -1060,10 +1074,17 @@ class _Outliner:
 
     def _resident_threads(self, plan: _Plan) -> int:
         """Threads per SM the control kernel's launch bounds ask for: the
-        `control_resident` option, else RESIDENT_THREADS with worklists and
-        RESIDENT_THREADS_TOPOLOGY without."""
+        `control_resident` option; else, when a kernel it runs declares
+        `launch_bounds(max_threads, min_blocks)`, min_blocks blocks of the
+        control block size (the largest min_blocks: every kernel keeps at
+        least as many of its blocks per SM as it asks for, and the register
+        budget a thread gets is the one those bounds give a plain launch);
+        else RESIDENT_THREADS with worklists and RESIDENT_THREADS_TOPOLOGY
+        without. At most SM_THREADS."""
         if self.control_resident > 0:
             return self.control_resident
+        if plan.min_blocks > 0:
+            return min(plan.min_blocks * plan.block_size, SM_THREADS)
         return RESIDENT_THREADS if plan.uses_worklist else RESIDENT_THREADS_TOPOLOGY
 
     def remark(self, op: Operation, where: str, text: str) -> None:
@@ -1434,8 +1455,9 @@ class OutlineIterations(ModulePass):
     control_resident: int = 0
     """Threads per SM the control kernel's launch bounds ask for (the
     minimum blocks per SM is this over the block size, at least 1; fewer
-    leave the registers to the compiler). 0: 1024 when it runs worklists,
-    2048 when it runs none."""
+    leave the registers to the compiler). 0: the largest min_blocks an
+    invoked kernel's launch_bounds declare times the block size, else 1024
+    when it runs worklists and 2048 when it runs none."""
 
     def __post_init__(self) -> None:
         check_small_worklist_option(self.small_worklist, self.name)

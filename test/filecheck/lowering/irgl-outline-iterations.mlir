@@ -313,3 +313,37 @@ irgl.kernel host @main(%x: memref<?xf64>, %y: memref<?xf64>, %z: memref<?xf64>, 
 // CHECK:         {sym_name = "main_control", irgl_rt.launch = #irgl_rt.launch<block = 1024, bounds = [1024, 2], grid_sync, control>}
 
 // REMARK: remark: irgl.iterate @step in @main: outlined into control kernel @main_control (block size 1024)
+
+// -----
+
+// Kernels that declare min_blocks in their launch bounds set the control
+// kernel's residency: the largest min_blocks (3, from @q) blocks of the
+// control block size (128, the intersection), so the control kernel's
+// launch bounds are [128, 3] (the register budget of those bounds). The
+// control_resident option overrides it (256 threads: [128, 2]).
+irgl.kernel @p(%x: memref<?xi32>) launch_bounds(256, 2) {
+  irgl.forall %i in worklist {
+    %n = irgl.wl.pop %i
+    irgl.wl.push %n
+  }
+}
+irgl.kernel @q(%x: memref<?xi32>) launch_bounds(128, 3) {
+  irgl.forall %i in worklist {
+    %n = irgl.wl.pop %i
+  }
+}
+irgl.kernel host @main(%x: memref<?xi32>, %n: index) {
+  irgl.pipe capacity %n {
+    irgl.invoke @p(%x) : (memref<?xi32>)
+    irgl.invoke @q(%x) : (memref<?xi32>)
+  }
+}
+
+// CHECK-LABEL: func.func @main
+// CHECK:         %[[B:.*]] = arith.constant 128 : index
+// CHECK-NEXT:    irgl_rt.grid_size @irgl_kernels::@main_control, %[[B]] resident
+// CHECK:         }) {sym_name = "p", irgl_rt.launch = #irgl_rt.launch<block = 128, worklist = 1, bounds = [256, 2], pinned>}
+// CHECK:         }) {sym_name = "q", irgl_rt.launch = #irgl_rt.launch<block = 128, worklist = 1, bounds = [128, 3], pinned>}
+// CHECK:         {sym_name = "main_control", irgl_rt.launch = #irgl_rt.launch<block = 128, bounds = [128, 3], grid_sync, control>}
+// CTL256:        {sym_name = "main_control", irgl_rt.launch = #irgl_rt.launch<block = 128, bounds = [128, 3], grid_sync, control>}
+// RES256:        {sym_name = "main_control", irgl_rt.launch = #irgl_rt.launch<block = 128, bounds = [128, 2], grid_sync, control>}
