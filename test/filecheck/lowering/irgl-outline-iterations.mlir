@@ -347,3 +347,21 @@ irgl.kernel host @main(%x: memref<?xi32>, %n: index) {
 // CHECK:         {sym_name = "main_control", irgl_rt.launch = #irgl_rt.launch<block = 128, bounds = [128, 3], grid_sync, control>}
 // CTL256:        {sym_name = "main_control", irgl_rt.launch = #irgl_rt.launch<block = 128, bounds = [128, 3], grid_sync, control>}
 // RES256:        {sym_name = "main_control", irgl_rt.launch = #irgl_rt.launch<block = 128, bounds = [128, 2], grid_sync, control>}
+
+// -----
+
+// A residency above what an SM holds is capped at 2048 threads: 4 blocks of
+// 1024 asked, 2 kept.
+irgl.kernel @wide(%x: memref<?xi32>) launch_bounds(1024, 4) {
+  irgl.forall %i in worklist {
+    %n = irgl.wl.pop %i
+  }
+}
+irgl.kernel host @main(%x: memref<?xi32>, %n: index) {
+  irgl.pipe capacity %n {
+    irgl.invoke @wide(%x) : (memref<?xi32>)
+  }
+}
+
+// CHECK-LABEL: func.func @main
+// CHECK:         {sym_name = "main_control", irgl_rt.launch = #irgl_rt.launch<block = 1024, bounds = [1024, 2], grid_sync, control>}
