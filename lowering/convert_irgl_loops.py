@@ -109,6 +109,7 @@ from irgl_dialect.sync import (
     retries_on_conflict,
 )
 from irgl_dialect.worklist import PopOp, PushOp
+from lowering.block_size import WARP
 from lowering.builders import LoweringBuilder, take_body
 from lowering.kernel_context import enclosing_foralls, kernel_kind_of
 from lowering.reductions import accumulating_block, reduction_of
@@ -165,10 +166,6 @@ def _thread_geometry(b: LoweringBuilder) -> tuple[SSAValue, SSAValue]:
     tid = b.op(arith.AddiOp(first, _gpu_id(b, gpu.ThreadIdOp)))
     nthreads = b.op(arith.MuliOp(_gpu_id(b, gpu.GridDimOp), block_dim))
     return tid, nthreads
-
-
-#: Threads of a warp: the unit of positions `warp_spread` keeps together.
-WARP = 32
 
 
 def _spread_position(b: LoweringBuilder, tid: SSAValue) -> SSAValue:

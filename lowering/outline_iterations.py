@@ -1629,9 +1629,9 @@ def check_control_block_option(value: int, owner: str) -> None:
 
 def check_control_resident_option(value: int, owner: str) -> None:
     """A `control_resident` option is a thread count from 0 (by kind) to
-    2048 (an SM's most); raise a ValueError naming `owner` otherwise."""
-    if not 0 <= value <= 2048:
+    SM_THREADS (an SM's most); raise a ValueError naming `owner` otherwise."""
+    if not 0 <= value <= SM_THREADS:
         raise ValueError(
-            f"{owner}: control_resident must be a thread count from 0 to 2048, "
-            f"got {value}"
+            f"{owner}: control_resident must be a thread count from 0 to "
+            f"{SM_THREADS}, got {value}"
         )
