@@ -61,8 +61,6 @@ irgl.kernel @bfs_two_hop(%g: !irgl.graph, %level: memref<?xi32>) launch_bounds(2
   %c1 = arith.constant 1 : i32
   %c2 = arith.constant 2 : i32
   %small_degree = arith.constant 4 : index
-  %true = arith.constant true
-  %k0 = arith.constant 0 : index
   %k1 = arith.constant 1 : index
   %k2 = arith.constant 2 : index
   %k3 = arith.constant 3 : index
@@ -81,9 +79,8 @@ irgl.kernel @bfs_two_hop(%g: !irgl.graph, %level: memref<?xi32>) launch_bounds(2
       %small = arith.cmpi ule, %deg, %small_degree : index
       %expand = arith.andi %lower_d, %small : i1
       // d's edge 0, if it has one
-      %at0 = arith.addi %first, %k0 : index
-      %has0 = arith.cmpi ult, %at0, %last : index
-      %e0 = arith.select %has0, %at0, %e : index
+      %has0 = arith.cmpi ult, %first, %last : index
+      %e0 = arith.select %has0, %first, %e : index
       %w0 = irgl.graph.edge_dst %g[%e0]
       %lw0 = memref.load %level[%w0] : memref<?xi32>
       %farther0 = arith.cmpi slt, %l2, %lw0 : i32
@@ -120,7 +117,7 @@ irgl.kernel @bfs_two_hop(%g: !irgl.graph, %level: memref<?xi32>) launch_bounds(2
         // kind 7 = mins: the previous level
         %old = "memref.atomic_rmw"(%l1, %level, %d) <{kind = 7 : i64}> : (i32, memref<?xi32>, index) -> i32
         %lowered = arith.cmpi slt, %l1, %old : i32
-        %large = arith.xori %small, %true : i1
+        %large = arith.cmpi ugt, %deg, %small_degree : index
         %push_d = arith.andi %lowered, %large : i1
         scf.if %push_d {
           irgl.wl.push %d
