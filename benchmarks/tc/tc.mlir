@@ -1,4 +1,14 @@
-// Triangle counting on the degree-oriented DAG, intersected by merge.
+// Triangle counting, two ways; the host picks one by the graph's density.
+//
+// - Graphs with at most 4 edges per node on average (grids, meshes, chains)
+//   run @count_low_degree alone: no preprocessing, each triangle found at
+//   its lowest edge by intersecting two sorted rows. Their lists are short,
+//   so the four passes of the DAG build below would cost more than the
+//   whole count (H100, 2048x2048 grid: 0.50 ms with the DAG).
+// - Denser graphs count on the degree-oriented DAG, intersected by merge
+//   (below), which bounds the work around hubs (RMAT 20: 251 ms -> 31 ms).
+//
+// The degree-oriented DAG, intersected by merge.
 //
 // Nodes are ranked by (degree, id); the DAG orients every edge from its
 // lower- to its higher-ranked end, so a node's out-list out(n) holds only
@@ -240,14 +250,122 @@ irgl.kernel @count_triangles(%g: !irgl.graph, %count: memref<?xi64>, %nout: memr
 
 // count must hold one i64; nout and nin one i32 per node, unsorted and lists
 // one i32 per edge. All of them are (re)set here, so any initial value is fine.
+// Low-degree graphs: each triangle a < b < c (by id) is counted once, at
+// its edge a -> b: c is in n = a's row after b's slot (the rows are sorted)
+// and in v = b's row above b, found by a binary search. The two sorted
+// lists are intersected by walking the shorter one and binary-searching
+// each entry in the rest of the longer (whose lower bound only rises), so
+// an edge next to a hub costs the small side times a logarithm, never the
+// hub's whole list. The edge loop is a ForAll with a reduction: nested
+// parallelism shares a hub's row across a warp or a block, and a node
+// that closes triangles adds them to count[0] with one atomic.
+irgl.kernel @count_low_degree(%g: !irgl.graph, %count: memref<?xi64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0 : i64
+  %one = arith.constant 1 : i64
+  irgl.forall %n in nodes(%g) {
+    %n_last = irgl.graph.last_edge %g[%n]
+    %found = irgl.forall %e in edges(%g, %n) reduce(add, %zero : i64) {
+      %v = irgl.graph.edge_dst %g[%e]
+      %upper = arith.cmpi ugt, %v, %n : index
+      %closed = scf.if %upper -> (i64) {
+        %v_first = irgl.graph.first_edge %g[%v]
+        %v_last = irgl.graph.last_edge %g[%v]
+        // the first slot of v's row above v
+        %above:2 = scf.while (%lo = %v_first, %hi = %v_last) : (index, index) -> (index, index) {
+          %open = arith.cmpi ult, %lo, %hi : index
+          scf.condition(%open) %lo, %hi : index, index
+        } do {
+        ^bb0(%lo: index, %hi: index):
+          %span = arith.subi %hi, %lo : index
+          %half = arith.shrui %span, %c1 : index
+          %mid = arith.addi %lo, %half : index
+          %x = irgl.graph.edge_dst %g[%mid]
+          %not_above = arith.cmpi ule, %x, %v : index
+          %after_mid = arith.addi %mid, %c1 : index
+          %lo_next = arith.select %not_above, %after_mid, %lo : index
+          %hi_next = arith.select %not_above, %hi, %mid : index
+          scf.yield %lo_next, %hi_next : index, index
+        }
+        // n's entries after v: (e, n_last); v's entries above v: [above, v_last)
+        %a_first = arith.addi %e, %c1 : index
+        %a_len = arith.subi %n_last, %a_first : index
+        %b_len = arith.subi %v_last, %above#0 : index
+        %a_short = arith.cmpi ule, %a_len, %b_len : index
+        %s_first = arith.select %a_short, %a_first, %above#0 : index
+        %s_last = arith.select %a_short, %n_last, %v_last : index
+        %l_first = arith.select %a_short, %above#0, %a_first : index
+        %l_last = arith.select %a_short, %v_last, %n_last : index
+        %walk:2 = scf.for %k = %s_first to %s_last step %c1 iter_args(%acc = %zero, %from = %l_first) -> (i64, index) {
+          %w = irgl.graph.edge_dst %g[%k]
+          // the first slot of the longer list at or above w
+          %at:2 = scf.while (%lo = %from, %hi = %l_last) : (index, index) -> (index, index) {
+            %open = arith.cmpi ult, %lo, %hi : index
+            scf.condition(%open) %lo, %hi : index, index
+          } do {
+          ^bb0(%lo: index, %hi: index):
+            %span = arith.subi %hi, %lo : index
+            %half = arith.shrui %span, %c1 : index
+            %mid = arith.addi %lo, %half : index
+            %x = irgl.graph.edge_dst %g[%mid]
+            %below = arith.cmpi ult, %x, %w : index
+            %after_mid = arith.addi %mid, %c1 : index
+            %lo_next = arith.select %below, %after_mid, %lo : index
+            %hi_next = arith.select %below, %hi, %mid : index
+            scf.yield %lo_next, %hi_next : index, index
+          }
+          %inside = arith.cmpi ult, %at#0, %l_last : index
+          %slot = arith.select %inside, %at#0, %k : index
+          %x = irgl.graph.edge_dst %g[%slot]
+          %same = arith.cmpi eq, %x, %w : index
+          %hit = arith.andi %inside, %same : i1
+          %add = arith.select %hit, %one, %zero : i64
+          %acc_next = arith.addi %acc, %add : i64
+          scf.yield %acc_next, %at#0 : i64, index
+        }
+        scf.yield %walk#0 : i64
+      } else {
+        scf.yield %zero : i64
+      }
+      irgl.yield %closed : i64
+    }
+    %any = arith.cmpi ne, %found, %zero : i64
+    scf.if %any {
+      // kind 1 = addi
+      %old = "memref.atomic_rmw"(%found, %count, %c0) <{kind = 1 : i64}> : (i64, memref<?xi64>, index) -> i64
+    }
+  }
+}
+
+// count[0] = 0, for @count_low_degree.
+irgl.kernel @zero(%count: memref<?xi64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0 : i64
+  irgl.forall %i in range(%c0, %c1) {
+    memref.store %zero, %count[%i] : memref<?xi64>
+  }
+}
+
 irgl.kernel host @main(%g: !irgl.graph, %count: memref<?xi64>, %nout: memref<?xi32>,
                        %nin: memref<?xi32>, %unsorted: memref<?xi32>, %lists: memref<?xi32>) {
-  irgl.invoke @reset(%g, %count, %nout, %nin)
-      : (!irgl.graph, memref<?xi64>, memref<?xi32>, memref<?xi32>)
-  irgl.invoke @orient(%g, %nout, %nin, %unsorted, %lists)
-      : (!irgl.graph, memref<?xi32>, memref<?xi32>, memref<?xi32>, memref<?xi32>)
-  irgl.invoke @sort_out(%g, %nout, %unsorted, %lists)
-      : (!irgl.graph, memref<?xi32>, memref<?xi32>, memref<?xi32>)
-  irgl.invoke @count_triangles(%g, %count, %nout, %nin, %lists)
-      : (!irgl.graph, memref<?xi64>, memref<?xi32>, memref<?xi32>, memref<?xi32>)
+  %c4 = arith.constant 4 : index
+  %nodes = irgl.graph.num_nodes %g
+  %edges = irgl.graph.num_edges %g
+  %low = arith.muli %nodes, %c4 : index
+  %sparse = arith.cmpi ule, %edges, %low : index
+  scf.if %sparse {
+    irgl.invoke @zero(%count) : (memref<?xi64>)
+    irgl.invoke @count_low_degree(%g, %count) : (!irgl.graph, memref<?xi64>)
+  } else {
+    irgl.invoke @reset(%g, %count, %nout, %nin)
+        : (!irgl.graph, memref<?xi64>, memref<?xi32>, memref<?xi32>)
+    irgl.invoke @orient(%g, %nout, %nin, %unsorted, %lists)
+        : (!irgl.graph, memref<?xi32>, memref<?xi32>, memref<?xi32>, memref<?xi32>)
+    irgl.invoke @sort_out(%g, %nout, %unsorted, %lists)
+        : (!irgl.graph, memref<?xi32>, memref<?xi32>, memref<?xi32>)
+    irgl.invoke @count_triangles(%g, %count, %nout, %nin, %lists)
+        : (!irgl.graph, memref<?xi64>, memref<?xi32>, memref<?xi32>, memref<?xi32>)
+  }
 }

@@ -373,6 +373,66 @@ def test_tc_program_drops_self_loops() -> None:
     assert int(run.ctx.outputs["count"][0]) == triangle_count(base) > 0
 
 
+def from_rows(rows: list[list[int]]) -> CSRGraph:
+    """A CSR graph with these (symmetric) rows, each sorted."""
+    sorted_rows = [np.sort(np.array(r, np.int64)) for r in rows]
+    return CSRGraph(
+        len(rows),
+        np.r_[0, np.cumsum([len(r) for r in sorted_rows])].astype(np.int64),
+        np.concatenate(sorted_rows),
+    )
+
+
+def triangle_strip(n: int) -> CSRGraph:
+    """Nodes 0..n-1 joined to the next two: n - 2 triangles, at most 4 edges
+    a node (the sparse path of tc.mlir, which grids never test: no triangles)."""
+    return from_rows(
+        [[m for m in (i - 2, i - 1, i + 1, i + 2) if 0 <= m < n] for i in range(n)]
+    )
+
+
+def fan(n: int, hub_first: bool) -> CSRGraph:
+    """A path of n nodes and a hub joined to all of them (node 0 or node n):
+    n - 1 triangles around a hub of degree n, still 4 edges a node or fewer
+    on average (the sparse path), so an edge next to the hub must not walk
+    the hub's whole row."""
+    hub, first = (0, 1) if hub_first else (n, 0)
+    path = range(first, first + n)
+    rows: list[list[int]] = [[] for _ in range(n + 1)]
+    for i in path:
+        rows[i] += [m for m in (i - 1, i + 1) if m in path] + [hub]
+        rows[hub].append(i)
+    return from_rows(rows)
+
+
+SPARSE_TC_GRAPHS = {
+    "strip": lambda: triangle_strip(50),
+    "fan_hub_first": lambda: fan(60, True),
+    "fan_hub_last": lambda: fan(60, False),
+}
+
+
+@pytest.mark.parametrize(
+    "graph_name",
+    [*SPARSE_TC_GRAPHS, "grid:7x5", "star:30", "rmat:7", "random:40:300"],
+)
+def test_tc_program_on_both_paths(graph_name: str) -> None:
+    """On the interpreter, in a random order, the count is exact on sparse
+    graphs (@count_low_degree: at most 4 edges a node) and dense ones (the
+    degree-oriented DAG)."""
+    from irgl_interpreter.apps import run_app as interp_run
+
+    make = SPARSE_TC_GRAPHS.get(graph_name)
+    graph = make() if make else generate(graph_name)
+    sparse = graph.num_edges <= 4 * graph.num_nodes
+    assert sparse == (make is not None or graph_name in ("grid:7x5", "star:30"))
+    run = interp_run(load_app("tc"), graph, "random:5")
+    assert run.problem is None, run.problem
+    assert int(run.ctx.outputs["count"][0]) == triangle_count(graph)
+    if make is not None:
+        assert triangle_count(graph) in (48, 59)
+
+
 def test_tc_check() -> None:
     tc = load_app("tc")
     check_count = tc.check.__globals__["check_count"]  # type: ignore[union-attr]
@@ -414,3 +474,23 @@ def test_pr_on_gpu(programs: dict[str, object], spec: str, tol: float) -> None:
 def test_tc_on_gpu(programs: dict[str, object], spec: str) -> None:
     problem = run_app(load_app("tc"), programs["tc"], spec)
     assert problem is None, problem
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", ["strip", "fan_hub_first", "fan_hub_last"])
+def test_tc_on_gpu_sparse_with_triangles(
+    programs: dict[str, object], shape: str
+) -> None:
+    """Sparse graphs of 100,000 nodes with triangles take the sparse path:
+    a triangle strip (99,998 triangles) and fans around a hub of degree
+    100,000 (99,999)."""
+    app = load_app("tc")
+    graph = (
+        triangle_strip(100_000)
+        if shape == "strip"
+        else fan(100_000, shape == "fan_hub_first")
+    )
+    assert graph.num_edges <= 4 * graph.num_nodes
+    ctx = execute(app, programs["tc"], graph, 0, reps=2, warmup=1)  # type: ignore[arg-type]
+    assert int(ctx.outputs["count"][0]) == (99_998 if shape == "strip" else 99_999)
+    assert app.check is not None and app.check(ctx) is None

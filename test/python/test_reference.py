@@ -252,3 +252,26 @@ def test_pagerank_reference_cache(
     assert isinstance(other, CSRGraph)
     pagerank(other, tolerance=1e-8)
     assert len(list((tmp_path / "refs").glob("pagerank-*.npy"))) == 3
+
+
+def test_triangle_count_reference_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The triangle count is kept like PageRank's values: one file per graph,
+    read back by a later call; an unreadable file is counted again."""
+    g = rmat(8, 4, seed=3)
+    assert isinstance(g, CSRGraph)
+    monkeypatch.delenv("IRGL_REFERENCE_CACHE", raising=False)
+    plain = triangle_count(g)
+    assert plain > 0
+    monkeypatch.setenv("IRGL_REFERENCE_CACHE", str(tmp_path / "refs"))
+    assert triangle_count(g) == plain
+    (stored,) = sorted((tmp_path / "refs").glob("triangles-*.npy"))
+    np.save(stored, np.array([plain + 7]))
+    assert triangle_count(g) == plain + 7
+    stored.write_bytes(b"not an array")
+    assert triangle_count(g) == plain
+    other = rmat(8, 4, seed=4)
+    assert isinstance(other, CSRGraph)
+    triangle_count(other)
+    assert len(list((tmp_path / "refs").glob("triangles-*.npy"))) == 2
