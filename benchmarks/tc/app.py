@@ -3,8 +3,10 @@
 Host function: ``@main(%g, %count, %nout, %nin, %unsorted, %lists)`` with a
 one-element ``count`` that the program zeroes and then fills, and scratch
 arrays for the degree-oriented DAG that it builds in the graph's own CSR
-slots (``nout``/``nin``: one i32 per node; ``unsorted``/``lists``: one i32 per
-edge; see ``tc.mlir``); it returns nothing.  Graphs are symmetrized and
+slots on graphs of more than 4 edges per node (``nout``/``nin``: one i32 per
+node; ``unsorted``/``lists``: one i32 per edge; see ``tc.mlir``; sparser
+graphs are counted on their sorted rows and leave them alone); it returns
+nothing.  Graphs are symmetrized and
 cleaned (no duplicate edges), which the merge of the kernel relies on.
 Checked exactly against :func:`irgl_runner.reference.triangle_count`.
 """
