@@ -230,8 +230,9 @@ def _cached(
 
 
 def reference_cache_dir() -> Path | None:
-    """Where expensive references (:func:`pagerank`, :func:`triangle_count`) are kept between
-    processes: ``$IRGL_REFERENCE_CACHE``, or None (no caching). A result's
+    """Where expensive references (:func:`pagerank`, :func:`triangle_count`)
+    are kept between processes: ``$IRGL_REFERENCE_CACHE``, or None (no
+    caching). A result's
     key is the graph's content and the parameters, so the benchmark
     harness's runs of one graph under many configurations solve once."""
     env = os.environ.get("IRGL_REFERENCE_CACHE")
