@@ -352,22 +352,24 @@ def test_tc_work_formulas_count_what_the_programs_do(spec: str) -> None:
     assert old.atomics.get("count_triangles", 0) <= k.atomics
 
 
-def test_tc_program_drops_self_loops() -> None:
+@pytest.mark.parametrize("base_name", ["random:40:300", "strip"])
+def test_tc_program_drops_self_loops(base_name: str) -> None:
     """On the interpreter, in a random order: a self loop is neither an out-
     nor an in-neighbour, so it closes no triangle (the loaders remove them;
-    the program does not rely on it)."""
+    the program does not rely on it), on the DAG path and the sparse one."""
     from irgl_interpreter.apps import run_app as interp_run
 
-    base = generate("random:40:300")
+    base = triangle_strip(40) if base_name == "strip" else generate(base_name)
     rs, dst = base.row_start, base.edge_dst
-    rows = [np.r_[dst[rs[n] : rs[n + 1]], [n] if n % 3 == 0 else []] for n in range(40)]
-    rows = [np.sort(r).astype(np.int64) for r in rows]
-    graph = CSRGraph(
-        40,
-        np.r_[0, np.cumsum([len(r) for r in rows])].astype(np.int64),
-        np.concatenate(rows),
-    )
-    assert graph.num_edges == base.num_edges + 14
+    # every third node a loop; every tenth on the strip, to stay sparse
+    every = 10 if base_name == "strip" else 3
+    rows = [
+        [*dst[rs[n] : rs[n + 1]].tolist(), *([n] if n % every == 0 else [])]
+        for n in range(40)
+    ]
+    graph = from_rows(rows)
+    assert graph.num_edges == base.num_edges + len(range(0, 40, every))
+    assert (graph.num_edges <= 4 * graph.num_nodes) == (base_name == "strip")
     run = interp_run(load_app("tc"), graph, "random:4")
     assert run.problem is None, run.problem
     assert int(run.ctx.outputs["count"][0]) == triangle_count(base) > 0
