@@ -105,7 +105,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     try:
         program = backend.load(app, args)
         ctx: RunContext = execute(
-            app, program, graph, source, reps=args.reps, warmup=backend.warmup
+            app,
+            program,
+            graph,
+            source,
+            reps=args.reps,
+            warmup=backend.warmup,
+            reinit_all=args.reinit_all,
         )
         gpu = program.device_name()
     except UsageError:
@@ -138,6 +144,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         record.update(app.describe(ctx))
     if problem is not None:
         record["problem"] = problem
+    if args.reinit_all:
+        record["reinit_all"] = True
     if backend.name != DEFAULT_BACKEND:
         record["backend"] = backend.name
     if backend.describe is not None:
@@ -226,6 +234,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     r.add_argument(
         "--no-check", action="store_true", help="skip the CPU reference check"
+    )
+    r.add_argument(
+        "--reinit-all",
+        action="store_true",
+        help="upload every array's initial value before every run, scratch "
+        "declared every_run=False too (the harness's behaviour before "
+        "2026-11-25; for comparisons)",
     )
     r.add_argument(
         "--no-cache", action="store_true", help="do not cache generated graphs"
