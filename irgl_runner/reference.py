@@ -232,9 +232,9 @@ def _cached(
 def reference_cache_dir() -> Path | None:
     """Where expensive references (:func:`pagerank`, :func:`triangle_count`)
     are kept between processes: ``$IRGL_REFERENCE_CACHE``, or None (no
-    caching). A result's
-    key is the graph's content and the parameters, so the benchmark
-    harness's runs of one graph under many configurations solve once."""
+    caching). A result's key is the graph's content and the parameters, so
+    the benchmark harness's runs of one graph under many configurations
+    solve once."""
     env = os.environ.get("IRGL_REFERENCE_CACHE")
     return Path(env) if env else None
 

@@ -44,16 +44,18 @@ APP = AppSpec(
         ArraySpec("count", "int64", init=-1, length=1),
         # scratch, reset by the program itself (so any initial value does):
         # uploaded once, not between the timed runs
-        *(
-            ArraySpec(
-                name, "int32", init=-1, length=length, read_back=False, every_run=False
-            )
-            for name, length in (
-                ("nout", "nodes"),
-                ("nin", "nodes"),
-                ("unsorted", "edges"),
-                ("lists", "edges"),
-            )
+        ArraySpec("nout", "int32", init=-1, read_back=False, every_run=False),
+        ArraySpec("nin", "int32", init=-1, read_back=False, every_run=False),
+        ArraySpec(
+            "unsorted",
+            "int32",
+            init=-1,
+            length="edges",
+            read_back=False,
+            every_run=False,
+        ),
+        ArraySpec(
+            "lists", "int32", init=-1, length="edges", read_back=False, every_run=False
         ),
     ],
     args=lambda ctx: [

@@ -407,10 +407,11 @@ def fan(n: int, hub_first: bool) -> CSRGraph:
     return from_rows(rows)
 
 
+#: name -> (graph, its triangles: n - 2 for a strip of n, n - 1 for a fan)
 SPARSE_TC_GRAPHS = {
-    "strip": lambda: triangle_strip(50),
-    "fan_hub_first": lambda: fan(60, True),
-    "fan_hub_last": lambda: fan(60, False),
+    "strip": (lambda: triangle_strip(50), 48),
+    "fan_hub_first": (lambda: fan(60, True), 59),
+    "fan_hub_last": (lambda: fan(60, False), 59),
 }
 
 
@@ -424,15 +425,15 @@ def test_tc_program_on_both_paths(graph_name: str) -> None:
     degree-oriented DAG)."""
     from irgl_interpreter.apps import run_app as interp_run
 
-    make = SPARSE_TC_GRAPHS.get(graph_name)
-    graph = make() if make else generate(graph_name)
+    made = SPARSE_TC_GRAPHS.get(graph_name)
+    graph = made[0]() if made else generate(graph_name)
     sparse = graph.num_edges <= 4 * graph.num_nodes
-    assert sparse == (make is not None or graph_name in ("grid:7x5", "star:30"))
+    assert sparse == (made is not None or graph_name in ("grid:7x5", "star:30"))
     run = interp_run(load_app("tc"), graph, "random:5")
     assert run.problem is None, run.problem
     assert int(run.ctx.outputs["count"][0]) == triangle_count(graph)
-    if make is not None:
-        assert triangle_count(graph) in (48, 59)
+    if made is not None:
+        assert triangle_count(graph) == made[1]
 
 
 def test_tc_check() -> None:
