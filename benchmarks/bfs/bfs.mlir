@@ -1,10 +1,16 @@
 // BFS with Iterate, two ways; the host picks one by the graph's density.
 //
-// - `bfs`, level by level (the specification's listing, see
-//   examples/bfs.mlir), with an atomic exchange so that each node is pushed
-//   exactly once per level even when several parents discover it together:
-//   for graphs with more than 4 edges per node on average (RMAT, random),
-//   whose wide frontiers fill the GPU.
+// - graphs with more than 4 edges per node on average (RMAT, random):
+//   direction-optimizing BFS (Beamer, Asanovic and Patterson, SC 2012).
+//   `bfs` runs level by level from a worklist (the specification's listing,
+//   see examples/bfs.mlir, with an atomic exchange so that each node is
+//   pushed exactly once per level even when several parents discover it
+//   together) while the frontier is light; once the edges of a frontier
+//   exceed 1/4 of the graph's, `bfs_bottom_up` takes over: every unreached
+//   node scans its own edges for a parent on the last level and stops at
+//   the first. On RMAT 20 from its hub that turns the 22 million edges of
+//   the second level and the 9 million of the third into 0.8 million edge
+//   reads.
 // - `bfs_two_hop`, two levels per round, for graphs with at most 4 edges
 //   per node on average (grids, meshes, chains): their frontiers are small
 //   and there are thousands of levels, so a round is latency, not work,
@@ -15,22 +21,77 @@
 //   on RMAT 20 it would take 5 ms against 0.94 (each edge loads its
 //   destination's row and edges), hence the choice.
 
-// Every node starts unreached (level INF), the source at level 0.
-irgl.kernel @init(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
+// Every node starts unreached (level INF), the source at level 0; node 0
+// also zeroes the frontier counters of `bfs` (2 levels x 32 counters, 16
+// i64 apart).
+irgl.kernel @init(%g: !irgl.graph, %level: memref<?xi32>, %src: index,
+                  %frontier_edges: memref<?xi64>) {
   %inf = arith.constant 1073741823 : i32
   %zero = arith.constant 0 : i32
+  %zero64 = arith.constant 0 : i64
+  %k0 = arith.constant 0 : index
+  %k1 = arith.constant 1 : index
+  %k1024 = arith.constant 1024 : index
   irgl.forall %n in nodes(%g) {
     %is_src = arith.cmpi eq, %n, %src : index
     %l = arith.select %is_src, %zero, %inf : i32
     memref.store %l, %level[%n] : memref<?xi32>
+    %is_first = arith.cmpi eq, %n, %k0 : index
+    scf.if %is_first {
+      scf.for %i = %k0 to %k1024 step %k1 {
+        memref.store %zero64, %frontier_edges[%i] : memref<?xi64>
+      }
+    }
   }
 }
 
-// Visit the neighbours of the current level, giving unreached ones LEVEL.
-irgl.kernel @bfs(%g: !irgl.graph, %level: memref<?xi32>, %LEVEL: i32) {
+// Visit the neighbours of the current level, giving unreached ones LEVEL,
+// and estimate the edges of the new frontier from a sample: a pushed node
+// whose 32-bit Fibonacci hash h has h * sample_every < 2^32 (1 node in
+// sample_every) adds sample_every times its degree to one of this level's
+// 32 counters (5 bits of h pick it; each counter on its own 128-byte line,
+// 16 i64 apart, so the atomics spread over the L2). Counting every push on
+// RMAT 20 costs more than the bottom-up levels save (benchmarks/RESULTS.md),
+// hence the sample; the host samples small graphs fully. A count that goes
+// past limit / 32 returns true: the frontier's edges may exceed `limit` (if
+// the total does, one counter is past its share), which ends the Iterate
+// (`until any`) and hands the next level to `bfs_bottom_up`. The first
+// item zeroes the other level's counters (used by the previous invocation,
+// next by the following one).
+irgl.kernel @bfs(%g: !irgl.graph, %level: memref<?xi32>, %LEVEL: i32,
+                 %frontier_edges: memref<?xi64>, %limit: i64, %sample_every: i64) {
   %inf = arith.constant 1073741823 : i32
+  %one = arith.constant 1 : i32
+  %two = arith.constant 2 : i32
+  %zero64 = arith.constant 0 : i64
+  %k32_64 = arith.constant 32 : i64
+  %golden = arith.constant 2654435769 : i64
+  %low32 = arith.constant 4294967295 : i64
+  %two32 = arith.constant 4294967296 : i64
+  %k22 = arith.constant 22 : i64
+  %k31_64 = arith.constant 31 : i64
+  %k16_64 = arith.constant 16 : i64
+  %k0 = arith.constant 0 : index
+  %k1 = arith.constant 1 : index
+  %k16 = arith.constant 16 : index
+  %k512 = arith.constant 512 : index
+  %this_slot = arith.remui %LEVEL, %two : i32
+  %next = arith.addi %LEVEL, %one : i32
+  %next_slot = arith.remui %next, %two : i32
+  %this_i = arith.index_cast %this_slot : i32 to index
+  %next_i = arith.index_cast %next_slot : i32 to index
+  %this_base = arith.muli %this_i, %k512 : index
+  %next_base = arith.muli %next_i, %k512 : index
+  %share = arith.divui %limit, %k32_64 : i64
   irgl.forall %wlidx in worklist {
     %n = irgl.wl.pop %wlidx
+    %is_first = arith.cmpi eq, %wlidx, %k0 : index
+    scf.if %is_first {
+      scf.for %i = %k0 to %k512 step %k16 {
+        %at = arith.addi %next_base, %i : index
+        memref.store %zero64, %frontier_edges[%at] : memref<?xi64>
+      }
+    }
     irgl.forall %e in edges(%g, %n) {
       %dst = irgl.graph.edge_dst %g[%e]
       %l = memref.load %level[%dst] : memref<?xi32>
@@ -41,7 +102,70 @@ irgl.kernel @bfs(%g: !irgl.graph, %level: memref<?xi32>, %LEVEL: i32) {
         %first = arith.cmpi eq, %old, %inf : i32
         scf.if %first {
           irgl.wl.push %dst
+          %dst64 = arith.index_cast %dst : index to i64
+          %product = arith.muli %dst64, %golden : i64
+          %hash = arith.andi %product, %low32 : i64
+          %scaled = arith.muli %hash, %sample_every : i64
+          %sampled = arith.cmpi ult, %scaled, %two32 : i64
+          scf.if %sampled {
+            %deg = irgl.graph.degree %g[%dst]
+            %deg64 = arith.index_cast %deg : index to i64
+            %weight = arith.muli %deg64, %sample_every : i64
+            %bits = arith.shrui %hash, %k22 : i64
+            %lane = arith.andi %bits, %k31_64 : i64
+            %offset64 = arith.muli %lane, %k16_64 : i64
+            %offset = arith.index_cast %offset64 : i64 to index
+            %at = arith.addi %this_base, %offset : index
+            // kind 1 = addi: the counter before this sample
+            %before = "memref.atomic_rmw"(%weight, %frontier_edges, %at) <{kind = 1 : i64}> : (i64, memref<?xi64>, index) -> i64
+            %after = arith.addi %before, %weight : i64
+            %heavy = arith.cmpi ugt, %after, %share : i64
+            irgl.reduce_and_return %heavy
+          }
         }
+      }
+    }
+  }
+}
+
+// One level bottom-up: every unreached node looks through its edges for a
+// neighbour on level LEVEL - 1 and stops at the first; if it finds one it
+// takes LEVEL and returns true (the Iterate goes on while any node does).
+// A node writes only its own level, and LEVEL never equals LEVEL - 1, so
+// the nodes of one pass need not see each other.
+irgl.kernel @bfs_bottom_up(%g: !irgl.graph, %level: memref<?xi32>, %LEVEL: i32) {
+  %inf = arith.constant 1073741823 : i32
+  %one = arith.constant 1 : i32
+  %true = arith.constant true
+  %false = arith.constant false
+  %k1 = arith.constant 1 : index
+  %parent_level = arith.subi %LEVEL, %one : i32
+  irgl.forall %n in nodes(%g) {
+    %l = memref.load %level[%n] : memref<?xi32>
+    %unseen = arith.cmpi eq, %l, %inf : i32
+    scf.if %unseen {
+      %first = irgl.graph.first_edge %g[%n]
+      %last = irgl.graph.last_edge %g[%n]
+      %stop = scf.while (%e = %first) : (index) -> index {
+        %in_row = arith.cmpi ult, %e, %last : index
+        %searching = scf.if %in_row -> (i1) {
+          %d = irgl.graph.edge_dst %g[%e]
+          %ld = memref.load %level[%d] : memref<?xi32>
+          %not_parent = arith.cmpi ne, %ld, %parent_level : i32
+          scf.yield %not_parent : i1
+        } else {
+          scf.yield %false : i1
+        }
+        scf.condition(%searching) %e : index
+      } do {
+      ^bb0(%e: index):
+        %e_next = arith.addi %e, %k1 : index
+        scf.yield %e_next : index
+      }
+      %found = arith.cmpi ult, %stop, %last : index
+      scf.if %found {
+        memref.store %LEVEL, %level[%n] : memref<?xi32>
+        irgl.reduce_and_return %true
       }
     }
   }
@@ -158,7 +282,9 @@ irgl.kernel @bfs_two_hop(%g: !irgl.graph, %level: memref<?xi32>) launch_bounds(2
 irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
   %c1 = arith.constant 1 : i32
   %c4 = arith.constant 4 : index
-  irgl.invoke @init(%g, %level, %src) : (!irgl.graph, memref<?xi32>, index)
+  %c1024 = arith.constant 1024 : index
+  %frontier_edges = memref.alloc(%c1024) : memref<?xi64>
+  irgl.invoke @init(%g, %level, %src, %frontier_edges) : (!irgl.graph, memref<?xi32>, index, memref<?xi64>)
   %nn = irgl.graph.num_nodes %g
   %ne = irgl.graph.num_edges %g
   %low = arith.muli %nn, %c4 : index
@@ -167,9 +293,29 @@ irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
     irgl.iterate @bfs_two_hop(%g, %level) : (!irgl.graph, memref<?xi32>) initial [%src] {
     }
   } else {
-    %last = irgl.iterate @bfs(%g, %level, %lvl = %c1) : (!irgl.graph, memref<?xi32>, i32) initial [%src] {
+    // top-down while a frontier's edges stay within 1/4 of the graph's,
+    // estimated from 1 pushed node in nn / 32768 (at least 1, at most 32)
+    %limit_index = arith.divui %ne, %c4 : index
+    %limit = arith.index_cast %limit_index : index to i64
+    %c1i = arith.constant 1 : index
+    %c32i = arith.constant 32 : index
+    %c32768 = arith.constant 32768 : index
+    %every_raw = arith.divui %nn, %c32768 : index
+    %every_low = arith.maxui %every_raw, %c1i : index
+    %every_index = arith.minui %every_low, %c32i : index
+    %sample_every = arith.index_cast %every_index : index to i64
+    %after = irgl.iterate until any @bfs(%g, %level, %lvl = %c1, %frontier_edges, %limit, %sample_every)
+        : (!irgl.graph, memref<?xi32>, i32, memref<?xi64>, i64, i64) initial [%src] {
       %next = arith.addi %lvl, %c1 : i32
       irgl.yield %next : i32
     }
+    // then bottom-up from the level after the heavy frontier (if the
+    // worklist ran dry instead, the first pass finds nothing)
+    %end = irgl.iterate while any @bfs_bottom_up(%g, %level, %l = %after)
+        : (!irgl.graph, memref<?xi32>, i32) {
+      %next = arith.addi %l, %c1 : i32
+      irgl.yield %next : i32
+    }
   }
+  memref.dealloc %frontier_edges : memref<?xi64>
 }

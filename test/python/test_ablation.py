@@ -646,8 +646,8 @@ def test_build_compiles_each_distinct_program_once(
     nvcc, log = fake_nvcc
     cache = tmp_path / "programs"
     common = ["--apps", "bfs", "--program-cache", str(cache), "--nvcc", str(nvcc)]
-    # for BFS block_reduce changes nothing: the same program as none
-    configs = ["--ablation", "--configs", "none,block_reduce,all"]
+    # for BFS retry_backoff changes nothing (no Retry): the same program as none
+    configs = ["--ablation", "--configs", "none,retry_backoff,all"]
     assert _build(*common, *configs, "-j", "2") == 0
     captured = capsys.readouterr()
     summary = _summary(captured.out)
@@ -660,8 +660,8 @@ def test_build_compiles_each_distinct_program_once(
 
     doc = json.loads((cache / MANIFEST_NAME).read_text())
     entries = {e["config"]: e for e in doc["programs"]}
-    assert set(entries) == {NONE, "block_reduce", ALL}
-    assert entries[NONE]["library"] == entries["block_reduce"]["library"]
+    assert set(entries) == {NONE, "retry_backoff", ALL}
+    assert entries[NONE]["library"] == entries["retry_backoff"]["library"]
     assert entries[NONE]["library"] != entries[ALL]["library"]
     pipelines = {c.name: c.pipeline for c in configurations()}
     for name, e in entries.items():

@@ -105,6 +105,42 @@ def test_sssp_windows_are_exact_across_gaps() -> None:
         assert dist.max() > 7 * 2048, "the distances should span several windows"
 
 
+@pytest.mark.parametrize("schedule", ["sequential", "reversed", "random:4"])
+def test_bfs_turns_bottom_up_on_a_heavy_frontier(schedule: str) -> None:
+    """From RMAT's hub the second frontier holds most edges, so BFS hands
+    the rest to `bfs_bottom_up`, whose nodes stop at their first parent:
+    the levels are exact and far fewer edges are read than top-down reads
+    (every edge of every reached node, once)."""
+    graph = generators.generate("rmat:11")
+    hub = int(np.argmax(np.diff(graph.row_start)))
+    run = run_app(load_app("bfs"), graph, schedule, source=hub)
+    assert run.problem is None, run.problem
+    assert run.stats.edge_visits < graph.num_edges // 10
+
+
+def test_bfs_stays_top_down_on_light_frontiers() -> None:
+    """A graph whose frontiers never reach a quarter of its edges (a chain of
+    cliques, six nodes each: more than 4 edges a node, diameter in the
+    hundreds) stays top-down: every edge of every reached node is read
+    exactly once."""
+    cliques, size = 200, 6
+    src, dst = [], []
+    for c in range(cliques):
+        members = range(c * size, (c + 1) * size)
+        src += [a for a in members for b in members if a < b]
+        dst += [b for a in members for b in members if a < b]
+        if c + 1 < cliques:
+            src.append(c * size + size - 1)
+            dst.append((c + 1) * size)
+    graph = clean(
+        COOGraph(cliques * size, np.array(src), np.array(dst), None), symmetrize=True
+    )
+    assert graph.num_edges > 4 * graph.num_nodes
+    run = run_app(load_app("bfs"), graph, "random:2", source=0)
+    assert run.problem is None, run.problem
+    assert run.stats.edge_visits == graph.num_edges
+
+
 needs_cxx = pytest.mark.skipif(compiler() is None, reason="no host C++ compiler")
 
 
