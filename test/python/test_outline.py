@@ -127,6 +127,27 @@ def test_outline_off_keeps_host_loops() -> None:
     assert "irgl_pipe_advance(" in off.stdout
 
 
+def test_bfs_outlines_each_of_its_three_iterates() -> None:
+    """Two-hop (sparse graphs), then top-down and bottom-up (dense graphs):
+    each Iterate becomes its own control kernel, launched once."""
+    mlir = ROOT / "benchmarks" / "bfs" / "bfs.mlir"
+    proc = _lower(mlir, "-p", "lower-irgl{remarks=true}")
+    assert proc.returncode == 0, proc.stderr
+    outlined = [
+        line.split(" in @main")[0].removeprefix("remark: irgl.iterate ")
+        for line in proc.stderr.splitlines()
+        if "outlined into control kernel" in line
+    ]
+    assert outlined == ["@bfs_two_hop", "@bfs", "@bfs_bottom_up"], proc.stderr
+    launched = [
+        line.split("kernel = @irgl_kernels::@")[1].split(",")[0]
+        for line in proc.stdout.splitlines()
+        if "gpu.launch_func" in line
+    ]
+    # @init, then one launch per control kernel
+    assert launched == ["init", "main_control", "main_control1", "main_control2"]
+
+
 @pytest.mark.parametrize("app", ["bfs", "mst", "retry"])
 def test_outlined_cuda_compiles(app: str, tmp_path: Path) -> None:
     if app == "retry":

@@ -149,7 +149,8 @@ def test_remarks_say_which_loops_have_the_mode(app: str) -> None:
         assert f"no small-worklist mode: {NO_MODE[app]}" in remark
     else:
         mode = "small-worklist mode (block 0 alone while in holds at most 256"
-        # BFS has two Iterates (one per graph density), each with the mode
+        # BFS has two worklist Iterates (two-hop for sparse graphs, top-down
+        # for dense ones), each with the mode; its bottom-up Iterate has none
         loops = 2 if app == "bfs" else 1
         assert len([r for r in remarks if mode in r]) == loops, remarks
     if app == "sssp":
