@@ -72,7 +72,6 @@ irgl.kernel @bfs(%g: !irgl.graph, %level: memref<?xi32>, %LEVEL: i32,
   %k31_64 = arith.constant 31 : i64
   %k16_64 = arith.constant 16 : i64
   %k0 = arith.constant 0 : index
-  %k1 = arith.constant 1 : index
   %k16 = arith.constant 16 : index
   %k512 = arith.constant 512 : index
   %this_slot = arith.remui %LEVEL, %two : i32

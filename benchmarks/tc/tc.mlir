@@ -4,8 +4,9 @@
 //   run @count_low_degree alone: no preprocessing, each triangle found at
 //   its lowest edge by intersecting two sorted rows. Their lists are short,
 //   so the four passes of the DAG build below would cost more than the
-//   whole count (H100, 2048x2048 grid: 0.50 ms with the DAG, 0.19
-//   without).
+//   whole count (H100, 2048x2048 grid, every array uploaded before each
+//   run: 0.50 ms with the DAG, 0.19 without; 0.094 without and the
+//   scratch uploaded once, benchmarks/RESULTS.md).
 // - Denser graphs count on the degree-oriented DAG, intersected by merge
 //   (below), which bounds the work around hubs (RMAT 20: 251 ms -> 31 ms).
 //
