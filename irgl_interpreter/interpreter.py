@@ -64,6 +64,7 @@ from irgl_interpreter.state import (
     set_irgl_state,
 )
 from irgl_interpreter.sync import SyncFunctions
+from irgl_runner.graphs import as_graph
 
 
 class ProgramError(Exception):
@@ -258,7 +259,16 @@ def _convert_args(kernel: KernelOp, args: Sequence[Any]) -> list[Any]:
     for position, (arg, type_) in enumerate(zip(args, inputs, strict=True)):
         where = f"argument {position} of @{name} ({type_})"
         if isinstance(type_, GraphType):
-            values.append(arg if isinstance(arg, Graph) else Graph.from_csr(arg))
+            if not isinstance(arg, Graph):
+                if not all(
+                    hasattr(arg, a) for a in ("num_nodes", "row_start", "edge_dst")
+                ):
+                    try:
+                        arg = as_graph(arg)
+                    except TypeError as e:
+                        raise TypeError(f"{where}: {e}") from None
+                arg = Graph.from_csr(arg)
+            values.append(arg)
         elif isinstance(type_, MemRefType):
             if not isinstance(arg, np.ndarray):
                 raise InterpretationFailure(f"{where}: expected a numpy array")
@@ -308,8 +318,10 @@ def run_host(
     c_impls: Mapping[str, CImpl] | None = None,
 ) -> RunResult:
     """Run host kernel @name of a verified `module` on `args`: graphs (a
-    CSRGraph or `Graph`), numpy arrays for memrefs (updated in place) and
-    numbers. InterpretationFailure if the program goes wrong."""
+    CSRGraph or `Graph`; a scipy sparse matrix or networkx graph is converted
+    by `irgl_runner.graphs.as_graph`, anything else is a TypeError), numpy
+    arrays for memrefs (updated in place) and numbers. InterpretationFailure
+    if the program goes wrong."""
     kernel = find_host_kernel(module, name)
     values = _convert_args(kernel, list(args))
     interpreter = make_interpreter(module, schedule, c_impls)

@@ -48,7 +48,7 @@ from .build import (
     runtime_include_dir,
 )
 from .errors import CompileError, IrglError, IrglRuntimeError
-from .graphs import CSRGraph
+from .graphs import CSRGraph, as_graph
 
 __all__ = [
     "CompileError",
@@ -313,8 +313,11 @@ class Program:
         """Wait for the device; raise on a pending CUDA error."""
         self._check(self._lib.irgl_device_synchronize(), "irgl_device_synchronize")
 
-    def upload_graph(self, graph: CSRGraph) -> DeviceGraph:
-        """Copy a CSR graph to the device."""
+    def upload_graph(self, graph: CSRGraph | object) -> DeviceGraph:
+        """Copy a graph to the device: a :class:`CSRGraph`, or a scipy sparse
+        matrix or networkx graph (converted by
+        :func:`irgl_runner.graphs.as_graph`; ``TypeError`` for anything else)."""
+        graph = as_graph(graph)
         rs = np.ascontiguousarray(graph.row_start, dtype=np.int64)
         dst = np.ascontiguousarray(graph.edge_dst, dtype=np.int64)
         w = (

@@ -4,6 +4,12 @@ Every loader goes through :func:`clean`, the single cleaning path: it drops
 self loops and duplicate edges (keeping the minimum weight), optionally
 symmetrizes, and sorts each adjacency list by destination.  Bad input raises
 :class:`GraphFormatError` with the file name and a readable message.
+
+In-memory graphs take the same path: :meth:`CSRGraph.from_edges` (numpy
+``src``/``dst`` arrays, optional weights), :meth:`CSRGraph.from_edge_index`
+(a PyG-style ``2 x E`` array or tensor), :meth:`CSRGraph.from_scipy` (any
+scipy sparse matrix or array) and :meth:`CSRGraph.from_networkx`;
+:func:`as_graph` picks one of them for whatever it is given.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import struct
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -23,6 +29,8 @@ __all__ = [
     "COOGraph",
     "CSRGraph",
     "GraphFormatError",
+    "as_graph",
+    "check_min_weight",
     "clean",
     "load_graph",
     "read_edge_list",
@@ -132,6 +140,138 @@ class CSRGraph:
             raise GraphFormatError(
                 source, f"{self.weights.shape[0]} weights for {self.num_edges} edges"
             )
+
+    # -- in-memory constructors (all through :func:`clean`) -----------------
+
+    @classmethod
+    def from_edges(
+        cls,
+        src: object,
+        dst: object,
+        weights: object = None,
+        num_nodes: int | None = None,
+        symmetrize: bool = False,
+    ) -> CSRGraph:
+        """A cleaned graph of the edges ``src[i] -> dst[i]`` (weight
+        ``weights[i]``, or unweighted).
+
+        The arrays may be numpy arrays, lists, or CPU/CUDA tensors and CuPy
+        arrays (copied to the host); ids are 0-based integers.  The node count
+        is ``max id + 1`` unless ``num_nodes`` is given.  ``symmetrize`` adds
+        the reverse of every edge (for undirected data stored once).
+        """
+        return _from_edges(src, dst, weights, num_nodes, symmetrize, "<edge list>")
+
+    @classmethod
+    def from_edge_index(
+        cls,
+        edge_index: object,
+        weights: object = None,
+        num_nodes: int | None = None,
+        symmetrize: bool = False,
+    ) -> CSRGraph:
+        """A cleaned graph of a PyTorch Geometric style ``edge_index``: a
+        ``2 x E`` integer array or tensor (row 0 sources, row 1
+        destinations); ``weights`` (E values, e.g. ``edge_attr``) is optional.
+        """
+        source = "<edge_index>"
+        arr = _host_array(edge_index, "edge_index", source)
+        if arr.ndim != 2 or arr.shape[0] != 2:
+            hint = (
+                " (it looks like E x 2: pass its transpose)"
+                if arr.ndim == 2 and arr.shape[1] == 2
+                else ""
+            )
+            raise GraphFormatError(
+                source, f"edge_index has shape {arr.shape}, expected (2, E){hint}"
+            )
+        return _from_edges(arr[0], arr[1], weights, num_nodes, symmetrize, source)
+
+    @classmethod
+    def from_scipy(
+        cls, matrix: object, symmetrize: bool = False, weighted: bool = True
+    ) -> CSRGraph:
+        """A cleaned graph of a square scipy sparse matrix or array (any
+        format): every stored entry ``A[u, v]`` is an edge ``u -> v`` whose
+        weight is the (integral) value; ``weighted=False`` or a boolean
+        matrix gives an unweighted graph."""
+        import scipy.sparse as sp
+
+        source = "<scipy sparse matrix>"
+        if not sp.issparse(matrix):
+            raise TypeError(
+                f"CSRGraph.from_scipy needs a scipy sparse matrix or array, "
+                f"got {type(matrix).__name__}"
+            )
+        coo = sp.coo_matrix(cast(Any, matrix))
+        rows, cols = cast(tuple[int, int], coo.shape)
+        if rows != cols:
+            raise GraphFormatError(
+                source, f"matrix is {rows}x{cols}; a graph needs a square matrix"
+            )
+        data = np.asarray(coo.data)
+        weights = (
+            _weight_values(data, source)
+            if weighted and data.dtype != np.bool_
+            else None
+        )
+        return clean(
+            COOGraph(rows, np.asarray(coo.row), np.asarray(coo.col), weights),
+            symmetrize=symmetrize,
+            source=source,
+        )
+
+    @classmethod
+    def from_networkx(
+        cls, graph: object, weight: str | None = "weight", symmetrize: bool = False
+    ) -> CSRGraph:
+        """A cleaned graph of a networkx graph (any of its four classes).
+
+        Nodes that are exactly ``0..n-1`` keep their ids; other node labels
+        are numbered in ``graph.nodes`` order.  An undirected graph gives both
+        directions of every edge; a directed one its edges as they are, unless
+        ``symmetrize``.  Edge attribute ``weight`` (integral; 1 where an edge
+        lacks it) gives the weights, unless no edge has it or ``weight`` is
+        None (unweighted).  Parallel edges keep the smallest weight.
+        """
+        source = "<networkx graph>"
+        if not all(hasattr(graph, a) for a in ("nodes", "edges", "is_directed")):
+            raise TypeError(
+                f"CSRGraph.from_networkx needs a networkx graph, "
+                f"got {type(graph).__name__}"
+            )
+        g = cast(Any, graph)
+        nodes = list(g.nodes)
+        n = len(nodes)
+        identity = all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in nodes
+        ) and set(nodes) == set(range(n))
+        index: dict[object, int] = (
+            {v: int(cast(int, v)) for v in nodes}
+            if identity
+            else {v: i for i, v in enumerate(nodes)}
+        )
+        if weight is None:
+            triples = [(u, v, None) for u, v in g.edges()]
+        else:
+            triples = list(g.edges(data=weight, default=None))
+        src = np.fromiter((index[u] for u, _, _ in triples), np.int64, len(triples))
+        dst = np.fromiter((index[v] for _, v, _ in triples), np.int64, len(triples))
+        weights = None
+        if any(w is not None for _, _, w in triples):
+            try:
+                values = np.array(
+                    [1 if w is None else w for _, _, w in triples], dtype=np.float64
+                )
+            except (TypeError, ValueError):
+                raise GraphFormatError(
+                    source, f"edge attribute {weight!r} has non-numeric values"
+                ) from None
+            weights = _weight_values(values, source)
+        symmetric = symmetrize or not g.is_directed()
+        return clean(
+            COOGraph(n, src, dst, weights), symmetrize=symmetric, source=source
+        )
 
 
 @dataclass
@@ -247,6 +387,146 @@ def clean(
     row_start[-1] = key.shape[0]
     edge_dst = key - np.repeat(np.arange(n, dtype=np.int64) * n, np.diff(row_start))
     return CSRGraph(n, row_start, edge_dst.astype(np.int64, copy=False), out_w)
+
+
+# ------------------------------------------------------------ in-memory graphs
+
+
+def _host_array(values: object, what: str, source: str) -> np.ndarray:
+    """``values`` as a numpy array: numpy and array-likes as they are, torch
+    tensors and CuPy/Numba CUDA arrays copied to the host."""
+    module = type(values).__module__
+    obj = cast(Any, values)
+    try:
+        if module.startswith("torch") and hasattr(obj, "detach"):
+            return np.asarray(obj.detach().cpu().numpy())
+        if hasattr(obj, "__cuda_array_interface__"):
+            if hasattr(obj, "get"):  # CuPy
+                return np.asarray(obj.get())
+            if hasattr(obj, "copy_to_host"):  # Numba
+                return np.asarray(obj.copy_to_host())
+        arr = np.asarray(obj)
+    except (TypeError, ValueError) as e:
+        raise GraphFormatError(source, f"{what} is not an array: {e}") from None
+    if arr.dtype == object:
+        raise GraphFormatError(
+            source, f"{what} is not a numeric array (got {type(values).__name__})"
+        )
+    return arr
+
+
+def _integral(arr: np.ndarray, what: str, source: str) -> np.ndarray:
+    """``arr`` (integers, or floats with integral values) as int64."""
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64, copy=False)
+    if arr.dtype.kind == "f" and arr.size == 0:
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)):
+            raise GraphFormatError(source, f"{what} has non-finite values")
+        if not np.array_equal(arr, np.rint(arr)):
+            raise GraphFormatError(source, f"{what} has non-integer values")
+        if np.abs(arr).max() >= 2.0**63:
+            raise GraphFormatError(source, f"{what} has values beyond 64 bits")
+        return arr.astype(np.int64)
+    raise GraphFormatError(source, f"{what} must hold integers, got dtype {arr.dtype}")
+
+
+def _weight_values(values: np.ndarray, source: str) -> np.ndarray:
+    """Edge weights as int64 (range-checked later by :func:`clean`)."""
+    if values.dtype == np.bool_:
+        values = values.astype(np.int64)
+    if values.dtype.kind == "c":
+        raise GraphFormatError(source, "complex-valued edge weights")
+    return _integral(values, "edge weights", source)
+
+
+def _from_edges(
+    src: object,
+    dst: object,
+    weights: object,
+    num_nodes: int | None,
+    symmetrize: bool,
+    source: str,
+) -> CSRGraph:
+    """The shared body of :meth:`CSRGraph.from_edges` and ``from_edge_index``."""
+    s = _integral(_host_array(src, "src", source), "src", source)
+    d = _integral(_host_array(dst, "dst", source), "dst", source)
+    if s.ndim != 1 or s.shape != d.shape:
+        raise GraphFormatError(
+            source,
+            f"src and dst must be 1-D arrays of one length, got shapes "
+            f"{s.shape} and {d.shape}",
+        )
+    w = None
+    if weights is not None:
+        w = _weight_values(_host_array(weights, "weights", source).ravel(), source)
+        if w.shape != s.shape:
+            raise GraphFormatError(
+                source, f"{w.shape[0]} weights for {s.shape[0]} edges"
+            )
+    if num_nodes is None:
+        n = int(max(s.max(), d.max())) + 1 if s.size else 0
+    elif isinstance(num_nodes, (int, np.integer)) and not isinstance(num_nodes, bool):
+        n = int(num_nodes)
+    else:
+        raise TypeError(f"num_nodes must be an int, got {type(num_nodes).__name__}")
+    return clean(
+        COOGraph(n, s, d, w),
+        symmetrize=symmetrize,
+        source=source,
+    )
+
+
+def as_graph(graph: object) -> CSRGraph:
+    """``graph`` as a :class:`CSRGraph`: a CSRGraph as it is, a
+    :class:`COOGraph`, scipy sparse matrix or networkx graph converted
+    through :func:`clean` (directed data stays directed); anything else
+    raises ``TypeError`` saying what to pass."""
+    if isinstance(graph, CSRGraph):
+        return graph
+    if isinstance(graph, COOGraph):
+        return clean(graph, symmetrize=False)
+    module = type(graph).__module__
+    if module.startswith("scipy.sparse"):
+        return CSRGraph.from_scipy(graph)
+    if module.startswith("networkx"):
+        return CSRGraph.from_networkx(graph)
+    hint = ""
+    if hasattr(graph, "shape") or isinstance(graph, (list, tuple)):
+        hint = (
+            "; for edge arrays use CSRGraph.from_edges(src, dst[, weights]) or "
+            "CSRGraph.from_edge_index(edge_index)"
+        )
+    raise TypeError(
+        "expected a graph: an irgl_runner.graphs.CSRGraph (load_graph, "
+        "generators.generate), a scipy sparse matrix or a networkx graph, "
+        f"got {type(graph).__name__}{hint}"
+    )
+
+
+def check_min_weight(
+    graph: CSRGraph,
+    minimum: int,
+    why: str,
+    source: str | os.PathLike[str] = _MEMORY,
+) -> None:
+    """Raise :class:`GraphFormatError` naming the first edge whose weight
+    (1 where unweighted) is below ``minimum``; ``why`` ends the message."""
+    if graph.weights is None:
+        if minimum <= 1 or graph.num_edges == 0:
+            return
+        weights = graph.weights_or_ones()
+    else:
+        weights = graph.weights
+    if weights.size == 0 or int(weights.min()) >= minimum:
+        return
+    e = int(np.argmax(weights < minimum))
+    u = int(np.searchsorted(graph.row_start, e, side="right")) - 1
+    raise GraphFormatError(
+        source,
+        f"edge {u} -> {int(graph.edge_dst[e])} has weight {int(weights[e])}; {why}",
+    )
 
 
 # --------------------------------------------------------------------------- .gr
