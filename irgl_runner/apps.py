@@ -56,7 +56,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .graphs import CSRGraph
+from .graphs import CSRGraph, check_min_weight
 
 __all__ = [
     "AppError",
@@ -175,6 +175,10 @@ class AppSpec:
     - ``describe``: ``describe(ctx) -> dict`` facts about the output that
       ``irgl-bench run`` adds to its JSON record (e.g. DMR's final triangle
       count and smallest angle); ``None``: none.
+    - ``min_weight``: the smallest edge weight the app accepts (``None``:
+      any), with ``min_weight_reason`` saying why; :meth:`check_graph`
+      rejects graphs below it (SSSP: 0, since a negative edge makes a negative
+      cycle and the relaxation never ends).
     """
 
     name: str
@@ -190,6 +194,8 @@ class AppSpec:
     params: dict[str, Any] = field(default_factory=dict)
     load_input: Callable[[RunContext], Any] | None = None
     describe: Callable[[RunContext], dict[str, Any]] | None = None
+    min_weight: int | None = None
+    min_weight_reason: str = ""
 
     def __post_init__(self) -> None:
         self.mlir = Path(self.mlir)
@@ -200,6 +206,18 @@ class AppSpec:
             raise AppError(
                 f"app {self.name!r}: output_array {self.output_array!r} "
                 f"is not one of {names}"
+            )
+
+    def check_graph(self, graph: CSRGraph, source: str = "<in-memory graph>") -> None:
+        """Raise :class:`~irgl_runner.graphs.GraphFormatError` if ``graph``
+        has an edge lighter than ``min_weight``."""
+        if self.min_weight is not None:
+            reason = self.min_weight_reason or "it cannot handle lighter edges"
+            check_min_weight(
+                graph,
+                self.min_weight,
+                f"{self.name} needs edge weights >= {self.min_weight}: {reason}",
+                source,
             )
 
     @property
@@ -254,8 +272,10 @@ def execute(
     Only the host-function call is timed (see ``Program.time_call``); the
     times of the ``reps`` runs are in ``ctx.times_ms``.  Does not check.
     Arrays whose spec has ``every_run=False`` are initialized before the
-    first run only, unless ``reinit_all``.
+    first run only, unless ``reinit_all``.  A graph the app rejects
+    (:meth:`AppSpec.check_graph`) raises ``GraphFormatError`` first.
     """
+    app.check_graph(graph)
     ctx = RunContext(app, graph, source)
     ctx.device_graph = program.upload_graph(graph)
     if app.load_input is not None:

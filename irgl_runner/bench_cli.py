@@ -87,6 +87,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise UsageError(f"--reps must be at least 1, got {args.reps}")
     cache = None if args.no_cache else (args.cache_dir or default_cache_dir())
     graph, spec = resolve_graph(args.graph, app.symmetrize, app.weighted, cache)
+    app.check_graph(graph, args.graph)  # before compiling (exit 2)
     source = args.source if args.source is not None else default_source(graph, spec)
     if app.uses_source and not 0 <= source < graph.num_nodes:
         raise UsageError(f"source {source} out of range for {graph.num_nodes} nodes")

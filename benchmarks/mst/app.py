@@ -76,4 +76,6 @@ APP = AppSpec(
     weighted=True,
     uses_source=False,
     output_array="comp",
+    min_weight=1,
+    min_weight_reason="the checker's reference (scipy) reads a weight of 0 as no edge",
 )

@@ -28,4 +28,7 @@ APP = AppSpec(
     args=lambda ctx: [ctx.device_graph, ctx.arrays["dist"], ctx.source],
     check=check,
     weighted=True,
+    min_weight=0,
+    min_weight_reason="its relaxation assumes non-negative weights; a negative "
+    "edge loaded both ways is a negative cycle, where it would never end",
 )
