@@ -23,7 +23,7 @@
 
 // Every node starts unreached (level INF), the source at level 0; node 0
 // also zeroes the frontier counters of `bfs` (2 levels x 32 counters, 16
-// i64 apart).
+// i64 apart) and the heavy-frontier flag after them.
 irgl.kernel @init(%g: !irgl.graph, %level: memref<?xi32>, %src: index,
                   %frontier_edges: memref<?xi64>) {
   %inf = arith.constant 1073741823 : i32
@@ -31,14 +31,14 @@ irgl.kernel @init(%g: !irgl.graph, %level: memref<?xi32>, %src: index,
   %zero64 = arith.constant 0 : i64
   %k0 = arith.constant 0 : index
   %k1 = arith.constant 1 : index
-  %k1024 = arith.constant 1024 : index
+  %k1025 = arith.constant 1025 : index
   irgl.forall %n in nodes(%g) {
     %is_src = arith.cmpi eq, %n, %src : index
     %l = arith.select %is_src, %zero, %inf : i32
     memref.store %l, %level[%n] : memref<?xi32>
     %is_first = arith.cmpi eq, %n, %k0 : index
     scf.if %is_first {
-      scf.for %i = %k0 to %k1024 step %k1 {
+      scf.for %i = %k0 to %k1025 step %k1 {
         memref.store %zero64, %frontier_edges[%i] : memref<?xi64>
       }
     }
@@ -64,6 +64,7 @@ irgl.kernel @bfs(%g: !irgl.graph, %level: memref<?xi32>, %LEVEL: i32,
   %one = arith.constant 1 : i32
   %two = arith.constant 2 : i32
   %zero64 = arith.constant 0 : i64
+  %one64 = arith.constant 1 : i64
   %k32_64 = arith.constant 32 : i64
   %golden = arith.constant 2654435769 : i64
   %low32 = arith.constant 4294967295 : i64
@@ -74,6 +75,7 @@ irgl.kernel @bfs(%g: !irgl.graph, %level: memref<?xi32>, %LEVEL: i32,
   %k0 = arith.constant 0 : index
   %k16 = arith.constant 16 : index
   %k512 = arith.constant 512 : index
+  %k1024 = arith.constant 1024 : index
   %this_slot = arith.remui %LEVEL, %two : i32
   %next = arith.addi %LEVEL, %one : i32
   %next_slot = arith.remui %next, %two : i32
@@ -119,6 +121,9 @@ irgl.kernel @bfs(%g: !irgl.graph, %level: memref<?xi32>, %LEVEL: i32,
             %before = "memref.atomic_rmw"(%weight, %frontier_edges, %at) <{kind = 1 : i64}> : (i64, memref<?xi64>, index) -> i64
             %after = arith.addi %before, %weight : i64
             %heavy = arith.cmpi ugt, %after, %share : i64
+            scf.if %heavy {
+              memref.store %one64, %frontier_edges[%k1024] : memref<?xi64>
+            }
             irgl.reduce_and_return %heavy
           }
         }
@@ -282,7 +287,8 @@ irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
   %c1 = arith.constant 1 : i32
   %c4 = arith.constant 4 : index
   %c1024 = arith.constant 1024 : index
-  %frontier_edges = memref.alloc(%c1024) : memref<?xi64>
+  %c1025 = arith.constant 1025 : index
+  %frontier_edges = memref.alloc(%c1025) : memref<?xi64>
   irgl.invoke @init(%g, %level, %src, %frontier_edges) : (!irgl.graph, memref<?xi32>, index, memref<?xi64>)
   %nn = irgl.graph.num_nodes %g
   %ne = irgl.graph.num_edges %g
@@ -308,12 +314,19 @@ irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
       %next = arith.addi %lvl, %c1 : i32
       irgl.yield %next : i32
     }
-    // then bottom-up from the level after the heavy frontier (if the
-    // worklist ran dry instead, the first pass finds nothing)
-    %end = irgl.iterate while any @bfs_bottom_up(%g, %level, %l = %after)
-        : (!irgl.graph, memref<?xi32>, i32) {
-      %next = arith.addi %l, %c1 : i32
-      irgl.yield %next : i32
+    // then bottom-up from the level after the heavy frontier, if there was
+    // one: when the worklist ran dry instead (a source whose component is
+    // small, an isolated source) BFS is done, and a bottom-up pass would
+    // read the edges of every unreached node, the whole graph
+    %zero64 = arith.constant 0 : i64
+    %flag = memref.load %frontier_edges[%c1024] : memref<?xi64>
+    %heavy = arith.cmpi ne, %flag, %zero64 : i64
+    scf.if %heavy {
+      %end = irgl.iterate while any @bfs_bottom_up(%g, %level, %l = %after)
+          : (!irgl.graph, memref<?xi32>, i32) {
+        %next = arith.addi %l, %c1 : i32
+        irgl.yield %next : i32
+      }
     }
   }
   memref.dealloc %frontier_edges : memref<?xi64>

@@ -204,3 +204,52 @@ def test_irgl_bench_bad_schedule(capsys: pytest.CaptureFixture[str]) -> None:
     assert "random needs a seed" in capsys.readouterr().err
     assert bench_cli.main([*args, "cuda", "--schedule", "reversed"]) == 2
     assert "only to --backend interp" in capsys.readouterr().err
+
+
+def _rmat_with_a_small_component(size: int) -> tuple[CSRGraph, int]:
+    """RMAT 11 (dense: more than 4 edges a node, with isolated nodes) plus a
+    path of `size` nodes of its own; returns the graph and the path's first
+    node."""
+    core = generators.generate("rmat:11").to_coo()
+    n = core.num_nodes
+    path_src = np.arange(n, n + size - 1)
+    weights = None
+    if core.weights is not None:
+        weights = np.concatenate(
+            [core.weights, np.ones(size - 1, dtype=core.weights.dtype)]
+        )
+    graph = clean(
+        COOGraph(
+            n + size,
+            np.concatenate([core.src, path_src]),
+            np.concatenate([core.dst, path_src + 1]),
+            weights,
+        ),
+        symmetrize=True,
+    )
+    assert graph.num_edges > 4 * graph.num_nodes
+    return graph, n
+
+
+@pytest.mark.parametrize("app_name", ["bfs", "sssp"])
+@pytest.mark.parametrize("schedule", ["sequential", "reversed", "random:4"])
+def test_work_proportional_to_what_is_reached(app_name: str, schedule: str) -> None:
+    """From an isolated source BFS and SSSP read no edge (at most 64, the
+    issue's bound), and from a source in a 6-node path they read only the
+    path's edges (BFS: each once; SSSP: a few times at most): a frontier that
+    runs dry ends the search, with no bottom-up pass over the rest of the
+    graph."""
+    size = 6
+    graph, first = _rmat_with_a_small_component(size)
+    isolated = int(np.flatnonzero(graph.degrees() == 0)[0])
+    app = load_app(app_name)
+    run = run_app(app, graph, schedule, source=isolated)
+    assert run.problem is None, run.problem
+    assert run.stats.edge_visits <= 64
+    run = run_app(app, graph, schedule, source=first)
+    assert run.problem is None, run.problem
+    path_edges = 2 * (size - 1)
+    if app_name == "bfs":
+        assert run.stats.edge_visits == path_edges
+    else:
+        assert run.stats.edge_visits <= 4 * path_edges
