@@ -12,6 +12,10 @@ need no signature::
     level = prog.alloc(graph.num_nodes, np.int32)
     prog.call("main", g, level, 0)
     print(level.to_numpy())
+
+Memref arguments may also be CuPy arrays, PyTorch CUDA tensors or anything
+else with ``__cuda_array_interface__`` / ``__dlpack__`` (no copy), and a
+:class:`DeviceArray` is usable by those libraries in place.
 """
 
 from __future__ import annotations
@@ -36,6 +40,16 @@ from cuda_emitter.host_abi import (
 )
 from irgl_dialect.runtime_library import HOST_EXPORTS
 
+from .array_interop import (
+    KDL_CUDA,
+    ForeignArray,
+    check_memref,
+    cuda_array_interface,
+    current_device,
+    foreign_array,
+    memref_shape,
+    to_dlpack,
+)
 from .build import (
     DEFAULT_NVCC_FLAGS,
     DEFAULT_PIPELINE,
@@ -99,8 +113,18 @@ def _memref_dtype(mlir_type: str) -> np.dtype | None:
     return ELEMENT_DTYPES.get(element.strip())
 
 
-def _convert(function: str, index: int, param: AbiValue, value: object) -> object:
-    """A Python argument -> the ctypes-ready value for ``param`` (or TypeError)."""
+def _convert(
+    function: str,
+    index: int,
+    param: AbiValue,
+    value: object,
+    foreign: list[ForeignArray] | None = None,
+) -> object:
+    """A Python argument -> the ctypes-ready value for ``param`` (or TypeError).
+
+    Another library's CUDA array (``__cuda_array_interface__`` or
+    ``__dlpack__``) is validated against the memref and appended to
+    ``foreign`` (which keeps it alive for the call)."""
     where = f"@{function} argument {index} ({param.mlir_type})"
     match param.kind:
         case AbiKind.POINTER:
@@ -122,8 +146,28 @@ def _convert(function: str, index: int, param: AbiValue, value: object) -> objec
                 isinstance(value, int) and not isinstance(value, bool)
             ):
                 return value  # a raw pointer (e.g. a handle from another entry point)
+            array = foreign_array(value, where)
+            if array is not None:
+                if not param.mlir_type.startswith("memref"):
+                    raise TypeError(f"{where}: got an array, expected a graph")
+                check_memref(
+                    array,
+                    where,
+                    _memref_dtype(param.mlir_type),
+                    memref_shape(param.mlir_type),
+                    current_device() if array.device is not None else None,
+                )
+                if foreign is not None:
+                    foreign.append(array)
+                return array.ptr
             raise TypeError(
                 f"{where}: expected a device value, got {type(value).__name__}"
+                + (
+                    " (a memref takes a DeviceArray or a CUDA array exposing "
+                    "__cuda_array_interface__ or __dlpack__)"
+                    if param.mlir_type.startswith("memref")
+                    else ""
+                )
             )
         case AbiKind.BOOL:
             if isinstance(value, (bool, np.bool_, int, np.integer)):
@@ -162,12 +206,19 @@ class DeviceGraph:
 
 @dataclass(eq=False)
 class DeviceArray:
-    """``length`` elements of ``dtype`` in device memory (a memref argument)."""
+    """``length`` elements of ``dtype`` in device memory (a memref argument).
+
+    It exposes ``__cuda_array_interface__`` and ``__dlpack__``, so CuPy,
+    PyTorch and Numba use it in place (``cupy.asarray(a)``,
+    ``torch.from_dlpack(a)``, :meth:`to_cupy`, :meth:`to_torch`); their
+    arrays keep it alive. ``device`` is its CUDA device ordinal.
+    """
 
     program: Program
     ptr: int
     length: int
     dtype: np.dtype
+    device: int = 0
 
     def __post_init__(self) -> None:
         self._finalizer = weakref.finalize(
@@ -179,6 +230,56 @@ class DeviceArray:
     def nbytes(self) -> int:
         """Size in bytes."""
         return self.length * self.dtype.itemsize
+
+    def _live(self) -> None:
+        if not self._finalizer.alive:
+            raise BufferError("the device array was freed")
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        """The CUDA Array Interface (v3): 1-D, C-contiguous, writable, on the
+        legacy default stream."""
+        self._live()
+        return cuda_array_interface(self.ptr, self.length, self.dtype)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """``(kDLCUDA, device ordinal)``."""
+        return (KDL_CUDA, self.device)
+
+    def __dlpack__(
+        self,
+        *,
+        stream: int | None = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> object:
+        """A DLPack capsule of the array, without a copy (``copy=True`` and
+        other devices raise ``BufferError``). The program's work runs on the
+        legacy default stream; for another consumer ``stream`` the device is
+        synchronized first."""
+        self._live()
+        if copy:
+            raise BufferError("DeviceArray.__dlpack__ does not copy")
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise BufferError(
+                f"the array is on {self.__dlpack_device__()}, not {tuple(dl_device)}"
+            )
+        if stream not in (None, -1, 1):
+            self.program.synchronize()
+        return to_dlpack(self, self.ptr, self.length, self.dtype, self.device)
+
+    def to_cupy(self) -> Any:
+        """A CuPy array over the same memory (no copy; keeps this alive)."""
+        import cupy  # pyright: ignore[reportMissingImports]
+
+        return cupy.asarray(self)
+
+    def to_torch(self) -> Any:
+        """A PyTorch CUDA tensor over the same memory (no copy; via DLPack)."""
+        import torch  # pyright: ignore[reportMissingImports]
+
+        return torch.from_dlpack(self)
 
     def to_numpy(self) -> np.ndarray:
         """Copy the contents to a new host array."""
@@ -346,7 +447,8 @@ class Program:
             raise IrglRuntimeError(
                 f"irgl_device_alloc({n * dt.itemsize} bytes): {self.last_error()}"
             )
-        return DeviceArray(self, ptr, n, dt)
+        device = current_device()  # the runtime's context exists now
+        return DeviceArray(self, ptr, n, dt, 0 if device is None else device)
 
     # -- entry points ------------------------------------------------------
 
@@ -387,16 +489,24 @@ class Program:
         """Call ``irgl_entry_<host_fn>`` with its ABI; return its result (int,
         float, bool, a pointer as int, or None); raise
         :class:`IrglRuntimeError` if it fails and ``TypeError`` for arguments
-        that do not fit its parameters."""
+        that do not fit its parameters.
+
+        A memref argument is a :class:`DeviceArray` or, without a copy, any
+        CUDA array exposing ``__cuda_array_interface__`` or ``__dlpack__``
+        (CuPy, PyTorch, Numba): its dtype, shape, contiguity and device must
+        fit the parameter."""
         entry = self.entry_point(host_fn)
         if len(args) != len(entry.params):
             raise TypeError(
                 f"@{host_fn} takes {len(entry.params)} arguments, got {len(args)}"
             )
+        foreign: list[ForeignArray] = []  # other libraries' arrays: kept alive
         values = [
-            _convert(host_fn, i, p, a)
+            _convert(host_fn, i, p, a, foreign)
             for i, (p, a) in enumerate(zip(entry.params, args, strict=True))
         ]
+        if any(a.stream is not None for a in foreign):
+            self.synchronize()  # their producers' streams are done
         fn = self._function(entry)
         if entry.result is None:
             rc = fn(*values)
