@@ -1,5 +1,5 @@
 """The `xdsl.universe` plugin: makes xdsl-opt (and irgl-opt) know the irgl
-and irgl_rt dialects, the lowering passes and the `cuda` target."""
+irgl_rt and irgl_dist dialects, the lowering passes and the `cuda` target."""
 
 from __future__ import annotations
 
@@ -22,6 +22,12 @@ def _irgl_rt() -> Dialect:
     return IrglRuntime
 
 
+def _irgl_dist() -> Dialect:
+    from irgl_dialect.distributed import IrglDist
+
+    return IrglDist
+
+
 def _cuda() -> type[Target]:
     from cuda_emitter import get_cuda_target
 
@@ -29,7 +35,7 @@ def _cuda() -> type[Target]:
 
 
 IRGL_UNIVERSE = Universe(
-    all_dialects={"irgl": _irgl, "irgl_rt": _irgl_rt},
+    all_dialects={"irgl": _irgl, "irgl_rt": _irgl_rt, "irgl_dist": _irgl_dist},
     all_passes=dict(PASS_FACTORIES),
     all_targets={"cuda": _cuda},
 )
