@@ -29,7 +29,7 @@ from irgl_dialect.graph import (
     NumEdgesOp,
     NumNodesOp,
 )
-from irgl_dialect.kernels import KernelOp, ReturnOp, YieldOp
+from irgl_dialect.kernels import CallOp, KernelOp, ReturnOp, YieldOp
 from irgl_dialect.loops import ForAllOp, ForOp
 from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
 from irgl_dialect.sync import (
@@ -49,6 +49,7 @@ Irgl = Dialect(
         KernelOp,
         ReturnOp,
         YieldOp,
+        CallOp,
         ForAllOp,
         ForOp,
         PopOp,

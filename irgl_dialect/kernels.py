@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import cast
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DenseArrayBase,
+    FlatSymbolRefAttrConstr,
     FunctionType,
     ModuleOp,
     StringAttr,
     SymbolNameConstraint,
+    SymbolRefAttr,
     i32,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -24,6 +27,7 @@ from xdsl.irdl import (
     region_def,
     traits_def,
     var_operand_def,
+    var_result_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -33,14 +37,23 @@ from xdsl.traits import (
     IsTerminator,
     SingleBlockImplicitTerminator,
     SymbolOpInterface,
+    SymbolTable,
+    SymbolUserOpInterface,
 )
 from xdsl.utils.exceptions import VerifyException
 
 from irgl_dialect.attributes import KernelKind, KernelKindAttr
 from irgl_dialect.placement import (
+    RULE_CALL,
+    RULE_CALL_ARGUMENTS,
+    RULE_HELPER_BODY,
     RULE_KERNEL_SIGNATURE,
+    RULE_RECURSION,
     RULE_RESERVED_NAME,
+    AllowedIn,
     KernelInterface,
+    in_irgl_kernel,
+    located_error,
     rule_error,
     verify_dominance,
 )
@@ -129,6 +142,7 @@ class KernelOp(IRDLOperation):
         verify_dominance(self)
         verify_if_yields(self)
         verify_predicates(self)
+        verify_kernel_calls(self, device=self.kernel_kind != KernelKind.HOST)
         inputs = self.function_type.inputs.data
         if tuple(self.body.block.arg_types) != tuple(inputs):
             raise rule_error(
@@ -270,6 +284,214 @@ class ReturnOp(IRDLOperation):
             )
 
 
+class CallSymbolUser(SymbolUserOpInterface):
+    """`irgl.call` names a device kernel of the module and passes it
+    arguments and takes results of its types.
+
+    Checked only in irgl kernels: once lowered, the callee is a `func.func`
+    and the call a `func.call`.
+    """
+
+    def verify(self, op: Operation) -> None:
+        assert isinstance(op, CallOp)
+        if not in_irgl_kernel(op):
+            return
+        name = op.callee.string_value()
+        target = SymbolTable.lookup_symbol(op, op.callee)
+        if target is None:
+            raise rule_error(op, f"calls @{name}, which does not exist", RULE_CALL)
+        if not isinstance(target, KernelOp):
+            hint = (
+                ": call func.func helpers with func.call"
+                if target.name == "func.func"
+                else ""
+            )
+            raise rule_error(
+                op,
+                f"calls @{name}, which is not an irgl.kernel ({target.name}){hint}",
+                RULE_CALL,
+            )
+        if target.kernel_kind != KernelKind.DEVICE:
+            how = (
+                "plain kernels are launched with irgl.invoke or irgl.iterate"
+                if target.kernel_kind == KernelKind.PLAIN
+                else "host kernels are entry points that run on the CPU"
+            )
+            raise rule_error(
+                op,
+                f"calls @{name}, a {target.kernel_kind.value} kernel; only device "
+                f"kernels are called ({how})",
+                RULE_CALL,
+            )
+        _verify_call_types(op, target)
+
+
+def _verify_call_types(op: CallOp, target: KernelOp) -> None:
+    name = target.sym_name.data
+    expected = target.function_type.inputs.data
+    if len(op.arguments) != len(expected):
+        raise rule_error(
+            op,
+            f"passes {len(op.arguments)} argument(s) to @{name}, which takes "
+            f"{len(expected)}",
+            RULE_CALL_ARGUMENTS,
+        )
+    for index, (arg, want) in enumerate(zip(op.arguments, expected, strict=True)):
+        if arg.type != want:
+            raise rule_error(
+                op,
+                f"argument {index} of @{name} has type {arg.type}, expected {want}",
+                RULE_CALL_ARGUMENTS,
+            )
+    outputs = tuple(target.function_type.outputs.data)
+    results = tuple(op.res.types)
+    if results != outputs:
+        raise rule_error(
+            op,
+            f"takes ({', '.join(map(str, results))}) from @{name}, which returns "
+            f"({', '.join(map(str, outputs))})",
+            RULE_CALL_ARGUMENTS,
+        )
+
+
+@irdl_op_definition
+class CallOp(IRDLOperation):
+    """Calls a device kernel from a plain or device kernel: a call of a CUDA
+    `__device__` function (lowered to `func.call`). `func.func` helpers are
+    called with `func.call`.
+
+        %y = irgl.call @twice(%x) : (i32) -> i32
+    """
+
+    name = "irgl.call"
+
+    callee = prop_def(FlatSymbolRefAttrConstr)
+    arguments = var_operand_def()
+    res = var_result_def()
+
+    traits = traits_def(
+        CallSymbolUser(),
+        AllowedIn(
+            frozenset({KernelKind.PLAIN, KernelKind.DEVICE}),
+            "(call of a device kernel) ",
+            "plain or device kernels",
+            RULE_CALL,
+            ": device kernels are __device__ functions, called from GPU code",
+        ),
+    )
+
+    assembly_format = (
+        "$callee `(` $arguments `)` attr-dict `:` functional-type($arguments, $res)"
+    )
+
+    def __init__(
+        self,
+        callee: str | SymbolRefAttr,
+        arguments: Sequence[SSAValue | Operation],
+        result_types: Sequence[Attribute],
+    ):
+        if isinstance(callee, str):
+            callee = SymbolRefAttr(callee)
+        super().__init__(
+            operands=[arguments],
+            result_types=[result_types],
+            properties={"callee": callee},
+        )
+
+
+def call_callee(op: Operation) -> SymbolRefAttr | None:
+    """The symbol that `op` calls (`func.call`, `irgl.call`), or None."""
+    if isinstance(op, func.CallOp | CallOp):
+        return op.callee
+    return None
+
+
+def _helper_irgl_op(helper: func.FuncOp) -> Operation | None:
+    """The first irgl op in the body of `helper`, if any."""
+    for inner in helper.body.walk():
+        if inner.dialect_name() == "irgl":
+            return inner
+    return None
+
+
+def _call_chain(path: list[Operation], target: Operation) -> str:
+    names = [_symbol(f) for f in path[path.index(target) :]] + [_symbol(target)]
+    return " -> ".join(names)
+
+
+def _symbol(op: Operation) -> str:
+    name = op.properties.get("sym_name")
+    return f"@{getattr(name, 'data', '?')}"
+
+
+def verify_kernel_calls(kernel: Operation, *, device: bool) -> None:
+    """Check what the kernel calls, transitively through `func.func` helpers
+    and device kernels.
+
+    A `func.call` names a `func.func` with a body whose ops are no irgl ops
+    (a helper is plain code: arith, math, scf, memref, func; graph accesses
+    and kernel constructs belong in kernels). In device code (`device`: a
+    plain or device kernel) no call chain leads back to a function on it.
+    Each violation is a located diagnostic at the offending op. Calls whose
+    callee is missing or of the wrong kind are left to the call's own
+    verifier.
+    """
+    path: list[Operation] = []
+    done: set[Operation] = set()
+
+    def visit(function: Operation) -> None:
+        path.append(function)
+        for op in function.walk():
+            ref = call_callee(op)
+            if ref is None:
+                continue
+            target = SymbolTable.lookup_symbol(op, ref)
+            if target is None:
+                continue
+            if isinstance(op, func.CallOp):
+                if not isinstance(target, func.FuncOp):
+                    continue
+                _verify_helper(op, target, kernel)
+            elif not isinstance(target, KernelOp):
+                continue
+            if target in path:
+                if device:
+                    message = (
+                        f"'{op.name}' calls {_symbol(target)} recursively "
+                        f"({_call_chain(path, target)}): device code has no "
+                        f"recursion (rule: {RULE_RECURSION})"
+                    )
+                    raise located_error(op, message, VerifyException(message))
+                continue
+            if target not in done:
+                visit(target)
+        path.pop()
+        done.add(function)
+
+    visit(kernel)
+
+
+def _verify_helper(call: func.CallOp, helper: func.FuncOp, kernel: Operation) -> None:
+    name = helper.sym_name.data
+    if helper.is_declaration:
+        message = (
+            f"'func.call' calls @{name}, which is declared without a body: a "
+            "function called from a kernel is defined in the program (call C "
+            f"functions from irgl.cexpr text) (rule: {RULE_CALL})"
+        )
+        raise located_error(call, message, VerifyException(message))
+    inner = _helper_irgl_op(helper)
+    if inner is None:
+        return
+    message = (
+        f"'{inner.name}' is in func.func @{name}, a helper called from kernel "
+        f"{_symbol(kernel)}: a func.func helper holds plain code (arith, math, "
+        "scf, memref, func); graph accesses belong in an irgl.kernel device, "
+        f"kernel constructs in a plain kernel (rule: {RULE_HELPER_BODY})"
+    )
+    raise located_error(inner, message, VerifyException(message))
+
+
 @irdl_op_definition
 class YieldOp(IRDLOperation):
     """Terminates the body of an irgl region op (implicit when empty).
@@ -338,6 +560,7 @@ def yield_only_body(arg_types: Sequence[Attribute] = ()) -> Region:
 
 __all__ = [
     "IMPLICIT_YIELD",
+    "CallOp",
     "KernelOp",
     "ReturnOp",
     "YieldOp",

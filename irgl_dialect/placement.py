@@ -52,6 +52,10 @@ RULE_AGGREGATION = "Any and All aggregate ReduceAndReturn values"
 RULE_KERNEL_SIGNATURE = "kernel signatures"
 RULE_RESERVED_NAME = "kernel names do not collide with generated names"
 RULE_DOMINANCE = "values are defined before their uses"
+RULE_CALL = "kernels call device kernels and defined func.func helpers"
+RULE_CALL_ARGUMENTS = "call arguments match the callee"
+RULE_HELPER_BODY = "func.func helpers called from kernels hold no irgl ops"
+RULE_RECURSION = "device code does not recurse"
 
 
 def rule_error(op: Operation, message: str, rule: str) -> VerifyException:

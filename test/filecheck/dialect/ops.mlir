@@ -96,6 +96,35 @@ irgl.kernel device @helper(%p: memref<?xi32>) {
 
 // -----
 
+// Calls of a device kernel (with and without a result) from a plain and a
+// device kernel.
+
+irgl.kernel device @twice(%x: i32) -> i32 {
+  %y = arith.addi %x, %x : i32
+  irgl.return %y : i32
+}
+irgl.kernel device @quad(%x: i32, %p: memref<?xi32>) {
+  %y = irgl.call @twice(%x) : (i32) -> i32
+  %z = irgl.call @twice(%y) : (i32) -> i32
+  %c0 = arith.constant 0 : index
+  memref.store %z, %p[%c0] : memref<?xi32>
+}
+irgl.kernel @k(%x: i32, %p: memref<?xi32>) {
+  irgl.call @quad(%x, %p) : (i32, memref<?xi32>) -> ()
+}
+
+// CHECK:      irgl.kernel device @quad(%x: i32, %p: memref<?xi32>) {
+// CHECK-NEXT:   %y = irgl.call @twice(%x) : (i32) -> i32
+// CHECK-NEXT:   %z = irgl.call @twice(%y) : (i32) -> i32
+// CHECK:      irgl.kernel @k(%x: i32, %p: memref<?xi32>) {
+// CHECK-NEXT:   irgl.call @quad(%x, %p) : (i32, memref<?xi32>) -> ()
+// CHECK-NEXT: }
+
+// GENERIC: %y = "irgl.call"(%x) <{callee = @twice}> : (i32) -> i32
+// GENERIC: "irgl.call"(%x, %p) <{callee = @quad}> : (i32, memref<?xi32>) -> ()
+
+// -----
+
 // ForAll and For over every iterator: range (2 and 3 operands), nodes,
 // edges and the worklist.
 
