@@ -26,11 +26,13 @@ from lowering.convert_irgl_nested_edges import ConvertIrglNestedEdges
 from lowering.convert_irgl_orchestration import ConvertIrglOrchestration
 from lowering.convert_irgl_sync import ConvertIrglSync
 from lowering.nested_parallelism import IrglNestedParallelism
-from lowering.outline_iterations import (
-    OutlineIterations,
-    OutlineKernelBodies,
+from lowering.outline_iterations import OutlineIterations
+from lowering.outline_kernel_bodies import OutlineKernelBodies
+from lowering.outline_plan import (
     check_control_block_option,
     check_control_resident_option,
+)
+from lowering.outline_small_worklist import (
     check_small_worklist_option,
     check_small_worklist_us_option,
 )

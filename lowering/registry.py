@@ -39,7 +39,7 @@ _PASSES: dict[str, tuple[str, str]] = {
         "OutlineIterations",
     ),
     "irgl-outline-kernel-bodies": (
-        "lowering.outline_iterations",
+        "lowering.outline_kernel_bodies",
         "OutlineKernelBodies",
     ),
     "lower-irgl": ("lowering.lower_irgl", "LowerIrgl"),

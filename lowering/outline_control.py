@@ -1,0 +1,420 @@
+"""The device form of orchestration: the body of a control kernel.
+
+`ControlLowering` builds, in the control kernel of irgl-outline-iterations,
+what convert-irgl-orchestration builds on the host: each invocation is a
+`func.call` of the invoked kernel's body as a device function followed by
+`irgl_grid_sync()`; worklist sizes, overflow flags and Any/All cells are
+read on the device (once per block, broadcast through shared memory); in/out
+and in/retry are swapped there (the handles are SSA values every thread
+holds alike, rotated through a fourth, spare worklist that global thread 0
+empties one step ahead, so one grid barrier per invocation suffices; the
+retry worklist is the spare when no kernel retries; each Any/All cell has
+three slots, one per step, reset two steps ahead); an Iterate or a looping
+Pipe becomes an `scf.while` whose condition (worklist not empty, the
+Any/All result, the extra And/Or condition) and body (carried values) are
+evaluated there. `ControlState` is what every thread carries from step to
+step. The small-worklist mode refines the rounds of a loop
+(`lowering/outline_small_worklist.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import IndexType, MemRefType, i1, i32
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from irgl_dialect.attributes import Aggregation, ExtraCond, TermCond
+from irgl_dialect.kernels import YieldOp
+from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
+from irgl_dialect.runtime import WorklistType
+from irgl_dialect.runtime_library import runtime_function
+from lowering.builders import LoweringBuilder
+from lowering.outline_plan import Plan, launch_of
+
+
+def rt_call(b: LoweringBuilder, name: str, args: Sequence[SSAValue]) -> list[SSAValue]:
+    """Call the runtime function `name` (from the runtime library)."""
+    return b.call(runtime_function(name), args)
+
+
+def rt_value(b: LoweringBuilder, name: str, args: Sequence[SSAValue]) -> SSAValue:
+    """A runtime call with one result."""
+    return b.call_value(runtime_function(name), args)
+
+
+def boolean(b: LoweringBuilder, value: bool) -> SSAValue:
+    """An i1 constant."""
+    return b.const(int(value), i1)
+
+
+def positive(b: LoweringBuilder, size: SSAValue) -> SSAValue:
+    """`size > 0`."""
+    return b.op(arith.CmpiOp(size, b.index(0), "sgt"))
+
+
+RoundBuilder = Callable[
+    [LoweringBuilder, list[SSAValue]], tuple[SSAValue, list[SSAValue]]
+]
+"""Builds one round of a loop from its carried values; returns the loop
+condition and the next carried values."""
+
+
+@dataclass
+class ControlState:
+    """The worklist handles every thread of a control kernel holds, the size
+    of `in` once read after the last grid barrier, and the step counter that
+    selects cell slots."""
+
+    worklists: list[SSAValue]
+    """[in, out, retry, spare], or [] without worklists."""
+    size: SSAValue | None
+    """`irgl_ctl_size(in)` (index), or None until it is read; loop-carried
+    (so always read at loop boundaries) when there are worklists."""
+    epoch: SSAValue
+
+    def values(self) -> list[SSAValue]:
+        if not self.worklists:
+            return [self.epoch]
+        assert self.size is not None, "read the in size before a loop boundary"
+        return [*self.worklists, self.size, self.epoch]
+
+    def types(self) -> list[Attribute]:
+        return [v.type for v in self.values()]
+
+    @staticmethod
+    def of(values: Sequence[SSAValue], with_worklists: bool) -> ControlState:
+        values = list(values)
+        if not with_worklists:
+            return ControlState([], None, values[-1])
+        return ControlState(values[:4], values[4], values[-1])
+
+
+class ControlLowering:
+    """Builds the body of one control kernel from an Iterate/Pipe."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        bodies: dict[str, str],
+        mapping: dict[SSAValue, SSAValue],
+        cells: dict[tuple[str, Aggregation], SSAValue],
+        status: SSAValue,
+        state: ControlState,
+        sized: set[str],
+        gridded: set[str],
+        geometry: tuple[SSAValue, SSAValue] | None,
+    ):
+        self.plan = plan
+        self.bodies = bodies
+        self.mapping = mapping
+        self.cells = cells
+        self.status = status
+        self.state = state
+        self.sized = sized
+        """Kernels whose device body takes the size of `in`."""
+        self.gridded = gridded
+        """Kernels whose device body takes the calling block and the number
+        of blocks."""
+        self.geometry = geometry
+        """`gpu.block_id x` and `gpu.grid_dim x` (when some body is gridded)."""
+        self.block_mode = False
+        """Building code that block 0 alone runs (small-worklist mode)."""
+
+    # -- steps ---------------------------------------------------------
+
+    def invoke(
+        self,
+        b: LoweringBuilder,
+        name: str,
+        args: Sequence[SSAValue],
+        aggregation: Aggregation | None,
+    ) -> SSAValue | None:
+        """One invocation: run the body, barrier, retry rounds, advance."""
+        kernel = self.plan.kernels[name]
+        launch = launch_of(kernel)
+        uses_worklist = launch.worklist is not None
+        operands = [self.mapping.get(a, a) for a in args]
+        epoch = self.state.epoch
+        self._prologue(b)
+        slot = None
+        if launch.cell is not None:
+            cell = self.cells[(name, aggregation or Aggregation.ANY)]
+            slot = rt_value(b, "irgl_ctl_cell_slot", [cell, epoch])
+        cell_args = [slot] if slot is not None else []
+        grid_args = self._grid_arguments(b) if name in self.gridded else []
+        # in the small-worklist mode (worklist kernels only) every run is
+        # followed by irgl_ctl_size_check, whose first barrier is the step's
+        assert uses_worklist or not self.block_mode
+
+        def run(
+            at: LoweringBuilder, worklists: Sequence[SSAValue], size: SSAValue | None
+        ) -> None:
+            sizes = [size] if size is not None and name in self.sized else []
+            at.stmt(
+                func.CallOp(
+                    self.bodies[name],
+                    [*operands, *worklists, *cell_args, *sizes, *grid_args],
+                    [],
+                )
+            )
+            if not self.block_mode:
+                rt_call(at, "irgl_grid_sync", [])
+
+        if not uses_worklist:
+            run(b, [], None)
+        else:
+            size = self._in_size(b) if name in self.sized else None
+            w_in, w_out, w_retry, w_spare = self.state.worklists
+            run(b, [w_in, w_out, w_retry if self.plan.uses_retry else w_spare], size)
+            if launch.retries:
+                w_in, w_retry, w_spare = self._retry_rounds(
+                    b, run, w_in, w_out, w_retry, w_spare
+                )
+            # in := out, out := spare (emptied before the barrier), spare := in
+            self.state.worklists = [w_out, w_spare, w_retry, w_in]
+            # the new in's size and overflow check in one read (thread 0 of
+            # each block), right after the step's barrier
+            self.state.size = rt_value(b, "irgl_ctl_size_check", [w_out, self.status])
+        one = b.index(1)
+        self.state.epoch = b.op(arith.AddiOp(epoch, one))
+        if aggregation is None or slot is None:
+            return None
+        return rt_value(b, "irgl_ctl_cell_value", [slot])
+
+    def _grid_arguments(self, b: LoweringBuilder) -> list[SSAValue]:
+        """The calling block and the number of blocks a gridded device body
+        maps its iterations over: block 0 of 1 in the small-worklist mode."""
+        if self.block_mode:
+            return [b.index(0), b.index(1)]
+        assert self.geometry is not None, "gridded bodies need the geometry"
+        return list(self.geometry)
+
+    def _prologue(self, b: LoweringBuilder) -> None:
+        """Thread 0 empties the spare worklist and resets the next cell slots
+        (visible after the barrier that ends this step)."""
+        if self.state.worklists:
+            rt_call(b, "irgl_ctl_clear", [self.state.worklists[3]])
+        for cell in self.cells.values():
+            rt_call(b, "irgl_ctl_cell_prepare", [cell, self.state.epoch])
+
+    def _retry_rounds(
+        self,
+        b: LoweringBuilder,
+        run: Callable[[LoweringBuilder, Sequence[SSAValue], SSAValue | None], None],
+        w_in: SSAValue,
+        w_out: SSAValue,
+        w_retry: SSAValue,
+        w_spare: SSAValue,
+    ) -> tuple[SSAValue, SSAValue, SSAValue]:
+        """while (retry has work) { in, retry, spare := retry, spare, in; run }
+        (the size of retry read by the condition goes on to the body)"""
+        types = [WorklistType()] * 3
+        before = Block(arg_types=types)
+        after = Block(arg_types=[*types, IndexType()])
+        loop = scf.WhileOp(
+            [w_in, w_retry, w_spare], [*types, IndexType()], [before], [after]
+        )
+        b.insert(loop)
+        cond = b.nested(InsertPoint.at_end(before))
+        size = rt_value(cond, "irgl_ctl_size_check", [before.args[1], self.status])
+        live = positive(cond, size)
+        cond.insert(scf.ConditionOp(live, *before.args, size))
+        body = b.nested(InsertPoint.at_end(after))
+        old_in, new_in, new_retry, new_size = after.args
+        rt_call(body, "irgl_ctl_clear", [old_in])
+        run(body, [new_in, w_out, new_retry], new_size)
+        body.insert(scf.YieldOp(new_in, new_retry, old_in))
+        return loop.results[0], loop.results[1], loop.results[2]
+
+    # -- structure -----------------------------------------------------
+
+    def lower_ops(self, b: LoweringBuilder, ops: Sequence[Operation]) -> None:
+        for op in ops:
+            if isinstance(op, InvokeOp):
+                aggr = op.aggregation.data if op.aggregation else None
+                result = self.invoke(b, op.callee.string_value(), op.args, aggr)
+                if op.result is not None:
+                    assert result is not None
+                    self.mapping[op.result] = result
+            elif isinstance(op, IterateOp):
+                self.iterate(b, op)  # results mapped; no read-back inside
+            elif isinstance(op, PipeOp):
+                self.pipe(b, op)
+            elif not isinstance(op, YieldOp):
+                clone = op.clone(value_mapper=self.mapping)
+                b.insert(clone)
+                for old, new in zip(op.results, clone.results, strict=True):
+                    self.mapping[old] = new
+
+    def _in_size(self, b: LoweringBuilder) -> SSAValue:
+        """The size of `in` (read once after each barrier that changes it)."""
+        if self.state.size is None:
+            in_ = self.state.worklists[0]
+            self.state.size = rt_value(b, "irgl_ctl_size", [in_])
+        return self.state.size
+
+    def _has_work(self, b: LoweringBuilder) -> SSAValue:
+        return positive(b, self._in_size(b))
+
+    def _boundary(self, b: LoweringBuilder) -> None:
+        """Read what loop-carried state needs before a loop boundary."""
+        if self.state.worklists:
+            self._in_size(b)
+
+    def iterate(
+        self,
+        b: LoweringBuilder,
+        op: IterateOp,
+        candidates: Sequence[SSAValue] = (),
+    ) -> tuple[list[SSAValue], dict[int, SSAValue]]:
+        """The Iterate as an `scf.while`; its results, and with `candidates`
+        (see `memref_candidates`) the i32 index into them of each carried
+        memref slot's final value, by slot."""
+        name = op.callee.string_value()
+        kernel = self.plan.kernels[name]
+        uses_worklist = launch_of(kernel).worklist is not None
+        positions = op.carried_positions
+        tracked = [
+            j
+            for j, p in enumerate(positions)
+            if candidates and isinstance(op.args[p].type, MemRefType)
+        ]
+        inits = [self.mapping.get(op.args[p], op.args[p]) for p in positions]
+        inits += [
+            b.const(candidates.index(op.args[positions[j]]), i32) for j in tracked
+        ]
+        carried_types = [v.type for v in inits]
+        first = self._has_work(b) if uses_worklist else boolean(b, True)
+        self._boundary(b)
+        state_types = self.state.types()
+        with_wls = bool(self.state.worklists)
+        before = Block(arg_types=[i1, *carried_types, *state_types])
+        before.add_op(scf.ConditionOp(before.args[0], *before.args[1:]))
+        after = Block(arg_types=[*carried_types, *state_types])
+        loop = scf.WhileOp(
+            [first, *inits, *self.state.values()],
+            [*carried_types, *state_types],
+            [before],
+            [after],
+        )
+        b.insert(loop)
+        body = b.nested(InsertPoint.at_end(after))
+        ncarried = len(carried_types)
+        self.state = ControlState.of(after.args[ncarried:], with_wls)
+        outs = self._round(
+            body,
+            op,
+            list(after.args[:ncarried]),
+            lambda at, carried: self._iterate_round(
+                at, op, carried, tracked, candidates
+            ),
+        )
+        body.insert(scf.YieldOp(*outs))
+        self.state = ControlState.of(loop.results[ncarried:], with_wls)
+        nvalues = len(positions)
+        results: list[SSAValue] = list(loop.results[:nvalues])
+        for old, new in zip(op.results_, results, strict=True):
+            self.mapping[old] = new
+        identities: dict[int, SSAValue] = {
+            j: loop.results[nvalues + i] for i, j in enumerate(tracked)
+        }
+        return results, identities
+
+    def _iterate_round(
+        self,
+        body: LoweringBuilder,
+        op: IterateOp,
+        carried: list[SSAValue],
+        tracked: Sequence[int] = (),
+        candidates: Sequence[SSAValue] = (),
+    ) -> tuple[SSAValue, list[SSAValue]]:
+        """One round of an Iterate: the invocation and the body; returns the
+        loop condition and the next carried values (after the Iterate's own,
+        the i32 names of its `tracked` memref slots, see `iterate`)."""
+        name = op.callee.string_value()
+        uses_worklist = launch_of(self.plan.kernels[name]).worklist is not None
+        args = list(op.args)
+        nvalues = len(op.carried_positions)
+        values_in, names_in = carried[:nvalues], carried[nvalues:]
+        for position, value in zip(op.carried_positions, values_in, strict=True):
+            args[position] = value
+        for old, new in zip(op.body.block.args, values_in, strict=True):
+            self.mapping[old] = new
+        aggr = op.aggregation.data if op.aggregation else None
+        result = self.invoke(body, name, args, aggr)
+        terminator = op.body.block.last_op
+        assert isinstance(terminator, YieldOp)
+        self.lower_ops(body, [o for o in op.body.block.ops if o is not terminator])
+        conditions: list[SSAValue] = []
+        if uses_worklist:
+            conditions.append(self._has_work(body))
+        if op.term_cond is not None and result is not None:
+            value = result
+            if op.term_cond.data == TermCond.UNTIL:
+                value = body.op(arith.XOrIOp(result, boolean(body, True)))
+            conditions.append(value)
+        condition = conditions[0] if conditions else boolean(body, True)
+        for other in conditions[1:]:
+            condition = body.op(arith.AndIOp(condition, other))
+        if op.extra is not None and terminator.extra is not None:
+            combine = arith.AndIOp if op.extra.data == ExtraCond.AND else arith.OrIOp
+            extra = self.mapping.get(terminator.extra, terminator.extra)
+            condition = body.op(combine(condition, extra))
+        values = [self.mapping.get(v, v) for v in terminator.values]
+        block_args: list[SSAValue] = list(op.body.block.args)
+        for j in tracked:
+            source = terminator.values[j]
+            if source in block_args:
+                k = block_args.index(source)
+                values.append(names_in[tracked.index(k)])
+            else:
+                values.append(body.const(candidates.index(source), i32))
+        self._boundary(body)
+        return condition, values
+
+    def pipe(self, b: LoweringBuilder, op: PipeOp) -> None:
+        ops = [o for o in op.body.block.ops if not isinstance(o, YieldOp)]
+        if op.once is not None:
+            self.lower_ops(b, ops)
+            return
+        with_wls = bool(self.state.worklists)
+        self._boundary(b)
+        state_types = self.state.types()
+        before = Block(arg_types=[i1, *state_types])
+        before.add_op(scf.ConditionOp(before.args[0], *before.args[1:]))
+        after = Block(arg_types=state_types)
+        loop = scf.WhileOp(
+            [boolean(b, True), *self.state.values()], state_types, [before], [after]
+        )
+        b.insert(loop)
+        body = b.nested(InsertPoint.at_end(after))
+        self.state = ControlState.of(after.args, with_wls)
+        outs = self._round(body, op, [], lambda at, _: self._pipe_round(at, ops))
+        body.insert(scf.YieldOp(*outs))
+        self.state = ControlState.of(loop.results, with_wls)
+
+    def _pipe_round(
+        self, body: LoweringBuilder, ops: Sequence[Operation]
+    ) -> tuple[SSAValue, list[SSAValue]]:
+        """One round of a looping Pipe; it goes on while `in` has work."""
+        self.lower_ops(body, ops)
+        if not self.state.worklists:
+            return boolean(body, False), []
+        return self._has_work(body), []
+
+    def _round(
+        self,
+        b: LoweringBuilder,
+        loop: IterateOp | PipeOp,
+        carried: list[SSAValue],
+        build: RoundBuilder,
+    ) -> list[SSAValue]:
+        """One round of `loop` at `b`; returns what the loop's after region
+        yields (condition, carried values, state). The small-worklist mode
+        (`SmallWorklistLowering`) overrides it."""
+        condition, values = build(b, carried)
+        return [condition, *values, *self.state.values()]

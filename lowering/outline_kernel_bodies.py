@@ -1,0 +1,146 @@
+"""irgl-outline-kernel-bodies: the device-function form of the kernels that
+control kernels run.
+
+irgl-outline-iterations declares, for each kernel a control kernel invokes,
+a body-less `func.func` with the attribute `#irgl_rt.device_body<@kernel>`;
+at the end of `lower-irgl`, once the kernels are fully lowered, this pass
+gives each declaration a clone of its kernel's body (`gpu.return` becoming
+`func.return`). With `in_size` the body takes the size of `in` as a last
+`index` argument, used where the kernel reads `irgl_wl_size(in)`; with
+`grid` it takes the calling block and the number of blocks, used instead of
+`gpu.block_id x` and `gpu.grid_dim x` (the small-worklist mode runs such a
+body on block 0 alone, `lowering/outline_small_worklist.py`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func, gpu
+from xdsl.dialects.builtin import IndexType, ModuleOp
+from xdsl.ir import Region
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from irgl_dialect.runtime import DeviceBodyAttr
+from irgl_dialect.runtime_library import runtime_function
+from lowering.outline_plan import launch_of
+from lowering.outline_small_worklist import needs_grid
+from lowering.runtime_calls import fail
+
+
+@dataclass(frozen=True)
+class OutlineKernelBodies(ModulePass):
+    """Give the device functions declared by irgl-outline-iterations the
+    lowered bodies of their kernels (run after the kernels are lowered).
+    With `in_size` the body takes the size of `in` as a last argument and
+    uses it where the kernel reads `irgl_wl_size(in)`."""
+
+    name = "irgl-outline-kernel-bodies"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        kernels = {
+            k.sym_name.data: k
+            for m in op.body.block.ops
+            if isinstance(m, gpu.ModuleOp)
+            for k in m.body.block.ops
+            if isinstance(k, gpu.FuncOp)
+        }
+        for module in op.body.block.ops:
+            if not isinstance(module, gpu.ModuleOp):
+                continue
+            for decl in list(module.body.block.ops):
+                if not isinstance(decl, func.FuncOp):
+                    continue
+                body_of = DeviceBodyAttr.of(decl)
+                if body_of is None:
+                    continue
+                kernel = kernels.get(body_of.kernel_name)
+                if kernel is None:
+                    fail(
+                        decl,
+                        f"@{decl.sym_name.data} is the body of "
+                        f"@{body_of.kernel_name}, which is not a kernel",
+                    )
+                body = kernel.body.clone()
+                for inner in list(body.walk()):
+                    if isinstance(inner, gpu.ReturnOp):
+                        Rewriter.replace_op(inner, func.ReturnOp())
+                inputs = list(kernel.function_type.inputs.data)
+                if body_of.in_size:
+                    inputs.append(IndexType())
+                    _size_from_argument(kernel, decl, body)
+                if body_of.grid:
+                    inputs += [IndexType(), IndexType()]
+                    _grid_from_arguments(decl, body, module)
+                if list(decl.function_type.inputs.data) != inputs:
+                    extras = [
+                        *(["the size of in"] if body_of.in_size else []),
+                        *(
+                            ["the block and the number of blocks"]
+                            if body_of.grid
+                            else []
+                        ),
+                    ]
+                    fail(
+                        decl,
+                        f"@{decl.sym_name.data} must take the arguments of "
+                        f"@{body_of.kernel_name}"
+                        + (f" and {' and '.join(extras)} (index)" if extras else ""),
+                    )
+                function = func.FuncOp(
+                    decl.sym_name.data, (inputs, []), body, visibility="private"
+                )
+                Rewriter.replace_op(decl, function)
+
+
+def _size_from_argument(kernel: gpu.FuncOp, decl: func.FuncOp, body: Region) -> None:
+    """Append an `index` argument to `body` (a clone of `kernel`'s) and use
+    it instead of every `irgl_wl_size(in)` call."""
+    first = launch_of(kernel).worklist
+    if first is None:
+        fail(
+            decl,
+            f"@{decl.sym_name.data} takes the size of in, but "
+            f"@{kernel.sym_name.data} has no worklist",
+        )
+    block = body.block
+    size = block.insert_arg(IndexType(), len(block.args))
+    wl_size = runtime_function("irgl_wl_size").name
+    for use in list(block.args[first].uses):
+        call = use.operation
+        if isinstance(call, func.CallOp) and call.callee.string_value() == wl_size:
+            Rewriter.replace_op(call, [], [size])
+
+
+def _grid_from_arguments(decl: func.FuncOp, body: Region, module: gpu.ModuleOp) -> None:
+    """Append two `index` arguments to `body` (the calling block and the
+    number of blocks) and use them instead of `gpu.block_id x` and
+    `gpu.grid_dim x`, so that the caller decides which grid the body maps
+    its iterations over. Fails on code that would still see the launch's
+    whole grid (irgl-outline-iterations only grids bodies without it)."""
+    functions = {
+        op.sym_name.data: op
+        for op in module.body.block.ops
+        if isinstance(op, func.FuncOp) and op is not decl
+    }
+    why = next(
+        (w for o in body.block.ops if (w := needs_grid(o, functions, set()))),
+        None,
+    )
+    if why is not None:
+        fail(
+            decl,
+            f"@{decl.sym_name.data} runs in a small-worklist mode (one block) "
+            f"but needs the whole grid: {why}",
+        )
+    block = body.block
+    index = block.insert_arg(IndexType(), len(block.args))
+    count = block.insert_arg(IndexType(), len(block.args))
+    for op in list(body.walk()):
+        if not isinstance(op, gpu.BlockIdOp | gpu.GridDimOp):
+            continue
+        if op.dimension.data != gpu.DimensionEnum.X:
+            continue
+        Rewriter.replace_op(op, [], [index if isinstance(op, gpu.BlockIdOp) else count])
