@@ -36,6 +36,8 @@ from xdsl.interpreter import (
 from xdsl.ir import Operation
 
 from irgl_dialect import c_escape as c
+from irgl_dialect.attributes import KernelKind
+from irgl_dialect.kernels import KernelOp
 from irgl_interpreter.state import IrglRuntimeError, irgl_state
 
 #: A Python implementation of a piece of C text.
@@ -112,9 +114,6 @@ def register_c(text: str, fn: CImpl) -> None:
 
 def _device_kernel(interpreter: Interpreter, op: Operation, text: str) -> Any:
     """The device kernel that C text `NAME($0, ..., $k)` calls, if any."""
-    from irgl_dialect.attributes import KernelKind
-    from irgl_dialect.kernels import KernelOp
-
     state = irgl_state(interpreter)
     key = (op, "device kernel")
     if key in state.cache:
@@ -150,9 +149,20 @@ def _run_c(interpreter: Interpreter, op: c.CExprOp | c.CBlockOp, args: PythonVal
     return (_call(op, registry.lookup(op, text), args),)
 
 
+_REGISTRY_KEY = "irgl.c_registry"
+
+
 def _registry(interpreter: Interpreter) -> CRegistry:
-    state = irgl_state(interpreter)
-    return state.c_registry if state.c_registry is not None else DEFAULT_REGISTRY
+    """The registry of `interpreter`'s run (DEFAULT_REGISTRY unless set)."""
+    registry: CRegistry = interpreter.get_data(
+        CEscapeFunctions, _REGISTRY_KEY, lambda: DEFAULT_REGISTRY
+    )
+    return registry
+
+
+def set_c_registry(interpreter: Interpreter, registry: CRegistry) -> None:
+    """Run the C text of `interpreter`'s program with `registry`."""
+    interpreter.set_data(CEscapeFunctions, _REGISTRY_KEY, registry)
 
 
 def _call(op: c.CExprOp | c.CBlockOp, fn: CImpl, args: PythonValues) -> Any:

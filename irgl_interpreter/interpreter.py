@@ -33,7 +33,6 @@ from xdsl.interpreters.builtin import BuiltinFunctions
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions
 from xdsl.ir import Operation, Region, SSAValue
-from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import (
     DiagnosticException,
@@ -44,11 +43,13 @@ from xdsl.utils.scoped_dict import ScopedDict
 
 from irgl_dialect.attributes import GraphType, KernelKind
 from irgl_dialect.kernels import KernelOp
+from irgl_dialect.syntax import SourceParser
 from irgl_interpreter.c_escape import (
     DEFAULT_REGISTRY,
     CEscapeFunctions,
     CImpl,
     CRegistry,
+    set_c_registry,
 )
 from irgl_interpreter.graph import GraphFunctions
 from irgl_interpreter.kernels import KernelFunctions
@@ -107,7 +108,10 @@ def _diagnostic(error: Exception) -> str:
 def parse_program(text: str, name: str = "<program>") -> ModuleOp:
     """Parse and verify IrGL text; ProgramError with irgl-opt's diagnostic."""
     try:
-        module = Parser(context(), text, name).parse_module()
+        # SourceParser: an operand defined in its op's own region is a located
+        # parse error (xDSL's parser leaves a placeholder that fails later
+        # with a bare ValueError).
+        module = SourceParser(context(), text, name).parse_module()
         module.verify()
     except (DiagnosticException, ParseError) as error:
         raise ProgramError(_diagnostic(error)) from None
@@ -191,7 +195,8 @@ def make_interpreter(
     registry = CRegistry(dict(DEFAULT_REGISTRY.impls))
     if c_impls:
         registry.update(dict(c_impls))
-    set_irgl_state(interpreter, IrglState(schedule=schedule, c_registry=registry))
+    set_irgl_state(interpreter, IrglState(schedule=schedule))
+    set_c_registry(interpreter, registry)
     return interpreter
 
 

@@ -37,8 +37,8 @@ from irgl_interpreter.state import (
     IrglRuntimeError,
     IrglState,
     KernelFrame,
-    PipeContext,
     irgl_state,
+    pipe_of,
 )
 from irgl_interpreter.sync import resolve_exclusive
 
@@ -64,15 +64,7 @@ def _space(op: LoopBase, args: PythonValues, frame: KernelFrame | None) -> range
                 op, f"node {n} out of range: the graph has {graph.num_nodes} nodes"
             )
         return range(graph.row_start[n], graph.row_start[n + 1])
-    return range(len(_pipe(op, frame).in_))
-
-
-def _pipe(op: Operation, frame: KernelFrame | None) -> PipeContext:
-    if frame is None or frame.pipe is None:
-        raise IrglRuntimeError(
-            op, f"'{op.name}' needs a worklist, but no Pipe or Iterate established one"
-        )
-    return frame.pipe
+    return range(len(pipe_of(op, frame).in_))
 
 
 def _has_barrier(state: IrglState, op: ForAllOp) -> bool:
@@ -122,7 +114,7 @@ class LoopFunctions(InterpreterFunctions):
     def run_pop(
         self, interpreter: Interpreter, op: PopOp, args: PythonValues
     ) -> PythonValues:
-        items = _pipe(op, irgl_state(interpreter).frame).in_
+        items = pipe_of(op, irgl_state(interpreter).frame).in_
         (slot,) = args
         if not 0 <= slot < len(items):
             raise IrglRuntimeError(
@@ -134,20 +126,8 @@ class LoopFunctions(InterpreterFunctions):
     def run_push(
         self, interpreter: Interpreter, op: PushOp, args: PythonValues
     ) -> PythonValues:
-        push(op, _pipe(op, irgl_state(interpreter).frame), "out", args[0])
+        pipe_of(op, irgl_state(interpreter).frame).push(op, "out", args[0])
         return ()
-
-
-def push(op: Operation, pipe: PipeContext, which: str, item: int) -> None:
-    """Append `item` to the `out` or `retry` worklist, within its capacity."""
-    items: list[int] = pipe.out if which == "out" else pipe.retry
-    if pipe.capacity is not None and len(items) >= pipe.capacity:
-        raise IrglRuntimeError(
-            op,
-            f"worklist overflow: pushing to the full {which} worklist "
-            f"(capacity {pipe.capacity})",
-        )
-    items.append(item)
 
 
 def _reduce(

@@ -14,16 +14,13 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from xdsl.interpreter import Interpreter, InterpreterFunctions
 from xdsl.ir import Operation
 
 from irgl_dialect.attributes import Aggregation
-
-if TYPE_CHECKING:
-    from irgl_interpreter.c_escape import CRegistry
 
 
 class IrglRuntimeError(Exception):
@@ -148,6 +145,18 @@ class PipeContext:
         """in <- retry, retry <- empty; out is kept (re-launch on retried items)."""
         self.in_, self.retry = self.retry, []
 
+    def push(self, op: Operation, which: str, item: int) -> None:
+        """Append `item` to the `out` or `retry` worklist, within its
+        capacity (`op` is the push, Retry or Respawn, for the error)."""
+        items: list[int] = self.out if which == "out" else self.retry
+        if self.capacity is not None and len(items) >= self.capacity:
+            raise IrglRuntimeError(
+                op,
+                f"worklist overflow: pushing to the full {which} worklist "
+                f"(capacity {self.capacity})",
+            )
+        items.append(item)
+
 
 @dataclass
 class KernelFrame:
@@ -166,6 +175,16 @@ class KernelFrame:
         return self.reduced_any
 
 
+def pipe_of(op: Operation, frame: KernelFrame | None) -> PipeContext:
+    """The worklists of the kernel invocation `frame`, for `op` (a worklist
+    loop, a push or pop, a Retry or Respawn), which needs them."""
+    if frame is None or frame.pipe is None:
+        raise IrglRuntimeError(
+            op, f"'{op.name}' needs a worklist, but no Pipe or Iterate established one"
+        )
+    return frame.pipe
+
+
 @dataclass
 class Stats:
     """What a run did: edge visits (irgl.graph.edge_dst), kernel invocations."""
@@ -179,7 +198,6 @@ class IrglState:
     """Everything the irgl interpreter functions share during one run."""
 
     schedule: Schedule = field(default_factory=Schedule)
-    c_registry: CRegistry | None = None
     pipe: PipeContext | None = None
     frames: list[KernelFrame] = field(default_factory=list[KernelFrame])
     stats: Stats = field(default_factory=Stats)

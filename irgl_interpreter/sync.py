@@ -42,7 +42,13 @@ from irgl_dialect.sync import (
     RetryOp,
     SyncRunningThreadsOp,
 )
-from irgl_interpreter.state import IrglRuntimeError, IrglState, KernelFrame, irgl_state
+from irgl_interpreter.state import (
+    IrglRuntimeError,
+    IrglState,
+    KernelFrame,
+    irgl_state,
+    pipe_of,
+)
 
 
 def _frame(interpreter: Interpreter, op: Operation) -> KernelFrame:
@@ -103,20 +109,15 @@ class SyncFunctions(InterpreterFunctions):
     def run_retry(
         self, interpreter: Interpreter, op: RetryOp, args: PythonValues
     ) -> PythonValues:
-        from irgl_interpreter.loops import push
-
-        frame = _frame(interpreter, op)
-        pipe = _pipe(op, frame)
-        push(op, pipe, "out" if op.merge is not None else "retry", args[0])
+        pipe = pipe_of(op, _frame(interpreter, op))
+        pipe.push(op, "out" if op.merge is not None else "retry", args[0])
         return ()
 
     @impl(RespawnOp)
     def run_respawn(
         self, interpreter: Interpreter, op: RespawnOp, args: PythonValues
     ) -> PythonValues:
-        from irgl_interpreter.loops import push
-
-        push(op, _pipe(op, _frame(interpreter, op)), "retry", args[0])
+        pipe_of(op, _frame(interpreter, op)).push(op, "retry", args[0])
         return ()
 
     @impl(ReduceAndReturnOp)
@@ -144,14 +145,6 @@ class SyncFunctions(InterpreterFunctions):
     ) -> PythonValues:
         _barrier_outside_forall(interpreter, op)
         return ()
-
-
-def _pipe(op: Operation, frame: KernelFrame):
-    if frame.pipe is None:
-        raise IrglRuntimeError(
-            op, f"'{op.name}' needs a worklist, but no Pipe or Iterate established one"
-        )
-    return frame.pipe
 
 
 def _barrier_outside_forall(interpreter: Interpreter, op: Operation) -> None:
