@@ -1,5 +1,6 @@
 """Interpreter functions of kernels and orchestration: kernel bodies, their
-return and yield, Invoke, Iterate and Pipe with their worklist initializers.
+return and yield, calls of device kernels, Invoke, Iterate and Pipe with
+their worklist initializers (`func.call` of `func.func` helpers is xDSL's).
 
 The semantics are those of the lowering (convert-irgl-orchestration): the
 outermost Pipe or Iterate of a worklist kernel creates the pipe context and
@@ -32,7 +33,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from irgl_dialect.attributes import Aggregation, ExtraCond, GraphType, TermCond
-from irgl_dialect.kernels import KernelOp, ReturnOp, YieldOp
+from irgl_dialect.kernels import CallOp, KernelOp, ReturnOp, YieldOp
 from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
 from irgl_dialect.placement import kernel_uses_retry, kernel_uses_worklist
 from irgl_interpreter.state import (
@@ -161,6 +162,23 @@ class KernelFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: YieldOp, args: PythonValues
     ) -> tuple[TerminatorValue, PythonValues]:
         return ReturnedValues(args), ()
+
+    @impl(CallOp)
+    def run_call(
+        self, interpreter: Interpreter, op: CallOp, args: PythonValues
+    ) -> PythonValues:
+        """A device kernel runs in the calling thread, as a function."""
+        state = irgl_state(interpreter)
+        key = (op, "callee")
+        kernel = state.cache.get(key)
+        if kernel is None:
+            kernel = SymbolTable.lookup_symbol(op, op.callee)
+            if not isinstance(kernel, KernelOp):
+                raise IrglRuntimeError(
+                    op, f"@{op.callee.string_value()} is not an irgl.kernel"
+                )
+            state.cache[key] = kernel
+        return interpreter.run_ssacfg_region(kernel.body, args, kernel.sym_name.data)
 
     @impl(InvokeOp)
     def run_invoke(
