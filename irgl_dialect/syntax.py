@@ -1,21 +1,62 @@
-"""Shared pieces of the custom syntax of irgl ops with regions."""
+"""Shared pieces of the custom syntax of irgl ops with regions, and the
+parser that remembers where each op came from (`SourceParser`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import NoReturn
+from weakref import WeakKeyDictionary
 
-from xdsl.ir import Region
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Attribute, Operation, Region, SSAValue
 from xdsl.parser import Parser
+from xdsl.parser.core import ForwardDeclaredValue, UnresolvedOperand
 from xdsl.printer import Printer
+from xdsl.utils.exceptions import ParseError
+from xdsl.utils.lexer import Input, Position, Span
 
 from irgl_dialect.kernels import add_implicit_yield
+from irgl_dialect.placement import RULE_DOMINANCE
+
+_SOURCE_SPANS: WeakKeyDictionary[Operation, Span] = WeakKeyDictionary()
+
+
+def source_span(op: Operation) -> Span | None:
+    """Where `op` was written (from its first token to its end), if it was
+    parsed by a `SourceParser` and not rebuilt since."""
+    return _SOURCE_SPANS.get(op)
+
+
+def end_of_code_before(source: Input, pos: Position) -> Position:
+    """The position just after the last code character before `pos`,
+    skipping whitespace and `//` comments."""
+    text = source.content[:pos]
+    while True:
+        stripped = text.rstrip()
+        line_start = stripped.rfind("\n") + 1
+        comment = stripped.find("//", line_start)
+        if comment < 0 or '"' in stripped[line_start:comment]:
+            return len(stripped)
+        text = stripped[:comment]
 
 
 def parse_body(parser: Parser, args: Sequence[Parser.Argument] = ()) -> Region:
-    """Parse a single-block body whose `irgl.yield` may be left implicit."""
-    region = parser.parse_region(args)
+    """Parse a single-block body whose `irgl.yield` may be left implicit.
+
+    A missing body is reported at the end of the op's text (not at the next
+    token, which may be lines further down).
+    """
+    region = parser.parse_optional_region(args)
+    if region is None:
+        _missing_region(parser)
     add_implicit_yield(region)
     return region
+
+
+def _missing_region(parser: Parser) -> NoReturn:
+    end = end_of_code_before(parser.lexer.input, parser.pos)
+    parser.raise_error("expected the op's region `{ ... }` after this", end, end)
 
 
 def print_body(printer: Printer, region: Region, *, terminator: bool = False) -> None:
@@ -27,3 +68,97 @@ def print_body(printer: Printer, region: Region, *, terminator: bool = False) ->
         print_empty_block=False,
         print_block_terminators=terminator,
     )
+
+
+class SourceParser(Parser):
+    """xDSL's parser that records where each op was written (`source_span`)
+    and reports uses before definitions that xDSL would let through.
+
+    xDSL resolves an operand that is not defined yet to a placeholder that
+    the later definition replaces in its users; an operand defined inside
+    the op's own region is defined before the op exists, so the placeholder
+    stays in the op and fails later with a bare Python error.
+    """
+
+    def __init__(
+        self,
+        ctx: Context,
+        input: str | bytes,
+        name: str = "<unknown>",
+        line_offset: int = 0,
+    ):
+        """`line_offset`: the lines before `input` in its file (a chunk of
+        `--split-input-file`), added to the line numbers of `source_span`."""
+        super().__init__(ctx, input, name)
+        self._line_offset = line_offset
+        self._forward_uses: dict[SSAValue, Span] = {}
+
+    def resolve_operand(
+        self, operand: UnresolvedOperand, type: Attribute
+    ) -> SSAValue[Attribute]:
+        value = super().resolve_operand(operand, type)
+        if isinstance(value, ForwardDeclaredValue):
+            self._forward_uses.setdefault(value, operand.span)
+        return value
+
+    def parse_region(
+        self, arguments: Iterable[Parser.Argument] | None = None
+    ) -> Region:
+        region = self.parse_optional_region(arguments)
+        if region is None:
+            _missing_region(self)
+        return region
+
+    def parse_operation(self) -> Operation:
+        start = self.pos
+        op = super().parse_operation()
+        if any(isinstance(operand, ForwardDeclaredValue) for operand in op.operands):
+            self._check_forward_operands(op)
+        end = end_of_code_before(self.lexer.input, self.pos)
+        _SOURCE_SPANS[op] = Span(
+            start, max(end, start + 1), self.lexer.input, self._line_offset
+        )
+        return op
+
+    def _check_forward_operands(self, op: Operation) -> None:
+        pending = {
+            id(value)
+            for references in self.forward_ssa_references.values()
+            for value in references.values()
+        }
+        for operand in op.operands:
+            if not isinstance(operand, ForwardDeclaredValue) or id(operand) in pending:
+                continue
+            span = self._forward_uses.get(operand)
+            name = span.text if span is not None else "an operand"
+            self.raise_error(
+                f"'{op.name}' uses {name}, which is defined only inside the "
+                f"op's own region; values must be defined before their uses "
+                f"(rule: {RULE_DOMINANCE})",
+                span,
+            )
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        try:
+            return super().parse_module(allow_implicit_module)
+        except ParseError as error:
+            use = self._first_undefined_use()
+            if use is None or not error.msg.startswith("values used but not"):
+                raise
+            raise ParseError(
+                use,
+                f"{use.text} is used but never defined (values used but "
+                f"not defined: [{', '.join(self._undefined_names())}])",
+            ) from None
+
+    def _undefined_names(self) -> Iterable[str]:
+        return ("%" + name for name in self.forward_ssa_references)
+
+    def _first_undefined_use(self) -> Span | None:
+        spans = [
+            span
+            for references in self.forward_ssa_references.values()
+            for value in references.values()
+            if (span := self._forward_uses.get(value)) is not None
+        ]
+        return min(spans, key=lambda span: span.start, default=None)

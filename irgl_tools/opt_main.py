@@ -3,19 +3,25 @@
 `--lower-irgl` runs the `lower-irgl` pipeline before any `-p` passes; the
 input file's directory is added to the `include_dirs` of `lower-irgl` and
 `convert-irgl-c`, where `irgl.cinclude` headers are found. Errors
-(parse errors, verifier failures, pass failures, emitter errors) are printed
-as diagnostics and give exit code 1, never a Python traceback. Every
-diagnostic names a location: a parse error its line and column, a verifier
-error the offending op (underlined in the printed module) -- also when xDSL's
-own verifiers or parsers fail with a bare Python exception.
+(parse errors, verifier failures, pass failures, emitter errors, a malformed
+`-p` or `-t`, an unreadable input) are printed as diagnostics and give exit
+code 1, never a Python traceback; a closed output pipe ends it quietly (exit
+code 141, as a process killed by SIGPIPE). Every diagnostic names a location:
+a parse error its line and column, a verifier error the offending op -- its
+`file:line:col` and source line when the op comes from the input, else the
+printed module with the op underlined -- also when xDSL's own verifiers or
+parsers fail with a bare Python exception. `--help` lists the irgl passes
+and their options.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from importlib.metadata import PackageNotFoundError, version
 from typing import IO, NoReturn
@@ -23,14 +29,22 @@ from typing import IO, NoReturn
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.parser import Parser
-from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.passes import ModulePass, get_pass_option_infos
+from xdsl.utils.arg_spec import parse_pipeline
+from xdsl.utils.exceptions import (
+    ArgSpecParseError,
+    DiagnosticException,
+    ParseError,
+    VerifyException,
+)
+from xdsl.utils.lexer import Span
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from irgl_dialect.placement import located_error, verify_dominance
+from irgl_dialect.syntax import SourceParser, source_span
 from irgl_dialect.upstream_checks import verify_if_yields, verify_predicates
 from irgl_tools.universe import IRGL_UNIVERSE
-from irgl_tools.xdsl_fixes import apply_xdsl_fixes
+from irgl_tools.xdsl_fixes import apply_xdsl_fixes, error_op
 from lowering.convert_irgl_c import add_include_dir
 
 apply_xdsl_fixes()
@@ -41,6 +55,120 @@ def _irgl_version() -> str:
         return version("irgl-xdsl")
     except PackageNotFoundError:  # a source checkout that is not installed
         return "(source checkout)"
+
+
+#: The exit code when the output pipe closes early (128 + SIGPIPE).
+EXIT_BROKEN_PIPE = 141
+
+
+class UsageError(Exception):
+    """A bad command line (a malformed `-p` or `-t`); `main` prints it as
+    `irgl-opt: error: ...` and exits with code 1."""
+
+
+def spec_syntax_error(option: str, spec: str, error: ArgSpecParseError) -> str:
+    """The message for a `-p`/`-t` string that xDSL's spec parser rejects:
+    the column, xDSL's reason and the string with a caret under the spot."""
+    text = str(error).rstrip("\n")
+    found = re.search(r"pass-pipeline:\d+:(\d+)", text)
+    reason = text.splitlines()[-1].strip() if text else "malformed"
+    if found is None:
+        return f"{option} {spec!r}: {reason}"
+    column = int(found.group(1))
+    hint = ""
+    if reason == "Unknown token":
+        hint = (
+            " (a value other than a number, true/false or a plain word must"
+            ' be quoted, e.g. include_dirs="/tmp")'
+        )
+    return (
+        f"malformed {option} at column {column}: {reason}{hint}\n"
+        f"  {spec}\n  {' ' * (column - 1)}^"
+    )
+
+
+def check_pipeline(
+    spec: str,
+    available: Mapping[str, Callable[[], type[ModulePass]]],
+    option: str = "-p",
+) -> None:
+    """Raise a `UsageError` if `spec` is not a pipeline of known passes with
+    valid options."""
+    try:
+        specs = list(parse_pipeline(spec))
+    except ArgSpecParseError as error:
+        raise UsageError(spec_syntax_error(option, spec, error)) from None
+    for pass_spec in specs:
+        factory = available.get(pass_spec.name)
+        if factory is None:
+            raise UsageError(
+                f"{option}: unknown pass '{pass_spec.name}' (irgl-opt --help "
+                "lists the passes)"
+            )
+        try:
+            factory().from_pass_spec(pass_spec)
+        except (ValueError, TypeError) as error:
+            raise UsageError(
+                f"{option}: bad options for pass '{pass_spec.name}': {error} "
+                "(irgl-opt --help lists its options)"
+            ) from None
+
+
+def _summary(doc: str | None, width: int = 68) -> str:
+    """` -- ` and the first sentence of a docstring, cut to `width`."""
+    paragraph = " ".join((doc or "").strip().split("\n\n")[0].split())
+    sentence = paragraph.split(". ")[0].rstrip(".")
+    if not sentence:
+        return ""
+    if len(sentence) > width:
+        sentence = sentence[: width - 3].rsplit(" ", 1)[0] + "..."
+    return f" -- {sentence}"
+
+
+def irgl_passes_help() -> str:
+    """The `--help` epilog: every irgl pass with its options, read from the
+    pass classes (so it cannot go stale)."""
+    lines = [
+        "irgl passes (-p 'pass{option=value option=value},pass'; list values",
+        "are comma-separated, strings with other characters quoted):",
+    ]
+    for name, factory in sorted(IRGL_UNIVERSE.all_passes.items()):
+        cls = factory()
+        lines.append(f"  {name}{_summary(cls.__doc__)}")
+        for info in get_pass_option_infos(cls):
+            kind = info.expected_type.replace("'", "")
+            default = "" if info.default_value is None else f" = {info.default_value}"
+            lines.append(f"      {info.name}: {kind}{default}")
+    for name, factory in sorted(IRGL_UNIVERSE.all_targets.items()):
+        target = factory()
+        lines.append(
+            f"irgl target -t '{name}{{option=value}}'{_summary(target.__doc__)}"
+        )
+        for field in dataclasses.fields(target):
+            default = field.default
+            if isinstance(default, bool):
+                default = str(default).lower()
+            shown = "" if default is dataclasses.MISSING else f" = {default}"
+            lines.append(f"      {field.name}{shown}")
+    lines.append("The README's 'Pass and target options' section explains them.")
+    return "\n".join(lines)
+
+
+def source_diagnostic(error: DiagnosticException) -> DiagnosticException:
+    """`error` reported at its op's place in the input: the message prefixed
+    with `file:line:col: error:`, the note (the whole module) replaced by the
+    op's source line with the op underlined. Unchanged where the op has no
+    source location (it was made by a pass)."""
+    op = error_op(error)
+    span = source_span(op) if op is not None else None
+    if span is None or vars(error).get("irgl_sourced") or not error.args:
+        return error
+    line_end = span.input.get_end_of_line(span.start)
+    first_line = Span(span.start, min(span.end, line_end), span.input, span.line_offset)
+    context = first_line.print_with_context().rstrip("\n").split("\n", 1)[1]
+    error.args = (f"{first_line.get_location()}: error: {error.args[0]}",)
+    vars(error).update(__notes__=[context], irgl_sourced=True)
+    return error
 
 
 def malformed_op_error(op: Operation, error: Exception) -> DiagnosticException:
@@ -115,13 +243,38 @@ class IrglOptMain(xDSLOptMain):
     )
 
     def __init__(self, args: Sequence[str] | None = None):
-        super().__init__(description="IrGL optimizer and CUDA compiler", args=args)
+        self._line_offset = 0
+        try:
+            super().__init__(description="IrGL optimizer and CUDA compiler", args=args)
+        except ArgSpecParseError as error:
+            # `-p` is checked in `setup_pipeline`; this is xDSL's parse of `-t`.
+            raise UsageError(spec_syntax_error("-t", self.args.target, error)) from None
+
+    def parse_chunk(
+        self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
+    ) -> ModuleOp | None:
+        self._line_offset = start_offset
+        return super().parse_chunk(chunk, file_extension, start_offset)
+
+    def apply_passes(self, prog: ModuleOp) -> None:
+        try:
+            super().apply_passes(prog)
+        except DiagnosticException as error:
+            raise source_diagnostic(error) from error.__cause__
+
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        try:
+            return super().output_resulting_program(prog)
+        except DiagnosticException as error:
+            raise source_diagnostic(error) from error.__cause__
 
     def register_all_frontends(self) -> None:
         super().register_all_frontends()
 
         def parse_mlir(io: IO[bytes]) -> ModuleOp:
-            parser = Parser(self.ctx, io.read(), self.get_input_name())
+            parser = SourceParser(
+                self.ctx, io.read(), self.get_input_name(), self._line_offset
+            )
             return parse_located(parser, not self.args.no_implicit_module)
 
         self.available_frontends["mlir"] = parse_mlir
@@ -152,8 +305,11 @@ class IrglOptMain(xDSLOptMain):
             action="store_true",
             help="run the lower-irgl pipeline (before any -p passes)",
         )
+        arg_parser.epilog = irgl_passes_help()
+        arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
 
     def setup_pipeline(self) -> None:
+        check_pipeline(self.args.passes, self.available_passes)
         if self.args.lower_irgl:
             extra = self.args.passes
             self.args.passes = "lower-irgl" + ("," + extra if extra else "")
@@ -183,14 +339,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run irgl-opt; return the exit code."""
     try:
         IrglOptMain(args=argv).run()
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (`irgl-opt ... | head`)
+        return EXIT_BROKEN_PIPE
     except (DiagnosticException, ParseError) as error:
+        if isinstance(error, DiagnosticException):
+            error = source_diagnostic(error)
         print(str(error).rstrip(), file=sys.stderr)
         # Verifier errors carry the IR with the offending op underlined as notes.
         for note in getattr(error, "__notes__", ()):
             print(str(note).rstrip(), file=sys.stderr)
         return 1
-    except FileNotFoundError as error:
-        print(f"irgl-opt: error: {error.strerror}: '{error.filename}'", file=sys.stderr)
+    except UsageError as error:
+        print(f"irgl-opt: error: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:  # an input or output that cannot be opened
+        where = f": '{error.filename}'" if error.filename is not None else ""
+        print(f"irgl-opt: error: {error.strerror or error}{where}", file=sys.stderr)
         return 1
     except (ValueError, NotImplementedError, KeyError) as error:
         print(f"irgl-opt: error: {error}", file=sys.stderr)
@@ -210,4 +375,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def console_main() -> None:
     """Console-script entry point."""
-    sys.exit(main())
+    code = main()
+    if code == EXIT_BROKEN_PIPE:
+        # Python flushes stdout once more at exit; send that to /dev/null so
+        # that it does not complain about the closed pipe.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(code)

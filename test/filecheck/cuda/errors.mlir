@@ -3,10 +3,10 @@
 
 // Emitter errors name the operation (or type) and where it is; no traceback.
 
-// FIRST:     CUDA emitter: cannot print operation 'memref.dim': the CUDA emitter has no rule for it (in gpu.func @k)
-// FIRST-NOT: Traceback
-// FIRST:     "memref.dim"
+// FIRST:      errors.mlir:17:7: error: CUDA emitter: cannot print operation 'memref.dim': the CUDA emitter has no rule for it (in gpu.func @k)
+// FIRST-NEXT: %n = memref.dim %a, %c0 : memref<?xi32>
 // FIRST-NEXT: ^^^^
+// FIRST-NOT:  Traceback
 
 builtin.module attributes {gpu.container_module} {
   "gpu.module"() <{sym_name = "irgl_kernels"}> ({

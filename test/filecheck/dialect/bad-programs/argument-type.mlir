@@ -8,9 +8,8 @@ irgl.kernel host @main(%g: !irgl.graph, %dist: memref<?xi64>) {
   irgl.invoke @init(%g, %dist) : (!irgl.graph, memref<?xi64>)
 }
 
-// CHECK:      'irgl.invoke' argument 1 of @init has type memref<?xi64>, expected memref<?xi32> (rule: invocation arguments match the kernel)
-// CHECK:      "irgl.invoke"(%g, %dist) <{callee = @init}> : (!irgl.graph, memref<?xi64>) -> ()
-// CHECK-NEXT: ^^^^^^^^^^^^^
-// CHECK-NEXT: | Operation does not verify: 'irgl.invoke'
+// CHECK:      {{.*}}argument-type.mlir:8:3: error: 'irgl.invoke' argument 1 of @init has type memref<?xi64>, expected memref<?xi32> (rule: invocation arguments match the kernel)
+// CHECK-NEXT: irgl.invoke @init(%g, %dist) : (!irgl.graph, memref<?xi64>)
+// CHECK-NEXT: ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
 // CHECK-NOT: Traceback
 // CHECK-NOT: internal error

@@ -7,9 +7,8 @@ irgl.kernel host @main(%locks: memref<?xi32>, %i: index) {
   }
 }
 
-// CHECK:      'irgl.atomic' (Atomic) is a kernel construct and may only appear in a plain kernel, but it is in a host kernel (rule: kernel constructs only in plain kernels)
-// CHECK:      "irgl.atomic"(%locks, %i) ({
-// CHECK-NEXT: ^^^^^^^^^^^^^
-// CHECK-NEXT: | Operation does not verify: 'irgl.atomic'
+// CHECK:      {{.*}}atomic-in-host.mlir:6:3: error: 'irgl.atomic' (Atomic) is a kernel construct and may only appear in a plain kernel, but it is in a host kernel (rule: kernel constructs only in plain kernels)
+// CHECK-NEXT: irgl.atomic %locks[%i] : memref<?xi32> {
+// CHECK-NEXT: ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
 // CHECK-NOT: Traceback
 // CHECK-NOT: internal error

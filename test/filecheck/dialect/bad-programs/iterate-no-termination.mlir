@@ -9,9 +9,8 @@ irgl.kernel host @main(%dist: memref<?xi32>) {
   }
 }
 
-// CHECK:      'irgl.iterate' iterates @relax, which does not use the worklist, without a termination condition: add `while any|all` or `until any|all` (or an extra condition) (rule: Iterate terminates)
-// CHECK:      "irgl.iterate"(%dist) <{callee = @relax
-// CHECK-NEXT: ^^^^^^^^^^^^^^
-// CHECK-NEXT: | Operation does not verify: 'irgl.iterate'
+// CHECK:      {{.*}}iterate-no-termination.mlir:8:3: error: 'irgl.iterate' iterates @relax, which does not use the worklist, without a termination condition: add `while any|all` or `until any|all` (or an extra condition) (rule: Iterate terminates)
+// CHECK-NEXT: irgl.iterate @relax(%dist) : (memref<?xi32>) {
+// CHECK-NEXT: ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
 // CHECK-NOT: Traceback
 // CHECK-NOT: internal error

@@ -11,10 +11,8 @@ irgl.kernel @refine(%claims: memref<?xi32>, %cavity: memref<8xindex>, %n: index)
   }
 }
 
-// CHECK:      'irgl.exclusive' must be placed directly in the body of the outermost ForAll (it synchronizes all running threads, so it cannot be nested) (rule: Exclusive directly under the outermost ForAll, never nested)
-// CHECK:      "irgl.exclusive"(%claims, %cavity, %n) <{form = #irgl<exclusive_form array>}> ({
-// CHECK-NEXT: "irgl.exclusive"(%claims, %cavity, %n) <{form = #irgl<exclusive_form array>}> ({
-// CHECK-NEXT: ^^^^^^^^^^^^^^^^
-// CHECK-NEXT: | Operation does not verify: 'irgl.exclusive'
+// CHECK:      {{.*}}nested-exclusive.mlir:8:7: error: 'irgl.exclusive' must be placed directly in the body of the outermost ForAll (it synchronizes all running threads, so it cannot be nested) (rule: Exclusive directly under the outermost ForAll, never nested)
+// CHECK-NEXT: irgl.exclusive %claims array(%cavity[%n]) : memref<?xi32>, memref<8xindex> {
+// CHECK-NEXT: ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
 // CHECK-NOT: Traceback
 // CHECK-NOT: internal error

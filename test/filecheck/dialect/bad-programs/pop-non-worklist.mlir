@@ -8,9 +8,8 @@ irgl.kernel @k(%g: !irgl.graph) {
   }
 }
 
-// CHECK:      'irgl.wl.pop' pops only the index of an enclosing `irgl.forall ... in worklist` (rule: pop only the index of a worklist ForAll)
-// CHECK:      %item = "irgl.wl.pop"(%n) : (index) -> index
-// CHECK-NEXT: ^^^^^^^^^^^^^^^^^^^^^
-// CHECK-NEXT: | Operation does not verify: 'irgl.wl.pop'
+// CHECK:      {{.*}}pop-non-worklist.mlir:7:5: error: 'irgl.wl.pop' pops only the index of an enclosing `irgl.forall ... in worklist` (rule: pop only the index of a worklist ForAll)
+// CHECK-NEXT: %item = irgl.wl.pop %n
+// CHECK-NEXT: ^^^^^^^^^^^^^^^^^^^^^^
 // CHECK-NOT: Traceback
 // CHECK-NOT: internal error

@@ -8,9 +8,8 @@ irgl.kernel @k(%flag: i1) {
   }
 }
 
-// CHECK:      'irgl.sync_running_threads' must be executed by all threads: place it directly in the kernel body, directly in the outermost ForAll, or in scf.for or irgl.for loops there whose trip counts are uniform (kernel arguments, constants and arithmetic of them) (rule: SyncRunningThreads executed uniformly)
-// CHECK:      "irgl.sync_running_threads"() : () -> ()
-// CHECK-NEXT: ^^^^^^^^^^^^^^^^^^^^^^^^^^^
-// CHECK-NEXT: | Operation does not verify: 'irgl.sync_running_threads'
+// CHECK:      {{.*}}sync-divergent.mlir:7:5: error: 'irgl.sync_running_threads' must be executed by all threads: place it directly in the kernel body, directly in the outermost ForAll, or in scf.for or irgl.for loops there whose trip counts are uniform (kernel arguments, constants and arithmetic of them) (rule: SyncRunningThreads executed uniformly)
+// CHECK-NEXT: irgl.sync_running_threads
+// CHECK-NEXT: ^^^^^^^^^^^^^^^^^^^^^^^^^
 // CHECK-NOT: Traceback
 // CHECK-NOT: internal error
