@@ -42,6 +42,7 @@ _PASSES: dict[str, tuple[str, str]] = {
         "lowering.outline_kernel_bodies",
         "OutlineKernelBodies",
     ),
+    "irgl-distribute": ("lowering.distribute", "IrglDistribute"),
     "lower-irgl": ("lowering.lower_irgl", "LowerIrgl"),
 }
 
