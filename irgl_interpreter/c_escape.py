@@ -3,14 +3,21 @@ CDeclGlobal, Names, NOP).
 
 C text is opaque: an `irgl.cexpr` or an `irgl.cblock` inside a kernel runs
 only if a Python implementation is registered for its exact text, or if it
-is exactly a call `NAME($0, $1, ...)` of a device kernel of the program
-(which is then interpreted), and is otherwise an error naming the op and
-its text. Implementations receive the
+is a call `NAME($0, $1, ...)` (spaced in any way) of a device kernel of the
+program (which is then interpreted), and is otherwise an error naming the op
+and its text. Implementations receive the
 values of `$0`, `$1`, ... (numbers, numpy arrays for memrefs) and return the
 expression's value (CExpr) or nothing (CBlock)::
 
     registry = CRegistry()
     registry.register("max($0, $1)", lambda a, b: max(a, b))
+
+A CExpr's value must fit its result type, or the run stops with an error
+naming the C text and the implementation: an integer (a Python or numpy
+integer, or a bool) that the width holds, signed or unsigned (it goes on as
+the signed value, as the interpreter's other integers do), a bool (or 0/1)
+for `i1`, a real number for a float, a numpy array of the element type and
+rank for a memref, never None.
 
 Module-level CBlocks, CDecl, CDeclGlobal and Names are declarations for
 other C text: they do nothing here. A few CUDA atomics that programs write
@@ -19,13 +26,20 @@ as C text (`atomicCAS(&$0[$1], $2, $3)`, ...) come registered.
 
 from __future__ import annotations
 
+import numbers
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+)
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
@@ -38,6 +52,7 @@ from xdsl.ir import Operation
 from irgl_dialect import c_escape as c
 from irgl_dialect.attributes import KernelKind
 from irgl_dialect.kernels import KernelOp
+from irgl_interpreter.memory import numpy_dtype, wrap
 from irgl_interpreter.state import IrglRuntimeError, irgl_state
 
 #: A Python implementation of a piece of C text.
@@ -119,16 +134,17 @@ def _device_kernel(interpreter: Interpreter, op: Operation, text: str) -> Any:
     if key in state.cache:
         return state.cache[key]
     kernel = None
-    call = re.fullmatch(r"\s*([A-Za-z_]\w*)\((.*)\)\s*;?\s*", text)
+    call = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*\((.*)\)\s*;?\s*", text, re.DOTALL)
     if call is not None:
-        wanted = ", ".join(f"${i}" for i in range(len(op.operands)))
+        wanted = [f"${i}" for i in range(len(op.operands))]
+        given = [a.strip() for a in call[2].split(",")] if call[2].strip() else []
         module = interpreter.module
         for candidate in module.ops:
             if (
                 isinstance(candidate, KernelOp)
                 and candidate.kernel_kind == KernelKind.DEVICE
                 and candidate.sym_name.data == call[1]
-                and call[2].strip() == wanted
+                and given == wanted
                 and len(candidate.body.block.args) == len(op.operands)
             ):
                 kernel = candidate
@@ -146,7 +162,11 @@ def _run_c(interpreter: Interpreter, op: c.CExprOp | c.CBlockOp, args: PythonVal
             return interpreter.run_ssacfg_region(
                 kernel.body, args, kernel.sym_name.data
             )
-    return (_call(op, registry.lookup(op, text), args),)
+    fn = registry.lookup(op, text)
+    value = _call(op, fn, args)
+    if isinstance(op, c.CExprOp):
+        value = _checked_result(op, fn, value, interpreter.index_bitwidth)
+    return (value,)
 
 
 _REGISTRY_KEY = "irgl.c_registry"
@@ -176,6 +196,60 @@ def _call(op: c.CExprOp | c.CBlockOp, fn: CImpl, args: PythonValues) -> Any:
             f"the implementation of C text {op.text.data!r} failed: "
             f"{type(error).__name__}: {error}",
         ) from error
+
+
+def _implementation_name(fn: CImpl) -> str:
+    name = getattr(fn, "__qualname__", None) or type(fn).__name__
+    module = getattr(fn, "__module__", None)
+    return f"{module}.{name}" if module else name
+
+
+def _checked_result(op: c.CExprOp, fn: CImpl, value: Any, index_width: int) -> Any:
+    """`value`, the result of the implementation `fn` of `op`'s C text, as a
+    value of `op`'s result type (integers as Python ints, signed; i1 as a
+    bool; floats as Python floats); an error naming the C text and `fn` if it
+    is None or does not fit the type."""
+    type_ = op.result.type
+
+    def bad(what: str) -> IrglRuntimeError:
+        return IrglRuntimeError(
+            op,
+            f"the implementation {_implementation_name(fn)} of C text "
+            f"{op.text.data!r} returned {what}, but the 'irgl.cexpr' is of "
+            f"type {type_}",
+        )
+
+    if value is None:
+        raise bad("None (no value)")
+    shown = f"{value!r} ({type(value).__name__})"
+    if isinstance(type_, IntegerType | IndexType):
+        width = type_.width.data if isinstance(type_, IntegerType) else index_width
+        if not isinstance(value, numbers.Integral | np.bool_):
+            raise bad(shown)
+        number = int(value)
+        if width == 1:
+            if number not in (0, 1):
+                raise bad(f"{shown}, which is neither true nor false")
+            return bool(number)
+        if not -(1 << (width - 1)) <= number < (1 << width):
+            raise bad(f"{shown}, out of range for {width} bits")
+        return wrap(number, width)
+    if isinstance(type_, AnyFloat):
+        if not isinstance(value, numbers.Real | np.bool_):
+            raise bad(shown)
+        return float(value)
+    if isinstance(type_, MemRefType):
+        if not isinstance(value, np.ndarray):
+            raise bad(shown)
+        element = type_.get_element_type()
+        try:
+            dtype = np.dtype(numpy_dtype(element))
+        except ValueError:
+            dtype = None
+        rank = len(type_.get_shape())
+        if value.ndim != rank or (dtype is not None and value.dtype != dtype):
+            raise bad(f"an array of {value.dtype} of rank {value.ndim}")
+    return value
 
 
 @register_impls
