@@ -1,0 +1,865 @@
+"""The distributed form of an IrGL program on P simulated ranks.
+
+`irgl-distribute` (`lowering/distribute.py`) inserts the `irgl_dist` ops; this
+module runs the result the way P GPUs would run it, in one process: one
+thread per rank, each with its own xDSL interpreter, its own partition of the
+graph (`irgl_runner.partition`: local ids, masters then mirrors) and its own
+copies of the arrays, and an in-process :class:`Communicator` (a barrier and
+shared mailboxes) standing in for NCCL. Ranks only meet in the `irgl_dist`
+ops and in the termination tests of Iterate and Pipe, so the schedule of the
+threads cannot change a result; each rank runs its ForAlls in the given
+:class:`~irgl_interpreter.state.Schedule` (`random:SEED` seeds rank r with
+SEED + r).
+
+What each op does is the contract written in `irgl_dialect/distributed.py`;
+here in short: the sync ops after an invocation reconcile what that
+invocation changed (an entry is *updated* if it differs from its value when
+the invocation started); `sync_nodes` reduces updated mirrors into masters
+and broadcasts updated masters; `allreduce_cells` combines the ranks' copies;
+`sync_worklist` sends pushed mirrors to their owners and lets masters
+activate their mirrors that hold edges; Iterate and Pipe test termination
+across ranks. :class:`CommStats` counts what moved.
+
+    from irgl_runner.apps import load_app
+    run = run_app_distributed(load_app("sssp"), graph, ranks=3, policy="cvc")
+    assert run.problem is None
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import AnyFloat, MemRefType, ModuleOp
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    impl,
+    register_impls,
+)
+from xdsl.ir import Operation
+from xdsl.passes import PassPipeline
+from xdsl.utils.exceptions import DiagnosticException
+
+from irgl_dialect.attributes import Aggregation, ExtraCond, GraphType, TermCond
+from irgl_dialect.distributed import (
+    HOST_ATTR,
+    TERMINATION_ATTR,
+    AllReduceCellsOp,
+    AllReduceOp,
+    GlobalIdOp,
+    HostAttr,
+    LocalNodeOp,
+    Reduction,
+    SyncNodesOp,
+    SyncWorklistOp,
+)
+from irgl_dialect.kernels import KernelOp
+from irgl_dialect.loops import ForAllOp
+from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
+from irgl_interpreter.apps import AppRun, HostArray, app_c_impls, cpu_model
+from irgl_interpreter.c_escape import CImpl
+from irgl_interpreter.interpreter import (
+    InterpretationFailure,
+    ProgramError,
+    context,
+    describe_failure,
+    find_host_kernel,
+    load_program,
+    make_interpreter,
+)
+from irgl_interpreter.kernels import KernelFunctions, invoke
+from irgl_interpreter.kernels import _initial_pipe as initial_pipe  # pyright: ignore[reportPrivateUsage]
+from irgl_interpreter.loops import LoopFunctions
+from irgl_interpreter.state import (
+    Graph,
+    IrglRuntimeError,
+    IrglState,
+    Order,
+    PipeContext,
+    Schedule,
+    Stats,
+    irgl_state,
+)
+from irgl_runner.apps import AppSpec, execute
+from irgl_runner.graphs import CSRGraph
+from irgl_runner.partition import Partition, Partitioning, gather, partition_graph
+
+#: How long a rank waits for the others at one meeting before giving up.
+BARRIER_TIMEOUT_S = 600.0
+
+
+class DistributionError(ProgramError):
+    """`irgl-distribute` refused the program; the message is its diagnostic."""
+
+
+# --------------------------------------------------------------------------
+# the stand-in for NCCL
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class CommStats:
+    """What moved between ranks: values per kind of exchange, meetings."""
+
+    reduce_values: int = 0
+    broadcast_values: int = 0
+    allreduce_values: int = 0
+    worklist_items: int = 0
+    meetings: int = 0
+
+    @property
+    def total_values(self) -> int:
+        """Every value sent to another rank."""
+        return (
+            self.reduce_values
+            + self.broadcast_values
+            + self.allreduce_values
+            + self.worklist_items
+        )
+
+
+class Communicator:
+    """P ranks in one process: `exchange` is an all-to-all (each rank gives one
+    message per rank and receives one from each), built on a barrier and a
+    mailbox matrix. A rank that fails aborts the barrier, so the others stop
+    instead of waiting forever."""
+
+    def __init__(self, num_ranks: int):
+        self.num_ranks = num_ranks
+        self.barrier = threading.Barrier(num_ranks, timeout=BARRIER_TIMEOUT_S)
+        self.mail: list[list[Any]] = [[None] * num_ranks for _ in range(num_ranks)]
+        self.stats = CommStats()
+        self._lock = threading.Lock()
+
+    def exchange(self, rank: int, outgoing: Sequence[Any]) -> list[Any]:
+        """Send `outgoing[q]` to every rank q; what every rank sent to `rank`."""
+        for q, message in enumerate(outgoing):
+            self.mail[rank][q] = message
+        self.barrier.wait()
+        incoming = [self.mail[q][rank] for q in range(self.num_ranks)]
+        if self.barrier.wait() == 0:
+            with self._lock:
+                self.stats.meetings += 1
+        return incoming
+
+    def allgather(self, rank: int, value: Any) -> list[Any]:
+        """Every rank's `value`, in rank order."""
+        return self.exchange(rank, [value] * self.num_ranks)
+
+    def count(self, what: str, values: int) -> None:
+        """Add `values` to the counter `what` of :class:`CommStats`."""
+        with self._lock:
+            setattr(self.stats, what, getattr(self.stats, what) + values)
+
+    def abort(self) -> None:
+        self.barrier.abort()
+
+
+# --------------------------------------------------------------------------
+# a rank's view
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class RankGraph(Graph):
+    """The value of `!irgl.graph` on one rank: its partition's local graph
+    (`num_nodes` = masters and mirrors), with the ids to translate."""
+
+    num_masters: int = 0
+    local_to_global: list[int] = field(default_factory=list[int])
+    master_offset: int = 0
+
+    @staticmethod
+    def from_partition(part: Partition) -> RankGraph:
+        local = Graph.from_csr(part.graph)
+        return RankGraph(
+            local.num_nodes,
+            local.row_start,
+            local.edge_dst,
+            local.weights,
+            num_masters=part.num_masters,
+            local_to_global=part.local_to_global.tolist(),
+            master_offset=part.master_offset,
+        )
+
+
+@dataclass
+class _MastersView:
+    """What a ForAll over nodes iterates on a rank: its masters."""
+
+    num_nodes: int
+
+
+@dataclass
+class RankContext:
+    """Everything one rank's distributed ops need."""
+
+    rank: int
+    part: Partition
+    comm: Communicator
+    #: the contents of each array (by id) when the last invocation started
+    snapshots: dict[int, np.ndarray] = field(default_factory=dict[int, np.ndarray])
+    #: mirror local id - num_masters -> (owner rank, position in its list)
+    mirror_slot: list[tuple[int, int]] = field(default_factory=list[tuple[int, int]])
+    #: per rank q: master local id -> position in masters_mirrored_on[q]
+    master_slot: list[dict[int, int]] = field(default_factory=list[dict[int, int]])
+
+    def __post_init__(self) -> None:
+        part = self.part
+        self.mirror_slot = [(0, 0)] * part.num_mirrors
+        for q, ids in enumerate(part.mirrors_owned_by):
+            for pos, local in enumerate(ids.tolist()):
+                self.mirror_slot[local - part.num_masters] = (q, pos)
+        self.master_slot = [
+            {local: pos for pos, local in enumerate(ids.tolist())}
+            for ids in part.masters_mirrored_on
+        ]
+
+
+_RANK_KEY = "irgl_dist.rank"
+
+
+def rank_context(interpreter: Interpreter) -> RankContext:
+    """The rank context installed on `interpreter` (by :func:`run_ranks`)."""
+    return interpreter.get_data(DistributedFunctions, _RANK_KEY, _no_rank)
+
+
+def _no_rank() -> RankContext:
+    raise IrglRuntimeError(
+        None, "an irgl_dist op ran outside a distributed run (use run_ranks)"
+    )
+
+
+# --------------------------------------------------------------------------
+# combining copies
+# --------------------------------------------------------------------------
+
+
+def _unsigned(values: np.ndarray) -> np.ndarray:
+    if values.dtype.kind == "i":
+        return values.view(values.dtype.str.replace("i", "u"))
+    return values
+
+
+def _combine(reduction: Reduction, old: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """`old` combined with an update `new` (same shape) by min/max."""
+    if reduction == Reduction.MIN:
+        return np.minimum(old, new)
+    if reduction == Reduction.MAX:
+        return np.maximum(old, new)
+    chosen = (
+        _unsigned(new) < _unsigned(old)
+        if reduction == Reduction.MINU
+        else _unsigned(new) > _unsigned(old)
+    )
+    return np.where(chosen, new, old)
+
+
+def _changed(array: np.ndarray, before: np.ndarray) -> np.ndarray:
+    return array != before
+
+
+def _snapshot(ctx: RankContext, op: Operation, array: np.ndarray) -> np.ndarray:
+    before = ctx.snapshots.get(id(array))
+    if before is None or before.shape != array.shape:
+        raise IrglRuntimeError(
+            op,
+            f"'{op.name}' follows no invocation that was passed the array: "
+            "there is nothing to reconcile",
+        )
+    return before
+
+
+def sync_nodes(
+    ctx: RankContext, op: Operation, array: np.ndarray, reduction: Reduction
+) -> None:
+    """`irgl_dist.sync_nodes`: reduce updated mirrors, broadcast updated masters."""
+    part, comm = ctx.part, ctx.comm
+    before = _snapshot(ctx, op, array)
+    changed = _changed(array, before)
+    outgoing: list[Any] = []
+    sent = 0
+    for q in range(comm.num_ranks):
+        ids = part.mirrors_owned_by[q]
+        positions = np.flatnonzero(changed[ids])
+        local = ids[positions]
+        payload = (
+            array[local] - before[local] if reduction == Reduction.ADD else array[local]
+        )
+        outgoing.append((positions, payload))
+        sent += len(positions)
+    comm.count("reduce_values", sent)
+    dirty = changed[: part.num_masters].copy()
+    for q, (positions, payload) in enumerate(comm.exchange(ctx.rank, outgoing)):
+        if len(positions) == 0:
+            continue
+        masters = part.masters_mirrored_on[q][positions]
+        if reduction == Reduction.ADD:
+            array[masters] = array[masters] + payload
+        elif reduction == Reduction.SET:
+            array[masters] = payload
+        else:
+            array[masters] = _combine(reduction, array[masters], payload)
+        dirty[masters] = True
+    outgoing = []
+    sent = 0
+    for q in range(comm.num_ranks):
+        ids = part.masters_mirrored_on[q]
+        positions = np.flatnonzero(dirty[ids])
+        outgoing.append((positions, array[ids[positions]]))
+        sent += len(positions)
+    comm.count("broadcast_values", sent)
+    for q, (positions, payload) in enumerate(comm.exchange(ctx.rank, outgoing)):
+        if len(positions):
+            array[part.mirrors_owned_by[q][positions]] = payload
+    ctx.snapshots[id(array)] = array.copy()
+
+
+def allreduce_cells(
+    ctx: RankContext, op: Operation, array: np.ndarray, reduction: Reduction
+) -> None:
+    """`irgl_dist.allreduce_cells`: every entry combined over the ranks."""
+    before = _snapshot(ctx, op, array)
+    copies = ctx.comm.allgather(ctx.rank, array.copy())
+    ctx.comm.count("allreduce_values", array.size * (ctx.comm.num_ranks - 1))
+    result = before.copy()
+    if reduction == Reduction.ADD:
+        for copy in copies:
+            result = result + (copy - before)
+    elif reduction == Reduction.SET:
+        for copy in copies:
+            result = np.where(copy != before, copy, result)
+    else:
+        result = copies[0]
+        for copy in copies[1:]:
+            result = _combine(reduction, result, copy)
+    array[...] = result
+    ctx.snapshots[id(array)] = array.copy()
+
+
+def allreduce_value(ctx: RankContext, value: Any, reduction: Reduction) -> Any:
+    """`irgl_dist.allreduce` of one host value."""
+    values = ctx.comm.allgather(ctx.rank, value)
+    ctx.comm.count("allreduce_values", ctx.comm.num_ranks - 1)
+    combine: dict[Reduction, Callable[[Sequence[Any]], Any]] = {
+        Reduction.OR: lambda vs: any(vs),
+        Reduction.AND: lambda vs: all(vs),
+        Reduction.ADD: sum,
+        Reduction.MIN: min,
+        Reduction.MAX: max,
+        Reduction.MINU: min,
+        Reduction.MAXU: max,
+    }
+    return combine[reduction](values)
+
+
+def sync_worklist(ctx: RankContext, pipe: PipeContext) -> None:
+    """`irgl_dist.sync_worklist` on the incoming worklist of `pipe`."""
+    part, comm = ctx.part, ctx.comm
+    p = comm.num_ranks
+    kept: list[int] = []
+    forward: list[list[int]] = [[] for _ in range(p)]
+    forwarded: set[tuple[int, int]] = set()
+    for item in pipe.in_:
+        if item < part.num_masters:
+            kept.append(item)
+            continue
+        q, pos = ctx.mirror_slot[item - part.num_masters]
+        if (q, pos) not in forwarded:
+            forwarded.add((q, pos))
+            forward[q].append(pos)
+    comm.count("worklist_items", len(forwarded))
+    present = set(kept)
+    for q, positions in enumerate(comm.exchange(ctx.rank, forward)):
+        for pos in positions:
+            master = int(part.masters_mirrored_on[q][pos])
+            if master not in present:
+                present.add(master)
+                kept.append(master)
+    # activation: a master's mirrors that hold edges (a vertex-cut) take it too
+    activate: list[list[int]] = [
+        [slots[m] for m in sorted(present) if m in slots] if q != ctx.rank else []
+        for q, slots in enumerate(ctx.master_slot)
+    ]
+    comm.count("worklist_items", sum(map(len, activate)))
+    row_start = part.graph.row_start
+    for q, positions in enumerate(comm.exchange(ctx.rank, activate)):
+        for pos in positions:
+            mirror = int(part.mirrors_owned_by[q][pos])
+            if row_start[mirror + 1] > row_start[mirror] and mirror not in present:
+                present.add(mirror)
+                kept.append(mirror)
+    pipe.in_ = kept
+
+
+# --------------------------------------------------------------------------
+# interpreter functions
+# --------------------------------------------------------------------------
+
+_LOOPS = LoopFunctions()
+_KERNELS = KernelFunctions()
+
+
+def _remember(ctx: RankContext, args: PythonValues) -> None:
+    """Snapshot the arrays an invocation is passed (when it starts)."""
+    for value in args:
+        if isinstance(value, np.ndarray):
+            ctx.snapshots[id(value)] = value.copy()
+
+
+def _filter_initial(ctx: RankContext, pipe: PipeContext) -> None:
+    """Keep the rank's own masters of an initial worklist, then sync it."""
+    pipe.in_ = [i for i in pipe.in_ if 0 <= i < ctx.part.num_masters]
+    sync_worklist(ctx, pipe)
+
+
+def _across(op: Operation) -> None:
+    if TERMINATION_ATTR not in op.attributes:
+        raise IrglRuntimeError(
+            op,
+            f"'{op.name}' in a distributed run needs {TERMINATION_ATTR} "
+            "(irgl-distribute adds it): its termination must be tested across ranks",
+        )
+
+
+@register_impls
+class DistributedFunctions(InterpreterFunctions):
+    """The `irgl_dist` ops, and Invoke, Iterate, Pipe and ForAll over nodes as
+    a rank runs them (registered over the single-GPU ones)."""
+
+    @impl(SyncNodesOp)
+    def run_sync_nodes(
+        self, interpreter: Interpreter, op: SyncNodesOp, args: PythonValues
+    ) -> PythonValues:
+        sync_nodes(rank_context(interpreter), op, args[0], op.reduction.data)
+        return ()
+
+    @impl(AllReduceCellsOp)
+    def run_allreduce_cells(
+        self, interpreter: Interpreter, op: AllReduceCellsOp, args: PythonValues
+    ) -> PythonValues:
+        allreduce_cells(rank_context(interpreter), op, args[0], op.reduction.data)
+        return ()
+
+    @impl(AllReduceOp)
+    def run_allreduce(
+        self, interpreter: Interpreter, op: AllReduceOp, args: PythonValues
+    ) -> PythonValues:
+        return (allreduce_value(rank_context(interpreter), args[0], op.reduction.data),)
+
+    @impl(SyncWorklistOp)
+    def run_sync_worklist(
+        self, interpreter: Interpreter, op: SyncWorklistOp, args: PythonValues
+    ) -> PythonValues:
+        pipe = irgl_state(interpreter).pipe
+        if pipe is None:
+            raise IrglRuntimeError(op, "sync_worklist outside any pipe context")
+        sync_worklist(rank_context(interpreter), pipe)
+        return ()
+
+    @impl(LocalNodeOp)
+    def run_local_node(
+        self, interpreter: Interpreter, op: LocalNodeOp, args: PythonValues
+    ) -> PythonValues:
+        graph, node = args
+        assert isinstance(graph, RankGraph)
+        local = node - graph.master_offset
+        return (local if 0 <= local < graph.num_masters else -1,)
+
+    @impl(GlobalIdOp)
+    def run_global_id(
+        self, interpreter: Interpreter, op: GlobalIdOp, args: PythonValues
+    ) -> PythonValues:
+        graph, node = args
+        assert isinstance(graph, RankGraph)
+        if not 0 <= node < graph.num_nodes:
+            raise IrglRuntimeError(
+                op, f"node {node} out of range: the rank has {graph.num_nodes} nodes"
+            )
+        return (graph.local_to_global[node],)
+
+    @impl(ForAllOp)
+    def run_forall(
+        self, interpreter: Interpreter, op: ForAllOp, args: PythonValues
+    ) -> PythonValues:
+        graph = args[0] if args else None
+        if isinstance(graph, RankGraph) and op.iterator.data.value == "nodes":
+            args = (_MastersView(graph.num_masters), *args[1:])
+        return _LOOPS.run_forall(interpreter, op, args).values  # pyright: ignore[reportAttributeAccessIssue]
+
+    @impl(InvokeOp)
+    def run_invoke(
+        self, interpreter: Interpreter, op: InvokeOp, args: PythonValues
+    ) -> PythonValues:
+        _remember(rank_context(interpreter), args)
+        return _KERNELS.run_invoke(interpreter, op, args).values  # pyright: ignore[reportAttributeAccessIssue]
+
+    @impl(PipeOp)
+    def run_pipe(
+        self, interpreter: Interpreter, op: PipeOp, args: PythonValues
+    ) -> PythonValues:
+        _across(op)
+        ctx = rank_context(interpreter)
+        state = irgl_state(interpreter)
+        owned = state.pipe is None
+        if owned:
+            state.pipe = initial_pipe(interpreter, op)
+            _filter_initial(ctx, state.pipe)
+        pipe = state.pipe
+        assert pipe is not None
+        try:
+            while True:
+                interpreter.run_ssacfg_region(op.body, (), "pipe")
+                if op.once is not None:
+                    break
+                if not allreduce_value(ctx, bool(pipe.in_), Reduction.OR):
+                    break
+        finally:
+            if owned:
+                state.pipe = None
+        return ()
+
+    @impl(IterateOp)
+    def run_iterate(
+        self, interpreter: Interpreter, op: IterateOp, args: PythonValues
+    ) -> PythonValues:
+        _across(op)
+        ctx = rank_context(interpreter)
+        state = irgl_state(interpreter)
+        kernel = _callee(state, op)
+        uses_worklist = _uses_worklist(state, kernel)
+        owned = uses_worklist and state.pipe is None
+        if owned:
+            state.pipe = initial_pipe(interpreter, op)
+            _filter_initial(ctx, state.pipe)
+        pipe = state.pipe if uses_worklist else None
+        args = args[: len(op.args)]
+        positions = op.carried_positions
+        carried = [args[p] for p in positions]
+        aggregation = op.aggregation.data if op.aggregation is not None else None
+        term = op.term_cond.data if op.term_cond is not None else None
+        extra = op.extra.data if op.extra is not None else None
+        try:
+            keep_going = True
+            if pipe is not None:
+                keep_going = allreduce_value(ctx, bool(pipe.in_), Reduction.OR)
+            while keep_going:
+                call_args = list(args)
+                for p, v in zip(positions, carried, strict=True):
+                    call_args[p] = v
+                _remember(ctx, call_args)
+                result = invoke(interpreter, op, kernel, tuple(call_args), aggregation)
+                yielded = interpreter.run_ssacfg_region(
+                    op.body, tuple(carried), "iterate"
+                )
+                carried = list(yielded[: len(positions)])
+                local = (
+                    bool(pipe.in_) if pipe is not None else True,
+                    result,
+                )
+                votes = ctx.comm.allgather(ctx.rank, local)
+                ctx.comm.count("allreduce_values", ctx.comm.num_ranks - 1)
+                conditions: list[bool] = []
+                if pipe is not None:
+                    conditions.append(any(v[0] for v in votes))
+                if term is not None:
+                    everyone = (
+                        all(v[1] for v in votes)
+                        if aggregation == Aggregation.ALL
+                        else any(v[1] for v in votes)
+                    )
+                    conditions.append(
+                        everyone if term == TermCond.WHILE else not everyone
+                    )
+                keep_going = all(conditions)
+                if extra is not None:
+                    extra_value = bool(yielded[len(positions)])
+                    if extra == ExtraCond.AND:
+                        keep_going = keep_going and extra_value
+                    else:
+                        keep_going = keep_going or extra_value
+        finally:
+            if owned:
+                state.pipe = None
+        return tuple(carried)
+
+
+def _callee(state: IrglState, op: IterateOp) -> KernelOp:
+    from irgl_interpreter.kernels import _kernel  # pyright: ignore[reportPrivateUsage]
+
+    return _kernel(state, op)
+
+
+def _uses_worklist(state: IrglState, kernel: KernelOp) -> bool:
+    from irgl_interpreter.kernels import _uses  # pyright: ignore[reportPrivateUsage]
+
+    return _uses(state, kernel)[0]
+
+
+# --------------------------------------------------------------------------
+# running the ranks
+# --------------------------------------------------------------------------
+
+
+def distribute(module: ModuleOp, policy: str) -> ModuleOp:
+    """A copy of `module` after `irgl-distribute{policy=...}`;
+    :class:`DistributionError` with the pass's diagnostic if it refuses."""
+    from lowering.distribute import IrglDistribute
+
+    distributed = module.clone()
+    try:
+        PassPipeline((IrglDistribute(policy=policy),)).apply(context(), distributed)
+        distributed.verify()
+    except DiagnosticException as error:
+        raise DistributionError(str(error).rstrip()) from None
+    return distributed
+
+
+@dataclass
+class DistributedRun:
+    """What :func:`run_ranks` returns: rank 0's host results, per-rank
+    interpreter counters and the communication counters."""
+
+    values: tuple[Any, ...]
+    stats: list[Stats]
+    comm: CommStats
+    partitioning: Partitioning
+
+
+def _rank_schedule(schedule: Schedule, rank: int) -> Schedule:
+    if schedule.order == Order.RANDOM:
+        return replace(schedule, seed=schedule.seed + rank)
+    return schedule
+
+
+def run_ranks(
+    module: ModuleOp,
+    name: str,
+    args: Sequence[Any],
+    partitioning: Partitioning,
+    schedule: Schedule | str = "sequential",
+    c_impls: Mapping[str, CImpl] | None = None,
+) -> DistributedRun:
+    """Run host kernel @name of a distributed `module` (see :func:`distribute`)
+    on every rank of `partitioning`. `args` are the single-GPU arguments: the
+    graph (any value; each rank gets its partition), global numpy arrays
+    (node arrays are scattered and their masters gathered back in place;
+    replicated arrays are copied, and rank 0's copy written back after
+    checking that every rank agrees) and numbers."""
+    kernel = find_host_kernel(module, name)
+    host = kernel.attributes.get(HOST_ATTR)
+    if not isinstance(host, HostAttr):
+        raise InterpretationFailure(
+            f"@{name} is not distributed (no {HOST_ATTR}); run irgl-distribute first"
+        )
+    if host.policy.data.value != partitioning.policy:
+        raise InterpretationFailure(
+            f"@{name} was distributed for policy {host.policy.data.value}, the "
+            f"partitioning is {partitioning.policy}"
+        )
+    partitioning.check_every_rank_has_masters()
+    if isinstance(schedule, str):
+        schedule = Schedule.parse(schedule)
+    types = kernel.function_type.inputs.data
+    if len(args) != len(types):
+        raise InterpretationFailure(
+            f"@{name} takes {len(types)} argument(s), got {len(args)}"
+        )
+    node_positions = set(host.node_array_positions)
+    p = partitioning.num_ranks
+    comm = Communicator(p)
+    per_rank: list[list[Any]] = []
+    for part in partitioning.partitions:
+        values: list[Any] = []
+        for position, (arg, type_) in enumerate(zip(args, types, strict=True)):
+            if isinstance(type_, GraphType):
+                values.append(RankGraph.from_partition(part))
+            elif isinstance(type_, MemRefType):
+                array = np.asarray(arg)
+                values.append(
+                    array[part.local_to_global].copy()
+                    if position in node_positions
+                    else array.copy()
+                )
+            elif isinstance(type_, AnyFloat):
+                values.append(float(arg))
+            else:
+                values.append(int(arg))
+        per_rank.append(values)
+    results: list[tuple[Any, ...] | None] = [None] * p
+    stats: list[Stats] = [Stats() for _ in range(p)]
+    errors: list[BaseException | None] = [None] * p
+
+    def rank_main(rank: int) -> None:
+        try:
+            interpreter = make_interpreter(
+                module, _rank_schedule(schedule, rank), c_impls
+            )
+            interpreter.register_implementations(DistributedFunctions(), override=True)
+            ctx = RankContext(rank, partitioning.partitions[rank], comm)
+            interpreter.set_data(DistributedFunctions, _RANK_KEY, ctx)
+            out = interpreter.run_ssacfg_region(
+                kernel.body, tuple(per_rank[rank]), name
+            )
+            results[rank] = tuple(out)
+            stats[rank] = irgl_state(interpreter).stats
+        except threading.BrokenBarrierError as error:
+            errors[rank] = error
+        except BaseException as error:  # reported below, after every rank stops
+            errors[rank] = error
+            comm.abort()
+
+    old_size = threading.stack_size(256 * 1024 * 1024)
+    try:
+        threads = [threading.Thread(target=rank_main, args=(r,)) for r in range(p)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        threading.stack_size(old_size)
+    for rank, error in enumerate(errors):
+        if error is None or isinstance(error, threading.BrokenBarrierError):
+            continue
+        if isinstance(error, IrglRuntimeError):
+            raise InterpretationFailure(
+                f"rank {rank}: {describe_failure(error)}", error.op
+            ) from None
+        raise InterpretationFailure(
+            f"rank {rank}: {type(error).__name__}: {error}"
+        ) from error
+    if any(e is not None for e in errors):
+        raise InterpretationFailure(
+            "the ranks stopped waiting for each other (timeout)"
+        )
+    for position, (arg, type_) in enumerate(zip(args, types, strict=True)):
+        if not isinstance(type_, MemRefType) or not isinstance(arg, np.ndarray):
+            continue
+        copies = [values[position] for values in per_rank]
+        if position in node_positions:
+            arg[...] = gather(partitioning, copies)
+            continue
+        for rank, copy in enumerate(copies[1:], start=1):
+            if not np.array_equal(copy, copies[0], equal_nan=copy.dtype.kind == "f"):
+                raise InterpretationFailure(
+                    f"replicated argument {position} of @{name} differs between "
+                    f"rank 0 and rank {rank} after the run"
+                )
+        arg[...] = copies[0]
+    first = results[0]
+    assert first is not None
+    return DistributedRun(first, stats, comm.stats, partitioning)
+
+
+# --------------------------------------------------------------------------
+# benchmark apps
+# --------------------------------------------------------------------------
+
+
+class DistributedInterpProgram:
+    """Plays `irgl_runner.api.Program` for `irgl_runner.apps.execute`: the app's
+    program, distributed, run on `ranks` simulated ranks."""
+
+    def __init__(
+        self,
+        mlir: str | Path,
+        ranks: int,
+        policy: str = "oec",
+        schedule: Schedule | str = "sequential",
+        c_impls: Mapping[str, CImpl] | None = None,
+    ):
+        self.module = distribute(load_program(mlir), policy)
+        self.ranks = ranks
+        self.policy = policy
+        self.schedule = (
+            Schedule.parse(schedule) if isinstance(schedule, str) else schedule
+        )
+        self.c_impls = dict(c_impls or {})
+        self.last_result: Any = None
+        self.runs: list[DistributedRun] = []
+        self.seconds = 0.0
+
+    def upload_graph(self, graph: CSRGraph) -> CSRGraph:
+        return graph
+
+    def alloc(self, n: int, dtype: Any) -> HostArray:
+        return HostArray(np.zeros(n, dtype=np.dtype(dtype)))
+
+    def device_name(self) -> str:
+        return (
+            f"CPU interpreter, {self.ranks} simulated ranks ({self.policy}), "
+            f"schedule {self.schedule} ({cpu_model()})"
+        )
+
+    def call(self, host_fn: str, *args: object) -> Any:
+        import time
+
+        graphs = [a for a in args if isinstance(a, CSRGraph)]
+        if not graphs:
+            raise InterpretationFailure(f"@{host_fn}: no graph argument to partition")
+        partitioning = partition_graph(graphs[0], self.policy, self.ranks)
+        values = [a.data if isinstance(a, HostArray) else a for a in args]
+        start = time.perf_counter()
+        run = run_ranks(
+            self.module, host_fn, values, partitioning, self.schedule, self.c_impls
+        )
+        self.seconds += time.perf_counter() - start
+        self.runs.append(run)
+        self.last_result = run.values[0] if run.values else None
+        return self.last_result
+
+    def time_call(self, host_fn: str, *args: object) -> float:
+        import time
+
+        start = time.perf_counter()
+        self.call(host_fn, *args)
+        return (time.perf_counter() - start) * 1e3
+
+
+@dataclass
+class DistributedAppRun(AppRun):
+    """An app run on simulated ranks, with the communication counters."""
+
+    comm: CommStats = field(default_factory=CommStats)
+
+
+def run_app_distributed(
+    app: AppSpec,
+    graph: CSRGraph,
+    ranks: int,
+    policy: str = "oec",
+    schedule: Schedule | str = "sequential",
+    source: int = 0,
+    check: bool = True,
+    mlir: str | Path | None = None,
+) -> DistributedAppRun:
+    """Run `app` (or the program `mlir` with the app's arguments and checker)
+    on `graph` over `ranks` simulated ranks partitioned by `policy`, and check
+    it with the app's checker. :class:`DistributionError` if irgl-distribute
+    refuses the program."""
+    program = DistributedInterpProgram(
+        mlir if mlir is not None else app.mlir,
+        ranks,
+        policy,
+        schedule,
+        app_c_impls(app.name),
+    )
+    ctx = execute(app, program, graph, source, reps=1, warmup=0)
+    problem = app.check(ctx) if check and app.check is not None else None
+    stats = Stats()
+    comm = CommStats()
+    for run in program.runs:
+        for s in run.stats:
+            stats.edge_visits += s.edge_visits
+            stats.invocations += s.invocations
+        for name in ("reduce_values", "broadcast_values", "allreduce_values"):
+            setattr(comm, name, getattr(comm, name) + getattr(run.comm, name))
+        comm.worklist_items += run.comm.worklist_items
+        comm.meetings += run.comm.meetings
+    return DistributedAppRun(ctx, problem, stats, program.seconds, comm)
