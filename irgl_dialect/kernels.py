@@ -80,7 +80,8 @@ class KernelOp(IRDLOperation):
 
     `plain` kernels run on the GPU and lower to `gpu.func` kernels; `host`
     kernels run on the CPU, orchestrate the others and lower to `func.func`;
-    `device` kernels are CUDA `__device__` functions (opaque helpers).
+    `device` kernels are CUDA `__device__` functions, called from plain and
+    device kernels with `irgl.call` (or from C text).
 
         irgl.kernel @bfs(%g: !irgl.graph, %lvl: i32) launch_bounds(256) { ... }
         irgl.kernel host @main(%g: !irgl.graph) { ... }
