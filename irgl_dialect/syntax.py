@@ -9,11 +9,12 @@ from weakref import WeakKeyDictionary
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Attribute, Operation, Region, SSAValue
+from xdsl.ir import Attribute, IRNode, Operation, Region, SSAValue
 from xdsl.parser import Parser
 from xdsl.parser.core import ForwardDeclaredValue, UnresolvedOperand
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import ParseError
+from xdsl.utils.diagnostic import Diagnostic
+from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.utils.lexer import Input, Position, Span
 
 from irgl_dialect.kernels import add_implicit_yield
@@ -26,6 +27,53 @@ def source_span(op: Operation) -> Span | None:
     """Where `op` was written (from its first token to its end), if it was
     parsed by a `SourceParser` and not rebuilt since."""
     return _SOURCE_SPANS.get(op)
+
+
+_ERROR_OP = "irgl_error_op"
+_raise_exception = Diagnostic.raise_exception
+
+
+def _raise_exception_at_op(
+    self: Diagnostic, ir: IRNode, underlying_error: Exception
+) -> NoReturn:
+    """`Diagnostic.raise_exception`, remembering the op the error is about."""
+    if isinstance(ir, Operation) and not hasattr(underlying_error, _ERROR_OP):
+        setattr(underlying_error, _ERROR_OP, ir)
+    _raise_exception(self, ir, underlying_error)
+
+
+def track_error_ops() -> None:
+    """Make every verifier diagnostic remember its op (`error_op`).
+
+    `Diagnostic.raise_exception(op, error)`, which xDSL's and irgl's
+    verifier errors go through, prints the module into a note and forgets
+    the op; the wrapped version also keeps it on the error. Idempotent.
+    """
+    Diagnostic.raise_exception = _raise_exception_at_op
+
+
+def error_op(error: BaseException) -> Operation | None:
+    """The op that a verifier diagnostic is about (None if unknown)."""
+    op = getattr(error, _ERROR_OP, None)
+    return op if isinstance(op, Operation) else None
+
+
+def source_diagnostic(error: DiagnosticException) -> DiagnosticException:
+    """`error` reported at its op's place in the input: the message prefixed
+    with `file:line:col: error:`, the note (the whole module) replaced by the
+    op's source line with the op underlined. Unchanged where the op has no
+    source location (it was made by a pass, or not parsed by a
+    `SourceParser`)."""
+    op = error_op(error)
+    span = source_span(op) if op is not None else None
+    if span is None or vars(error).get("irgl_sourced") or not error.args:
+        return error
+    line_end = span.input.get_end_of_line(span.start)
+    first_line = Span(span.start, min(span.end, line_end), span.input, span.line_offset)
+    context = first_line.print_with_context().rstrip("\n").split("\n", 1)[1]
+    error.args = (f"{first_line.get_location()}: error: {error.args[0]}",)
+    vars(error).update(__notes__=[context], irgl_sourced=True)
+    return error
 
 
 def end_of_code_before(source: Input, pos: Position) -> Position:
@@ -90,6 +138,7 @@ class SourceParser(Parser):
         """`line_offset`: the lines before `input` in its file (a chunk of
         `--split-input-file`), added to the line numbers of `source_span`."""
         super().__init__(ctx, input, name)
+        track_error_ops()
         self._line_offset = line_offset
         self._forward_uses: dict[SSAValue, Span] = {}
 

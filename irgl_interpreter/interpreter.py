@@ -43,7 +43,7 @@ from xdsl.utils.scoped_dict import ScopedDict
 
 from irgl_dialect.attributes import GraphType, KernelKind
 from irgl_dialect.kernels import KernelOp
-from irgl_dialect.syntax import SourceParser
+from irgl_dialect.syntax import SourceParser, source_diagnostic
 from irgl_interpreter.c_escape import (
     DEFAULT_REGISTRY,
     CEscapeFunctions,
@@ -114,6 +114,8 @@ def parse_program(text: str, name: str = "<program>") -> ModuleOp:
         module = SourceParser(context(), text, name).parse_module()
         module.verify()
     except (DiagnosticException, ParseError) as error:
+        if isinstance(error, DiagnosticException):
+            error = source_diagnostic(error)  # at its line, as irgl-opt does
         raise ProgramError(_diagnostic(error)) from None
     return module
 

@@ -37,14 +37,13 @@ from xdsl.utils.exceptions import (
     ParseError,
     VerifyException,
 )
-from xdsl.utils.lexer import Span
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from irgl_dialect.placement import located_error, verify_dominance
-from irgl_dialect.syntax import SourceParser, source_span
+from irgl_dialect.syntax import SourceParser, source_diagnostic
 from irgl_dialect.upstream_checks import verify_if_yields, verify_predicates
 from irgl_tools.universe import IRGL_UNIVERSE
-from irgl_tools.xdsl_fixes import apply_xdsl_fixes, error_op
+from irgl_tools.xdsl_fixes import apply_xdsl_fixes
 from lowering.convert_irgl_c import add_include_dir
 
 apply_xdsl_fixes()
@@ -152,23 +151,6 @@ def irgl_passes_help() -> str:
             lines.append(f"      {field.name}{shown}")
     lines.append("The README's 'Pass and target options' section explains them.")
     return "\n".join(lines)
-
-
-def source_diagnostic(error: DiagnosticException) -> DiagnosticException:
-    """`error` reported at its op's place in the input: the message prefixed
-    with `file:line:col: error:`, the note (the whole module) replaced by the
-    op's source line with the op underlined. Unchanged where the op has no
-    source location (it was made by a pass)."""
-    op = error_op(error)
-    span = source_span(op) if op is not None else None
-    if span is None or vars(error).get("irgl_sourced") or not error.args:
-        return error
-    line_end = span.input.get_end_of_line(span.start)
-    first_line = Span(span.start, min(span.end, line_end), span.input, span.line_offset)
-    context = first_line.print_with_context().rstrip("\n").split("\n", 1)[1]
-    error.args = (f"{first_line.get_location()}: error: {error.args[0]}",)
-    vars(error).update(__notes__=[context], irgl_sourced=True)
-    return error
 
 
 def malformed_op_error(op: Operation, error: Exception) -> DiagnosticException:

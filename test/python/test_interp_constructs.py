@@ -687,15 +687,16 @@ irgl.kernel host @main(%n: index) {
 
 
 def test_bad_program_gets_irgl_opts_diagnostic(tmp_path: Path) -> None:
+    path = tmp_path / "bad.mlir"
+    path.write_text(BAD)
     with pytest.raises(ProgramError) as caught:
-        parse_program(BAD, "bad.mlir")
+        parse_program(BAD, str(path))
     message = str(caught.value)
     assert "plain kernel" in message
+    assert message.startswith(f"{path}:3:3: error: ")  # the op's line
     opt = shutil.which("irgl-opt")
     if opt is None:
         pytest.skip("irgl-opt is not installed")
-    path = tmp_path / "bad.mlir"
-    path.write_text(BAD)
     proc = subprocess.run([opt, str(path)], capture_output=True, text=True)
     assert proc.returncode == 1
     assert proc.stderr.strip() == message.strip()
