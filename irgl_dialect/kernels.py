@@ -474,6 +474,8 @@ def verify_kernel_calls(kernel: Operation, *, device: bool) -> None:
 
 def _verify_helper(call: func.CallOp, helper: func.FuncOp, kernel: Operation) -> None:
     name = helper.sym_name.data
+    if name.startswith(RESERVED_PREFIX):
+        return  # a runtime function, declared by a lowering pass
     if helper.is_declaration:
         message = (
             f"'func.call' calls @{name}, which is declared without a body: a "
