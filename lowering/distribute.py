@@ -316,6 +316,14 @@ class _KernelAnalysis:
             self._access(op, op.memref, op.indices, op.value)
         elif isinstance(op, memref.AtomicRMWOp):
             self._access(op, op.memref, op.indices, op.value)
+        elif not isinstance(op, memref.DimOp | memref.DeallocOp):
+            arrays = [v for v in op.operands if isinstance(v.type, MemRefType)]
+            if arrays:
+                fail(
+                    op,
+                    f"{self.where} passes {_name(arrays[0])} to '{op.name}', "
+                    "which the pass cannot see into to learn how it is written",
+                )
 
     def _structure(self, op: Operation, node: SSAValue, what: str) -> None:
         """Check a read of a node's edges or degree."""
@@ -335,6 +343,18 @@ class _KernelAnalysis:
                 "vertex-cut (cvc) a node's edges are split over the ranks of its "
                 "grid row, so a rank's degree is not the node's; distribute with "
                 "policy=oec",
+            )
+        partial = isinstance(op, FirstEdgeOp | LastEdgeOp) or (
+            isinstance(op, ForAllOp) and op.result is not None
+        )
+        if self.policy == Policy.CVC and kind == NodeKind.POPPED and partial:
+            fail(
+                op,
+                f"{self.where} {what} {_name(node)}, the popped node, to "
+                f"{'reduce over them' if isinstance(op, ForAllOp) else 'search them'}"
+                ": under a vertex-cut (cvc) each rank of the node's grid row "
+                "holds part of its edges, so the result would be partial; "
+                "distribute with policy=oec",
             )
         if self.policy == Policy.CVC and kind == NodeKind.OWN:
             fail(
@@ -417,6 +437,15 @@ class _KernelAnalysis:
                 op,
                 f"{self.where} updates {_name(array)} with atomic_rmw kind "
                 f"{kind}, which has no reduction across ranks (min, max, add)",
+            )
+        if found[0] == Reduction.ADD and op.result.uses:
+            fail(
+                op,
+                f"{self.where} uses the value an atomic add on {_name(array)} "
+                "returns: on one rank it holds only that rank's additions, not "
+                "the sum a single GPU would see (the value a min or max returns "
+                "may be used: a rank's copy only errs on the side of repeating "
+                "work)",
             )
         return Write(found[0], found[1], op)
 
