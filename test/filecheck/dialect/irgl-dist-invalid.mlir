@@ -1,0 +1,81 @@
+// RUN: irgl-opt %s --verify-diagnostics --split-input-file | filecheck %s
+
+// The verifier rules of the irgl_dist ops, one case each.
+
+// Array reductions exclude or/and.
+irgl.kernel host @main(%a: memref<?xi32>) attributes {irgl_dist.host = #irgl_dist.host<oec, nodes = [0]>} {
+  irgl_dist.sync_nodes %a or : memref<?xi32>
+}
+// CHECK: 'irgl_dist.sync_nodes' reduction or combines booleans, not array entries (expected min, max, minu, maxu, add or set)
+
+// -----
+
+// Synchronized arrays are one-dimensional.
+irgl.kernel host @main(%a: memref<4x4xi32>) attributes {irgl_dist.host = #irgl_dist.host<oec, nodes = []>} {
+  irgl_dist.allreduce_cells %a min : memref<4x4xi32>
+}
+// CHECK: 'irgl_dist.allreduce_cells' synchronizes a one-dimensional array, got memref<4x4xi32>
+
+// -----
+
+// Unsigned reductions need integers.
+irgl.kernel host @main(%a: memref<?xf32>) attributes {irgl_dist.host = #irgl_dist.host<oec, nodes = [0]>} {
+  irgl_dist.sync_nodes %a minu : memref<?xf32>
+}
+// CHECK: 'irgl_dist.sync_nodes' reduction minu is unsigned: it needs integers, got f32
+
+// -----
+
+// Boolean reductions need i1.
+irgl.kernel host @main(%x: i32) attributes {irgl_dist.host = #irgl_dist.host<oec, nodes = []>} {
+  %r = irgl_dist.allreduce or %x : i32
+}
+// CHECK: 'irgl_dist.allreduce' reduction or combines booleans (i1), got i32
+
+// -----
+
+// A value has no agreed copy: no `set`.
+irgl.kernel host @main(%x: i32) attributes {irgl_dist.host = #irgl_dist.host<oec, nodes = []>} {
+  %r = irgl_dist.allreduce set %x : i32
+}
+// CHECK: 'irgl_dist.allreduce' reduction set picks an updated copy of an array entry; a value has no agreed copy to compare with
+
+// -----
+
+// The host kernel must be distributed.
+irgl.kernel host @main(%a: memref<?xi32>) {
+  irgl_dist.sync_nodes %a min : memref<?xi32>
+}
+// CHECK: 'irgl_dist.sync_nodes' synchronizes ranks, so its host kernel must be distributed: it needs a #irgl_dist.host attribute named 'irgl_dist.host' (irgl-distribute adds it)
+
+// -----
+
+// Synchronization happens on the host.
+irgl.kernel @k(%a: memref<?xi32>) {
+  irgl_dist.sync_nodes %a min : memref<?xi32>
+}
+// CHECK: 'irgl_dist.sync_nodes' (sync_nodes) is an orchestration construct and may only appear in a host kernel, but it is in a plain kernel
+
+// -----
+
+// sync_worklist needs a pipe context.
+irgl.kernel host @main() attributes {irgl_dist.host = #irgl_dist.host<oec, nodes = []>} {
+  irgl_dist.sync_worklist
+}
+// CHECK: 'irgl_dist.sync_worklist' must be inside an irgl.pipe or irgl.iterate: it synchronizes the worklist of their pipe context
+
+// -----
+
+// local_node translates host values.
+irgl.kernel host @main(%g: !irgl.graph, %src: index) {
+  %s = irgl_dist.local_node %g[%src]
+}
+// CHECK: 'irgl_dist.local_node' synchronizes ranks, so its host kernel must be distributed
+
+// -----
+
+// global_id is device code.
+irgl.kernel host @main(%g: !irgl.graph, %n: index) attributes {irgl_dist.host = #irgl_dist.host<oec, nodes = []>} {
+  %x = irgl_dist.global_id %g[%n]
+}
+// CHECK: 'irgl_dist.global_id' (graph access) may only appear in plain or device kernels, but it is in a host kernel

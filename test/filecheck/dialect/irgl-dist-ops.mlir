@@ -1,0 +1,47 @@
+// RUN: irgl-opt %s | filecheck %s
+// RUN: %IRGL_ROUNDTRIP | filecheck %s
+// RUN: irgl-opt %s --print-op-generic | filecheck %s --check-prefix=GENERIC
+
+// The irgl_dist ops in their custom and generic forms.
+
+irgl.kernel @label(%g: !irgl.graph, %a: memref<?xi32>) {
+  irgl.forall %n in nodes(%g) {
+    %gid = irgl_dist.global_id %g[%n]
+    %v = arith.index_cast %gid : index to i32
+    memref.store %v, %a[%n] : memref<?xi32>
+  }
+}
+
+irgl.kernel host @main(%g: !irgl.graph, %a: memref<?xi32>, %c: memref<?xf64>, %src: index, %b: i1, %k: i64) attributes {irgl_dist.host = #irgl_dist.host<cvc, nodes = [1]>} {
+  %s = irgl_dist.local_node %g[%src]
+  irgl.invoke @label(%g, %a) : (!irgl.graph, memref<?xi32>)
+  irgl_dist.sync_nodes %a min : memref<?xi32>
+  irgl_dist.sync_nodes %a maxu : memref<?xi32>
+  irgl_dist.sync_nodes %a set : memref<?xi32>
+  irgl_dist.allreduce_cells %c add : memref<?xf64>
+  %any = irgl_dist.allreduce or %b : i1
+  %sum = irgl_dist.allreduce add %k : i64
+  irgl.pipe initial [%s] attributes {irgl_dist.termination = #irgl_dist.across_ranks} {
+    irgl_dist.sync_worklist
+  }
+}
+
+// CHECK:      %gid = irgl_dist.global_id %g[%n]
+// CHECK:      irgl.kernel host @main({{.*}}) attributes {irgl_dist.host = #irgl_dist.host<cvc, nodes = [1]>} {
+// CHECK-NEXT:   %s = irgl_dist.local_node %g[%src]
+// CHECK:        irgl_dist.sync_nodes %a min : memref<?xi32>
+// CHECK-NEXT:   irgl_dist.sync_nodes %a maxu : memref<?xi32>
+// CHECK-NEXT:   irgl_dist.sync_nodes %a set : memref<?xi32>
+// CHECK-NEXT:   irgl_dist.allreduce_cells %c add : memref<?xf64>
+// CHECK-NEXT:   %any = irgl_dist.allreduce or %b : i1
+// CHECK-NEXT:   %sum = irgl_dist.allreduce add %k : i64
+// CHECK-NEXT:   irgl.pipe initial [%s] attributes {irgl_dist.termination = #irgl_dist.across_ranks} {
+// CHECK-NEXT:     irgl_dist.sync_worklist
+// CHECK-NEXT:   }
+
+// GENERIC: "irgl_dist.global_id"(%{{.*}}, %{{.*}}) : (!irgl.graph, index) -> index
+// GENERIC: "irgl_dist.local_node"(%{{.*}}, %{{.*}}) : (!irgl.graph, index) -> index
+// GENERIC: "irgl_dist.sync_nodes"(%{{.*}}) <{reduction = #irgl_dist<reduction min>}> : (memref<?xi32>) -> ()
+// GENERIC: "irgl_dist.allreduce_cells"(%{{.*}}) <{reduction = #irgl_dist<reduction add>}> : (memref<?xf64>) -> ()
+// GENERIC: "irgl_dist.allreduce"(%{{.*}}) <{reduction = #irgl_dist<reduction or>}> : (i1) -> i1
+// GENERIC: "irgl_dist.sync_worklist"() : () -> ()
