@@ -826,7 +826,7 @@ class _HostDistribution:
             )
             reduced = AllReduceOp(op.result, reduction)
             reduced.result.name_hint = (op.result.name_hint or "result") + "_all"
-            op.result.replace_by_if(
+            op.result.replace_uses_with_if(
                 reduced.result, lambda use: use.operation is not reduced
             )
             rewriter.insert_op(reduced, InsertPoint.after(ops[-1] if ops else op))
