@@ -40,6 +40,7 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     AnyFloat,
+    AnyFloatConstr,
     ArrayAttr,
     IndexType,
     IntAttr,
@@ -62,7 +63,6 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
-    param_def,
     prop_def,
     result_def,
     traits_def,
@@ -151,8 +151,8 @@ class HostAttr(ParametrizedAttribute):
 
     name = "irgl_dist.host"
 
-    policy: PolicyAttr = param_def(PolicyAttr)
-    node_arrays: ArrayAttr[IntAttr] = param_def(ArrayAttr[IntAttr])
+    policy: PolicyAttr
+    node_arrays: ArrayAttr[IntAttr]
 
     def __init__(self, policy: Policy, node_arrays: list[int]):
         super().__init__(
@@ -323,7 +323,7 @@ class AllReduceOp(IRDLOperation):
     name = "irgl_dist.allreduce"
 
     T: ClassVar = VarConstraint(
-        "T", base(IntegerType) | base(IndexType) | base(AnyFloat)
+        "T", base(IntegerType) | base(IndexType) | AnyFloatConstr
     )
     value = operand_def(T)
     reduction = prop_def(ReductionAttr)

@@ -553,7 +553,7 @@ class DistributedFunctions(InterpreterFunctions):
                 call_args = list(args)
                 for p, v in zip(positions, carried, strict=True):
                     call_args[p] = v
-                _remember(ctx, call_args)
+                _remember(ctx, tuple(call_args))
                 result = invoke(interpreter, op, kernel, tuple(call_args), aggregation)
                 yielded = interpreter.run_ssacfg_region(
                     op.body, tuple(carried), "iterate"

@@ -332,8 +332,12 @@ class _KernelAnalysis:
             fail(
                 op,
                 f"{self.where} {what} {_name(node)}, "
-                f"{'a neighbour' if kind == NodeKind.NEIGHBOUR else 'a node the pass cannot follow'}"
-                ": only the ranks that hold its edges know them (under an "
+                + (
+                    "a neighbour"
+                    if kind == NodeKind.NEIGHBOUR
+                    else "a node the pass cannot follow"
+                )
+                + ": only the ranks that hold its edges know them (under an "
                 "edge-cut a mirror has none)",
             )
         if self.policy == Policy.CVC and isinstance(op, DegreeOp):
@@ -797,7 +801,8 @@ class _HostDistribution:
                 self.remarks,
                 site.op,
                 self.where,
-                f"after {callee}: allreduce_cells {_name(array)} {reduction.value} ({hows})",
+                f"after {callee}: allreduce_cells {_name(array)} "
+                f"{reduction.value} ({hows})",
             )
         if summary.pushes:
             ops.append(SyncWorklistOp())
@@ -834,7 +839,8 @@ class _HostDistribution:
                 self.remarks,
                 op,
                 self.where,
-                f"after {callee}: allreduce {reduction.value} of its {aggregation.value} result",
+                f"after {callee}: allreduce {reduction.value} of its "
+                f"{aggregation.value} result",
             )
 
 
