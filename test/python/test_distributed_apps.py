@@ -42,6 +42,8 @@ CASES: dict[str, tuple[Path | None, str, tuple[str, ...]]] = {
     "cc": (REPO / "benchmarks/cc/cc_lp.mlir", "rmat:7", ("oec", "cvc")),
     # pr_pull reads degrees, which a vertex-cut splits: oec only
     "pr_pull": (None, "grid:5x4", ("oec",)),
+    # MIS reduces over a popped node's edges, partial under a vertex-cut
+    "mis": (None, "rmat:6", ("oec",)),
 }
 
 
