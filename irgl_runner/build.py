@@ -26,7 +26,6 @@ from pathlib import Path
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.parser import Parser
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.universe import Universe
 from xdsl.utils.arg_spec import parse_spec
@@ -40,6 +39,7 @@ from cuda_emitter.host_abi import (
     entry_points,
     manifest_path,
 )
+from irgl_dialect.syntax import SourceParser
 from irgl_tools.universe import IRGL_UNIVERSE
 from lowering.convert_irgl_c import add_include_dir
 
@@ -147,8 +147,10 @@ def _diagnostic(error: BaseException) -> str:
 
 
 def _parse(ctx: Context, text: str, name: str) -> ModuleOp:
-    """Parse a module (ParseError carries ``name:line:col``)."""
-    return Parser(ctx, text, name).parse_module()
+    """Parse a module (ParseError carries ``name:line:col``) with the
+    project's :class:`SourceParser`: an operand defined only in its op's own
+    region is a located parse error, not a failure later on."""
+    return SourceParser(ctx, text, name).parse_module()
 
 
 def _verify(module: ModuleOp) -> None:
