@@ -31,6 +31,7 @@ import json
 import statistics
 import sys
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +55,14 @@ from .graph_args import default_cache_dir, default_source, resolve_graph
 from .graphs import EDGE_LIST_SUFFIXES, GraphFormatError, write_graph
 
 __all__ = ["main", "write_output"]
+
+
+def package_version() -> str:
+    """The installed version of the ``irgl-xdsl`` package (``--version``)."""
+    try:
+        return version("irgl-xdsl")
+    except PackageNotFoundError:  # a source checkout that is not installed
+        return "(source checkout)"
 
 
 class RunFailure(Exception):
@@ -208,6 +217,11 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="irgl-bench", description="Run IrGL benchmark apps on graphs."
     )
+    p.add_argument(
+        "--version",
+        action="version",
+        version=f"irgl-bench {package_version()} (IrGL on xDSL)",
+    )
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run an app and print one JSON line")
     r.add_argument(
@@ -240,8 +254,8 @@ def _parser() -> argparse.ArgumentParser:
         "--reinit-all",
         action="store_true",
         help="upload every array's initial value before every run, scratch "
-        "declared every_run=False too (the harness's behaviour before "
-        "2026-11-25; for comparisons)",
+        "declared every_run=False too (the harness's earlier behaviour; for "
+        "comparisons)",
     )
     r.add_argument(
         "--no-cache", action="store_true", help="do not cache generated graphs"

@@ -1,0 +1,185 @@
+"""``irgl-bench`` / ``irgl-opt`` rough edges (issue 27, items 6 and 7), no GPU
+needed: ``--version``, dates in help texts, the ``// Build:`` line of
+``inline-runtime=false`` output, located parse errors in ``irgl-bench run``,
+``-p`` with ``--backend interp``, the graph cache's default place,
+interpreter progress and ``irgl-bench all`` without a GPU."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import nvcc_path
+
+from irgl_runner import bench_cli
+from irgl_runner.backends import BACKENDS
+
+REPO = Path(__file__).resolve().parents[2]
+IRGL_OPT = [sys.executable, str(REPO / "tools" / "irgl-opt")]
+
+#: A host kernel whose Iterate (line 8) uses `%n`, defined in its own body.
+OWN_REGION_OPERAND = """\
+irgl.kernel @b(%g: !irgl.graph, %LEVEL: i32) {
+  irgl.forall %wlidx in worklist {
+    %n = irgl.wl.pop %wlidx
+  }
+}
+irgl.kernel host @main(%g: !irgl.graph, %src: index) {
+  %c1 = arith.constant 1 : i32
+  %r = irgl.iterate @b(%g, %lvl = %n) : (!irgl.graph, i32) initial [%src] {
+    %n = arith.addi %lvl, %c1 : i32
+    irgl.yield %n : i32
+  }
+}
+"""
+
+APP_PY = """\
+from pathlib import Path
+from irgl_runner.apps import AppSpec
+APP = AppSpec(name={name!r}, mlir=Path(__file__).with_name({mlir!r}),
+              host_fn='main', outputs=[], args=lambda ctx: [],
+              uses_source=False)
+"""
+
+
+def make_app(root: Path, name: str, program: str) -> Path:
+    """A benchmarks directory `root` with one app `name` running `program`."""
+    d = root / name
+    d.mkdir(parents=True)
+    (d / f"{name}.mlir").write_text(program)
+    (d / "app.py").write_text(APP_PY.format(name=name, mlir=f"{name}.mlir"))
+    return root
+
+
+def run_cli(
+    args: list[str], capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str, str]:
+    code = bench_cli.main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def no_gpu_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let ``--backend cuda`` get past its GPU check (nothing here runs)."""
+    monkeypatch.setitem(
+        BACKENDS,
+        "cuda",
+        dataclasses.replace(BACKENDS["cuda"], unavailable=lambda: None),
+    )
+
+
+# ---------------------------------------------------------------- --version
+
+
+def test_irgl_bench_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as info:
+        bench_cli.main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.strip() == (
+        f"irgl-bench {version('irgl-xdsl')} (IrGL on xDSL)"
+    )
+
+
+def test_irgl_opt_version() -> None:
+    proc = subprocess.run(
+        [*IRGL_OPT, "--version"], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("irgl-opt ")
+
+
+# ---------------------------------------------------------- dates in --help
+
+#: An ISO date or a "before/after/since <year>" remark.
+DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b(before|after|since|until) (19|20)\d\d\b")
+
+
+def _all_help(parser: argparse.ArgumentParser) -> list[str]:
+    """The help text of `parser` and of every subcommand under it."""
+    texts = [parser.format_help()]
+    for action in parser._actions:  # pyright: ignore[reportPrivateUsage]
+        if isinstance(action, argparse._SubParsersAction):  # pyright: ignore[reportPrivateUsage]
+            for sub in action.choices.values():
+                texts += _all_help(sub)
+    return texts
+
+
+def test_no_help_text_contains_a_date() -> None:
+    bench_cli.load_plugins()
+    texts = _all_help(bench_cli._parser())  # pyright: ignore[reportPrivateUsage]
+    assert len(texts) >= 4  # irgl-bench, run, gen, all, build
+    assert any("--reinit-all" in t for t in texts)
+    for text in texts:
+        assert DATE.search(text) is None, DATE.search(text)
+    opt = subprocess.run(
+        [*IRGL_OPT, "--help"], capture_output=True, text=True, timeout=120
+    )
+    assert opt.returncode == 0 and DATE.search(opt.stdout) is None
+
+
+# ------------------------------------------------- the // Build: line's -I
+
+
+def _build_line(cuda: str) -> str:
+    line = cuda.splitlines()[1]
+    assert line.startswith("// Build: nvcc ")
+    return line.removeprefix("// Build: ")
+
+
+@pytest.mark.parametrize("inline", [True, False])
+def test_build_line_names_the_runtime_folder(tmp_path: Path, inline: bool) -> None:
+    target = "cuda" if inline else "cuda{inline_runtime=false}"
+    proc = subprocess.run(
+        [*IRGL_OPT, "--lower-irgl", "-t", target, str(REPO / "examples" / "bfs.mlir")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    source = tmp_path / "bfs.cu"
+    source.write_text(proc.stdout)
+    line = _build_line(proc.stdout).replace("<this file>", shlex.quote(str(source)))
+    words = shlex.split(line)
+    if inline:
+        assert "-I" not in words  # self-contained
+        return
+    folder = Path(words[words.index("-I") + 1])
+    assert (folder / "irgl_runtime.cuh").is_file()
+    nvcc = nvcc_path()
+    if nvcc is None:
+        return
+    # the Build line as written (only nvcc's location and -o added)
+    build = subprocess.run(
+        [str(nvcc), *words[1:], "-o", str(tmp_path / "bfs.o")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert build.returncode == 0, build.stderr
+
+
+# ---------------------------------------- irgl-bench run: located parse errors
+
+
+def test_run_gives_located_diagnostic_for_own_region_operand(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bench = make_app(tmp_path / "apps", "own", OWN_REGION_OPERAND)
+    no_gpu_needed(monkeypatch)
+    code, out, err = run_cli(
+        ["run", "own", "--graph", "grid:2x2", "--no-cache"]
+        + ["--benchmarks-dir", str(bench)],
+        capsys,
+    )
+    assert code == 1 and out == "" and "Traceback" not in err
+    assert "internal compiler error" not in err
+    assert err.startswith(f"irgl-bench: error: {bench / 'own' / 'own.mlir'}:8:35")
+    assert "uses %n, which is defined only inside the op's own region" in err
