@@ -472,7 +472,7 @@ def _plan(
     reps = args.reps if args.reps is not None else (3 if args.quick else 5)
     if reps < 1:
         raise UsageError(f"--reps must be at least 1, got {reps}")
-    cache = None if args.no_cache else (args.cache_dir or default_cache_dir())
+    cache = None if args.no_cache else (args.cache_dir or default_cache_dir(bdir))
     if cache is not None:
         # the runs of one graph under many configurations share references
         os.environ.setdefault("IRGL_REFERENCE_CACHE", str(Path(cache) / "references"))

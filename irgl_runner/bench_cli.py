@@ -57,6 +57,13 @@ from .graphs import EDGE_LIST_SUFFIXES, GraphFormatError, write_graph
 __all__ = ["main", "write_output"]
 
 
+#: ``--cache-dir``'s help (``run`` and ``all``).
+CACHE_DIR_HELP = (
+    "generated-graph cache (default $IRGL_GRAPH_CACHE, else .cache in the "
+    "benchmarks directory if writable, else $XDG_CACHE_HOME/irgl/graphs)"
+)
+
+
 def package_version() -> str:
     """The installed version of the ``irgl-xdsl`` package (``--version``)."""
     try:
@@ -94,7 +101,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     if args.reps < 1:
         raise UsageError(f"--reps must be at least 1, got {args.reps}")
-    cache = None if args.no_cache else (args.cache_dir or default_cache_dir())
+    cache = (
+        None
+        if args.no_cache
+        else (args.cache_dir or default_cache_dir(args.benchmarks_dir))
+    )
     graph, spec = resolve_graph(args.graph, app.symmetrize, app.weighted, cache)
     app.check_graph(graph, args.graph)  # before compiling (exit 2)
     source = args.source if args.source is not None else default_source(graph, spec)
@@ -264,7 +275,7 @@ def _parser() -> argparse.ArgumentParser:
         "--cache-dir",
         type=Path,
         default=None,
-        help="generated-graph cache (default benchmarks/.cache)",
+        help=CACHE_DIR_HELP,
     )
     r.add_argument(
         "--benchmarks-dir", type=Path, default=None, help="where app directories live"
@@ -347,7 +358,7 @@ def _parser() -> argparse.ArgumentParser:
         "--cache-dir",
         type=Path,
         default=None,
-        help="generated-graph cache (default benchmarks/.cache)",
+        help=CACHE_DIR_HELP,
     )
     a.add_argument(
         "--benchmarks-dir", type=Path, default=None, help="where app directories live"

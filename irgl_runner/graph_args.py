@@ -19,13 +19,32 @@ __all__ = [
     "default_cache_dir",
     "default_source",
     "resolve_graph",
+    "user_cache_dir",
 ]
 
 
-def default_cache_dir() -> Path:
-    """Generated-graph cache: ``$IRGL_GRAPH_CACHE`` or ``benchmarks/.cache``."""
+def user_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/irgl/graphs`` (``~/.cache/irgl/graphs`` without it)."""
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".cache"
+    return base / "irgl" / "graphs"
+
+
+def default_cache_dir(benchmarks_dir: str | Path | None = None) -> Path:
+    """Where generated graphs are cached when ``--cache-dir`` is not given:
+    ``$IRGL_GRAPH_CACHE`` if set, else ``.cache`` in the benchmarks directory
+    the apps come from (``benchmarks_dir``, by default the checkout's
+    ``benchmarks/``) when that directory is writable, else
+    :func:`user_cache_dir` (e.g. an installed package's read-only folder)."""
     env = os.environ.get("IRGL_GRAPH_CACHE")
-    return Path(env) if env else default_benchmarks_dir() / ".cache"
+    if env:
+        return Path(env)
+    base = (
+        Path(benchmarks_dir) if benchmarks_dir is not None else default_benchmarks_dir()
+    )
+    if base.is_dir() and os.access(base, os.W_OK | os.X_OK):
+        return base / ".cache"
+    return user_cache_dir()
 
 
 def resolve_graph(

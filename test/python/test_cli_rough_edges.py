@@ -183,3 +183,68 @@ def test_run_gives_located_diagnostic_for_own_region_operand(
     assert "internal compiler error" not in err
     assert err.startswith(f"irgl-bench: error: {bench / 'own' / 'own.mlir'}:8:35")
     assert "uses %n, which is defined only inside the op's own region" in err
+
+
+# ------------------------------------------------- the graph cache's place
+
+
+def no_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make ``--backend cuda`` find no GPU (the fake "no GPU" condition)."""
+    monkeypatch.setitem(
+        BACKENDS,
+        "cuda",
+        dataclasses.replace(BACKENDS["cuda"], unavailable=lambda: "no GPU here (test)"),
+    )
+
+
+def test_default_graph_cache_is_beside_the_benchmarks_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from irgl_runner import graph_args
+
+    monkeypatch.delenv("IRGL_GRAPH_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    assert graph_args.default_cache_dir(bench) == bench / ".cache"
+    # the checkout's benchmarks/ only without --benchmarks-dir
+    checkout = graph_args.default_cache_dir()
+    assert checkout == REPO / "benchmarks" / ".cache"
+    # a folder it cannot write to (an installed package's): the user's cache
+    monkeypatch.setattr(graph_args.os, "access", lambda *a, **k: False)
+    assert graph_args.default_cache_dir(bench) == tmp_path / "xdg" / "irgl" / "graphs"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert graph_args.default_cache_dir() == Path.home() / ".cache/irgl/graphs"
+    # the environment variable wins
+    monkeypatch.setenv("IRGL_GRAPH_CACHE", str(tmp_path / "env"))
+    assert graph_args.default_cache_dir(bench) == tmp_path / "env"
+
+
+@pytest.mark.parametrize("how", ["default", "--cache-dir", "env"])
+def test_run_caches_graphs_beside_its_benchmarks_dir(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    how: str,
+) -> None:
+    monkeypatch.delenv("IRGL_GRAPH_CACHE", raising=False)
+    bench = make_app(tmp_path / "apps", "own", OWN_REGION_OPERAND)
+    no_gpu(monkeypatch)  # the graph is resolved (and cached) before this check
+    spec = "grid:3x11"
+    extra: list[str] = []
+    where = bench / ".cache"
+    if how == "--cache-dir":
+        where = tmp_path / "mine"
+        extra = ["--cache-dir", str(where)]
+    elif how == "env":
+        where = tmp_path / "env"
+        monkeypatch.setenv("IRGL_GRAPH_CACHE", str(where))
+    code, _, err = run_cli(
+        ["run", "own", "--graph", spec, "--benchmarks-dir", str(bench), *extra],
+        capsys,
+    )
+    assert code == 1 and "no GPU here (test)" in err
+    assert (where / "grid_3x11.gr").is_file()
+    assert not (REPO / "benchmarks" / ".cache" / "grid_3x11.gr").exists()
+    if how != "default":
+        assert not (bench / ".cache").exists()
