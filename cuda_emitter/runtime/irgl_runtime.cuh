@@ -1761,3 +1761,720 @@ IRGL_DEVICE_STORE(f32, float)
 IRGL_DEVICE_STORE(f64, double)
 #undef IRGL_DEVICE_STORE
 #undef IRGL_DEVICE_LOAD
+
+// ---------------------------------------------------------------------------
+// Several GPUs (IRGL_DISTRIBUTED): the irgl_dist ops over NCCL
+// ---------------------------------------------------------------------------
+//
+// Compiled only when IRGL_DISTRIBUTED is defined (the cuda target defines it
+// for a module lowered with lower-irgl{distribute=oec|cvc}), so single-GPU
+// builds need no NCCL. One process per GPU; the process's rank state below
+// is set up by the runner (irgl_runner/distributed.py) through the extern "C"
+// functions irgl_dist_get_unique_id / irgl_dist_init / irgl_dist_setup, then
+// the lowered host code calls the irgl_dist_* functions, which implement the
+// contract of irgl_dialect/distributed.py:
+//
+//   sync_nodes      reduce: every mirror listed for a peer is gathered into a
+//                   send buffer (add: its change since the agreed copy; set:
+//                   its value and a changed flag), ncclSend/ncclRecv grouped
+//                   per peer, combined into the masters one peer at a time
+//                   (no atomics); broadcast: every listed master to its
+//                   mirrors (assign). All listed entries move, not only the
+//                   updated ones (min/max/add are unchanged by unchanged
+//                   entries, set only takes flagged ones).
+//   allreduce_cells min/max: ncclAllReduce in place; add/set: ncclAllGather of
+//                   the copies, combined against the agreed copy.
+//   allreduce       one value, ncclAllReduce.
+//   sync_worklist   `in` as a mark per local node; a changed-flag per listed
+//                   mirror sent to its owner (dense flags, not ids), masters
+//                   marked; under cvc the marked masters' flags go back to
+//                   the mirrors that hold edges; `in` is rebuilt from the
+//                   marks (each node once, in no particular order).
+//
+// The agreed copy of an array synchronized with add or set is a device
+// snapshot the runtime keeps by pointer: taken by irgl_dist_track (the
+// runner tracks every array argument before a call, the lowered code every
+// array it allocates) and after every synchronization.
+//
+// NCCL runs on a stream of its own; the host waits for it by polling
+// (cudaStreamQuery, ncclCommGetAsyncError) for at most the timeout given to
+// irgl_dist_init: a rank that died or never arrived makes every other rank
+// abort its communicator and fail with an error naming the collective,
+// instead of hanging. The communicator is non-blocking (config.blocking = 0)
+// so that its creation is bounded the same way.
+#ifdef IRGL_DISTRIBUTED
+#include <nccl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+/// Local id -> global id of the rank's nodes (device; irgl_dist_global_id).
+__device__ int64_t* irgl_dist_l2g_device;
+
+namespace irgl {
+namespace dist {
+
+/// Reduction codes (the irgl_dist.reduction enum, in this order).
+enum Red : int { kMin = 0, kMax = 1, kMinU = 2, kMaxU = 3, kAdd = 4, kSet = 5, kOr = 6, kAnd = 7 };
+
+/// A device snapshot: the agreed copy of a tracked array.
+struct Snapshot {
+  void* data = nullptr;
+  size_t bytes = 0;
+};
+
+/// The process's rank: communicator, partition lists, scratch buffers.
+struct State {
+  bool ready = false;     // irgl_dist_init done
+  bool partition = false; // irgl_dist_setup done
+  int rank = 0, world = 1;
+  double timeout_s = 300.0;
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+  bool cvc = false;
+  int64_t num_local = 0, num_masters = 0, master_offset = 0;
+  int64_t* l2g = nullptr;                     // device, num_local
+  irgl_index* mirrors = nullptr;              // device: mirrors_owned_by, concatenated by peer
+  irgl_index* masters = nullptr;              // device: masters_mirrored_on, concatenated by peer
+  unsigned char* has_edges = nullptr;         // device, num_local
+  std::vector<int64_t> mir_off, mir_cnt;      // per peer, into `mirrors`
+  std::vector<int64_t> mas_off, mas_cnt;      // per peer, into `masters`
+  int64_t total_mirrors = 0, total_masters = 0;
+  char* send = nullptr;                       // 8 * max(total) bytes
+  char* recv = nullptr;
+  unsigned char* send_flags = nullptr;        // max(total) bytes
+  unsigned char* recv_flags = nullptr;
+  unsigned char* mark = nullptr;              // num_local
+  char* value = nullptr;                      // 16 bytes: one all-reduced value
+  std::map<const void*, Snapshot> snapshots;
+  // communication counters (irgl_dist_stats)
+  double bytes_sent = 0, seconds = 0, collectives = 0;
+};
+
+inline State& state() {
+  static State s;
+  return s;
+}
+
+inline std::string where() {
+  return "rank " + std::to_string(state().rank) + " of " + std::to_string(state().world) + ": ";
+}
+
+inline State& ready_state() {
+  State& s = state();
+  if (!s.ready || !s.partition)
+    throw Error("irgl_dist: this program was distributed (lower-irgl{distribute=...}) and must run "
+                "through irgl_runner.distributed (one process per GPU, irgl_dist_init and "
+                "irgl_dist_setup first)");
+  return s;
+}
+
+/// Aborts the communicator after a failure (a dead peer must not hang us).
+inline void abort_comm(State& s) {
+  if (s.comm != nullptr) {
+    ncclCommAbort(s.comm);
+    s.comm = nullptr;
+  }
+  s.ready = false;
+}
+
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// Waits (bounded) until a non-blocking NCCL call `r` has taken effect.
+inline void nccl_done(State& s, ncclResult_t r, const char* what) {
+  const auto t0 = std::chrono::steady_clock::now();
+  while (r == ncclInProgress) {
+    if (seconds_since(t0) > s.timeout_s) {
+      abort_comm(s);
+      throw Error(where() + what + ": NCCL did not finish within " + std::to_string(s.timeout_s) +
+                  " s (IRGL_DIST_TIMEOUT): a rank died, never started or is stuck");
+    }
+    std::this_thread::yield();
+    if (ncclCommGetAsyncError(s.comm, &r) != ncclSuccess) break;
+  }
+  if (r != ncclSuccess) {
+    const std::string message = ncclGetErrorString(r);
+    const char* last = s.comm != nullptr ? ncclGetLastError(s.comm) : nullptr;
+    abort_comm(s);
+    throw Error(where() + what + ": NCCL error: " + message + (last && *last ? std::string(" (") + last + ")" : ""));
+  }
+}
+
+/// Waits (bounded) for everything queued on the rank's stream.
+inline void wait_stream(State& s, const char* what) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    const cudaError_t e = cudaStreamQuery(s.stream);
+    if (e == cudaSuccess) break;
+    if (e != cudaErrorNotReady) {
+      abort_comm(s);
+      IRGL_CHECK(e);
+    }
+    ncclResult_t async = ncclSuccess;
+    if (s.comm != nullptr && ncclCommGetAsyncError(s.comm, &async) == ncclSuccess && async != ncclSuccess &&
+        async != ncclInProgress)
+      nccl_done(s, async, what);
+    if (seconds_since(t0) > s.timeout_s) {
+      abort_comm(s);
+      throw Error(where() + what + ": the collective did not complete within " + std::to_string(s.timeout_s) +
+                  " s (IRGL_DIST_TIMEOUT): a rank died, never started or is stuck");
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  s.seconds += seconds_since(t0);
+}
+
+/// Starts a step: the default stream's kernels are done (they wrote what
+/// is sent), counters.
+inline void begin(State& s) {
+  IRGL_CHECK(cudaStreamSynchronize(0));
+  s.collectives += 1;
+}
+
+inline void group_start(State& s, const char* what) { nccl_done(s, ncclGroupStart(), what); }
+inline void group_end(State& s, const char* what) { nccl_done(s, ncclGroupEnd(), what); }
+
+/// Per peer: send `count[q]` elements of `bytes` from send + off[q], receive
+/// rcount[q] into recv + roff[q] (grouped; skipped where zero).
+inline void exchange(State& s, const void* send, const std::vector<int64_t>& off, const std::vector<int64_t>& count,
+                     void* recv, const std::vector<int64_t>& roff, const std::vector<int64_t>& rcount, size_t bytes,
+                     const char* what) {
+  group_start(s, what);
+  for (int q = 0; q < s.world; ++q) {
+    if (q == s.rank) continue;
+    if (count[q] > 0) {
+      nccl_done(s,
+                ncclSend(static_cast<const char*>(send) + off[q] * bytes, static_cast<size_t>(count[q]) * bytes,
+                         ncclChar, q, s.comm, s.stream),
+                what);
+      s.bytes_sent += static_cast<double>(count[q]) * bytes;
+    }
+    if (rcount[q] > 0)
+      nccl_done(s,
+                ncclRecv(static_cast<char*>(recv) + roff[q] * bytes, static_cast<size_t>(rcount[q]) * bytes, ncclChar,
+                         q, s.comm, s.stream),
+                what);
+  }
+  group_end(s, what);
+}
+
+inline unsigned blocks_for(int64_t n) {
+  const int64_t b = (n + 255) / 256;
+  return static_cast<unsigned>(b < 1 ? 1 : (b > 65535 ? 65535 : b));
+}
+
+#define IRGL_DIST_GRID_LOOP(i, n) \
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(blockDim.x) * gridDim.x)
+
+/// The unsigned counterpart of an integer type (minu/maxu); floats stay.
+template <class T, bool = std::is_integral<T>::value>
+struct Unsigned {
+  typedef typename std::make_unsigned<T>::type type;
+};
+template <class T>
+struct Unsigned<T, false> {
+  typedef T type;
+};
+
+/// `old` combined with `v` by the reduction (min, max, minu, maxu, add: v is
+/// a change, set: v).
+template <class T>
+__device__ __forceinline__ T combine(int red, T old, T v) {
+  typedef typename Unsigned<T>::type U;
+  switch (red) {
+    case kMin: return v < old ? v : old;
+    case kMax: return v > old ? v : old;
+    case kMinU: return static_cast<U>(v) < static_cast<U>(old) ? v : old;
+    case kMaxU: return static_cast<U>(v) > static_cast<U>(old) ? v : old;
+    case kAdd: return old + v;
+    default: return v;
+  }
+}
+
+/// send[i] = a[ids[i]] (add: minus its snapshot; set: flags[i] = changed).
+template <class T>
+__global__ void gather_kernel(const T* a, const T* snap, const irgl_index* ids, int64_t n, int red, T* send,
+                              unsigned char* flags) {
+  IRGL_DIST_GRID_LOOP(i, n) {
+    const irgl_index m = ids[i];
+    const T v = a[m];
+    if (red == kAdd) {
+      send[i] = v - snap[m];
+    } else {
+      send[i] = v;
+      if (red == kSet) flags[i] = !(v == snap[m]);
+    }
+  }
+}
+
+/// a[ids[i]] = combine(a[ids[i]], recv[i]) (set: where flagged).
+template <class T>
+__global__ void reduce_kernel(T* a, const irgl_index* ids, int64_t n, int red, const T* recv,
+                              const unsigned char* flags) {
+  IRGL_DIST_GRID_LOOP(i, n) {
+    if (red == kSet && !flags[i]) continue;
+    const irgl_index m = ids[i];
+    a[m] = combine<T>(red, a[m], recv[i]);
+  }
+}
+
+/// a[ids[i]] = recv[i].
+template <class T>
+__global__ void assign_kernel(T* a, const irgl_index* ids, int64_t n, const T* recv) {
+  IRGL_DIST_GRID_LOOP(i, n) { a[ids[i]] = recv[i]; }
+}
+
+/// The agreed copy of a tracked array (throws if it is not tracked).
+inline void* snapshot_of(State& s, const void* a, size_t bytes, const char* what) {
+  auto it = s.snapshots.find(a);
+  if (it == s.snapshots.end() || it->second.bytes < bytes)
+    throw Error(where() + what + ": the array has no agreed copy: it was neither an argument of the call "
+                "(the runner tracks those) nor allocated by the distributed program");
+  return it->second.data;
+}
+
+/// snapshot := a (on the rank's stream).
+inline void refresh(State& s, const void* a, void* snap, size_t bytes) {
+  if (bytes > 0) IRGL_CHECK(cudaMemcpyAsync(snap, a, bytes, cudaMemcpyDeviceToDevice, s.stream));
+}
+
+/// irgl_dist.sync_nodes on a node array of T (num_local entries).
+template <class T>
+inline void sync_nodes(T* a, int red) {
+  State& s = ready_state();
+  const char* what = "irgl_dist.sync_nodes";
+  static_assert(sizeof(T) <= 8, "node array elements are at most 8 bytes");
+  const size_t bytes = static_cast<size_t>(s.num_local) * sizeof(T);
+  T* snap = (red == kAdd || red == kSet) ? static_cast<T*>(snapshot_of(s, a, bytes, what)) : nullptr;
+  begin(s);
+  T* send = reinterpret_cast<T*>(s.send);
+  T* recv = reinterpret_cast<T*>(s.recv);
+  // reduce: mirrors -> masters
+  if (s.total_mirrors > 0)
+    gather_kernel<T><<<blocks_for(s.total_mirrors), 256, 0, s.stream>>>(a, snap, s.mirrors, s.total_mirrors, red,
+                                                                          send, s.send_flags);
+  IRGL_CHECK(cudaGetLastError());
+  exchange(s, send, s.mir_off, s.mir_cnt, recv, s.mas_off, s.mas_cnt, sizeof(T), what);
+  if (red == kSet)
+    exchange(s, s.send_flags, s.mir_off, s.mir_cnt, s.recv_flags, s.mas_off, s.mas_cnt, 1, what);
+  for (int q = 0; q < s.world; ++q) {  // one peer at a time: a master may be mirrored on several
+    if (q == s.rank || s.mas_cnt[q] == 0) continue;
+    reduce_kernel<T><<<blocks_for(s.mas_cnt[q]), 256, 0, s.stream>>>(
+        a, s.masters + s.mas_off[q], s.mas_cnt[q], red, recv + s.mas_off[q], s.recv_flags + s.mas_off[q]);
+  }
+  IRGL_CHECK(cudaGetLastError());
+  // broadcast: masters -> mirrors
+  if (s.total_masters > 0)
+    gather_kernel<T><<<blocks_for(s.total_masters), 256, 0, s.stream>>>(a, nullptr, s.masters, s.total_masters,
+                                                                          kMin, send, nullptr);
+  IRGL_CHECK(cudaGetLastError());
+  exchange(s, send, s.mas_off, s.mas_cnt, recv, s.mir_off, s.mir_cnt, sizeof(T), what);
+  if (s.total_mirrors > 0)
+    assign_kernel<T><<<blocks_for(s.total_mirrors), 256, 0, s.stream>>>(a, s.mirrors, s.total_mirrors, recv);
+  IRGL_CHECK(cudaGetLastError());
+  if (snap != nullptr) refresh(s, a, snap, bytes);
+  wait_stream(s, what);
+}
+
+template <class T>
+inline ncclDataType_t nccl_type(bool is_unsigned) {
+  if (std::is_same<T, float>::value) return ncclFloat32;
+  if (std::is_same<T, double>::value) return ncclFloat64;
+  if (sizeof(T) == 1) return is_unsigned ? ncclUint8 : ncclInt8;
+  if (sizeof(T) == 4) return is_unsigned ? ncclUint32 : ncclInt32;
+  return is_unsigned ? ncclUint64 : ncclInt64;
+}
+
+inline ncclRedOp_t nccl_op(int red) {
+  switch (red) {
+    case kMin: case kMinU: case kAnd: return ncclMin;
+    case kMax: case kMaxU: case kOr: return ncclMax;
+    default: return ncclSum;
+  }
+}
+
+/// result[i] = snap[i] + sum over ranks of (copy[i] - snap[i]) (add), or the
+/// last copy that differs from snap[i] (set).
+template <class T>
+__global__ void cells_kernel(T* a, T* snap, const T* copies, int64_t n, int world, int red) {
+  IRGL_DIST_GRID_LOOP(i, n) {
+    T r = snap[i];
+    for (int q = 0; q < world; ++q) {
+      const T c = copies[q * n + i];
+      if (red == kAdd) r = r + (c - snap[i]);
+      else if (!(c == snap[i])) r = c;
+    }
+    a[i] = r;
+    snap[i] = r;
+  }
+}
+
+/// irgl_dist.allreduce_cells on a replicated array of n T.
+template <class T>
+inline void allreduce_cells(T* a, irgl_index n, int red) {
+  State& s = ready_state();
+  const char* what = "irgl_dist.allreduce_cells";
+  if (n <= 0) return;
+  const size_t bytes = static_cast<size_t>(n) * sizeof(T);
+  begin(s);
+  if (red == kAdd || red == kSet) {
+    T* snap = static_cast<T*>(snapshot_of(s, a, bytes, what));
+    T* copies = static_cast<T*>(scratch_bytes(bytes * s.world, false));
+    try {
+      nccl_done(s, ncclAllGather(a, copies, bytes, ncclChar, s.comm, s.stream), what);
+      s.bytes_sent += static_cast<double>(bytes) * (s.world - 1);
+      cells_kernel<T><<<blocks_for(n), 256, 0, s.stream>>>(a, snap, copies, n, s.world, red);
+      IRGL_CHECK(cudaGetLastError());
+      wait_stream(s, what);
+    } catch (...) {
+      scratch_free(copies);
+      throw;
+    }
+    scratch_free(copies);
+    return;
+  }
+  const bool is_unsigned = red == kMinU || red == kMaxU;
+  nccl_done(s, ncclAllReduce(a, a, static_cast<size_t>(n), nccl_type<T>(is_unsigned), nccl_op(red), s.comm, s.stream),
+            what);
+  s.bytes_sent += static_cast<double>(bytes) * (s.world - 1);
+  auto it = s.snapshots.find(a);
+  if (it != s.snapshots.end() && it->second.bytes >= bytes) refresh(s, a, it->second.data, bytes);
+  wait_stream(s, what);
+}
+
+/// irgl_dist.allreduce of one host value.
+template <class T>
+inline T allreduce_value(T v, int red) {
+  State& s = ready_state();
+  const char* what = "irgl_dist.allreduce";
+  begin(s);
+  IRGL_CHECK(cudaMemcpyAsync(s.value, &v, sizeof(T), cudaMemcpyHostToDevice, s.stream));
+  const bool is_unsigned = red == kMinU || red == kMaxU || std::is_same<T, bool>::value;
+  nccl_done(s, ncclAllReduce(s.value, s.value, 1, nccl_type<T>(is_unsigned), nccl_op(red), s.comm, s.stream), what);
+  s.bytes_sent += static_cast<double>(sizeof(T)) * (s.world - 1);
+  T out{};
+  IRGL_CHECK(cudaMemcpyAsync(&out, s.value, sizeof(T), cudaMemcpyDeviceToHost, s.stream));
+  wait_stream(s, what);
+  return out;
+}
+
+/// Marks `in`'s items: masters in mark, mirrors (unless `initial`: dropped)
+/// in flags at their position among the listed mirrors (local id - masters).
+__global__ void mark_items_kernel(const int32_t* items, int64_t n, int64_t masters, int64_t local, bool initial,
+                                  unsigned char* mark, unsigned char* flags) {
+  IRGL_DIST_GRID_LOOP(i, n) {
+    const int64_t v = items[i];
+    if (v >= 0 && v < masters) mark[v] = 1;
+    else if (!initial && v >= masters && v < local) flags[v - masters] = 1;
+  }
+}
+
+/// mark[ids[i]] = 1 where flags[i] (and, with has_edges, the node has edges).
+__global__ void mark_flagged_kernel(const irgl_index* ids, int64_t n, const unsigned char* flags,
+                                    const unsigned char* has_edges, unsigned char* mark) {
+  IRGL_DIST_GRID_LOOP(i, n) {
+    if (flags[i] && (has_edges == nullptr || has_edges[ids[i]])) mark[ids[i]] = 1;
+  }
+}
+
+/// flags[i] = mark[ids[i]].
+__global__ void flags_of_kernel(const irgl_index* ids, int64_t n, const unsigned char* mark, unsigned char* flags) {
+  IRGL_DIST_GRID_LOOP(i, n) { flags[i] = mark[ids[i]]; }
+}
+
+/// in := the marked local nodes (tail counts them).
+__global__ void rebuild_kernel(const unsigned char* mark, int64_t n, int32_t* items, irgl_index* tail) {
+  IRGL_DIST_GRID_LOOP(i, n) {
+    if (mark[i]) items[detail::atomic_add_index(tail, irgl_index(1))] = static_cast<int32_t>(i);
+  }
+}
+
+/// irgl_dist.sync_worklist on the `in` worklist of p (initial: the first
+/// worklist of an Iterate/Pipe across ranks, whose non-masters are dropped).
+inline void sync_worklist(Pipe* p, bool initial) {
+  State& s = ready_state();
+  const char* what = initial ? "the initial worklist of an irgl.iterate/irgl.pipe across ranks"
+                             : "irgl_dist.sync_worklist";
+  if (s.num_local > p->capacity)
+    throw Error(where() + what + ": the worklist capacity " + std::to_string(static_cast<long long>(p->capacity)) +
+                " is below the rank's " + std::to_string(static_cast<long long>(s.num_local)) + " local nodes");
+  const irgl_index n = irgl_pipe_in_size(p);
+  begin(s);
+  IRGL_CHECK(cudaMemsetAsync(s.mark, 0, static_cast<size_t>(s.num_local), s.stream));
+  if (s.total_mirrors > 0) IRGL_CHECK(cudaMemsetAsync(s.send_flags, 0, static_cast<size_t>(s.total_mirrors), s.stream));
+  if (n > 0)
+    mark_items_kernel<<<blocks_for(n), 256, 0, s.stream>>>(p->in.items, n, s.num_masters, s.num_local, initial,
+                                                          s.mark, s.send_flags);
+  IRGL_CHECK(cudaGetLastError());
+  exchange(s, s.send_flags, s.mir_off, s.mir_cnt, s.recv_flags, s.mas_off, s.mas_cnt, 1, what);
+  if (s.total_masters > 0)
+    mark_flagged_kernel<<<blocks_for(s.total_masters), 256, 0, s.stream>>>(s.masters, s.total_masters, s.recv_flags,
+                                                                          nullptr, s.mark);
+  IRGL_CHECK(cudaGetLastError());
+  if (s.cvc) {  // masters activate their mirrors that hold edges
+    if (s.total_masters > 0)
+      flags_of_kernel<<<blocks_for(s.total_masters), 256, 0, s.stream>>>(s.masters, s.total_masters, s.mark,
+                                                                        s.send_flags);
+    IRGL_CHECK(cudaGetLastError());
+    exchange(s, s.send_flags, s.mas_off, s.mas_cnt, s.recv_flags, s.mir_off, s.mir_cnt, 1, what);
+    if (s.total_mirrors > 0)
+      mark_flagged_kernel<<<blocks_for(s.total_mirrors), 256, 0, s.stream>>>(s.mirrors, s.total_mirrors,
+                                                                            s.recv_flags, s.has_edges, s.mark);
+    IRGL_CHECK(cudaGetLastError());
+  }
+  IRGL_CHECK(cudaMemsetAsync(p->in.tail, 0, sizeof(irgl_index), s.stream));
+  rebuild_kernel<<<blocks_for(s.num_local), 256, 0, s.stream>>>(s.mark, s.num_local, p->in.items, p->in.tail);
+  IRGL_CHECK(cudaGetLastError());
+  wait_stream(s, what);
+  p->in_size = -1;  // read again by the next irgl_pipe_in_size
+  p->in.retry_round = 0;
+}
+
+/// Takes the agreed copy of `bytes` bytes of device array `a` (see irgl_dist_track).
+inline void track(const void* a, int64_t bytes) {
+  State& s = state();
+  Snapshot& snap = s.snapshots[a];
+  if (snap.data == nullptr || snap.bytes < static_cast<size_t>(bytes)) {
+    scratch_free(snap.data);
+    snap.data = nullptr;
+    snap.data = scratch_bytes(static_cast<size_t>(bytes > 0 ? bytes : 1), false);
+    snap.bytes = static_cast<size_t>(bytes);
+  }
+  if (bytes > 0) IRGL_CHECK(cudaMemcpy(snap.data, a, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice));
+}
+
+/// Frees the partition's buffers and snapshots (never throws).
+inline void free_partition(State& s) {
+  for (void* ptr : {static_cast<void*>(s.l2g), static_cast<void*>(s.mirrors), static_cast<void*>(s.masters),
+                    static_cast<void*>(s.has_edges), static_cast<void*>(s.send), static_cast<void*>(s.recv),
+                    static_cast<void*>(s.send_flags), static_cast<void*>(s.recv_flags), static_cast<void*>(s.mark),
+                    static_cast<void*>(s.value)})
+    scratch_free(ptr);
+  s.l2g = nullptr;
+  s.mirrors = s.masters = nullptr;
+  s.has_edges = s.send_flags = s.recv_flags = s.mark = nullptr;
+  s.send = s.recv = s.value = nullptr;
+  for (auto& entry : s.snapshots) scratch_free(entry.second.data);
+  s.snapshots.clear();
+  s.partition = false;
+}
+
+/// A device copy of n host int64 values as irgl_index.
+inline irgl_index* upload_ids(const int64_t* host, int64_t n) {
+  std::vector<irgl_index> ids(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) ids[static_cast<size_t>(i)] = static_cast<irgl_index>(host[i]);
+  irgl_index* dev = scratch_alloc<irgl_index>(n > 0 ? static_cast<irgl_index>(n) : 1);
+  if (n > 0) IRGL_CHECK(cudaMemcpy(dev, ids.data(), static_cast<size_t>(n) * sizeof(irgl_index), cudaMemcpyHostToDevice));
+  return dev;
+}
+
+}  // namespace dist
+}  // namespace irgl
+
+// -- called by the lowered code (irgl_dialect/runtime_library.py) ------------
+
+/// The local id of global node g: its master's on the owner, all ones elsewhere.
+inline irgl_index irgl_dist_local_node(irgl_index g) {
+  const irgl::dist::State& s = irgl::dist::ready_state();
+  const int64_t local = static_cast<int64_t>(g) - s.master_offset;
+  return (local >= 0 && local < s.num_masters) ? static_cast<irgl_index>(local) : static_cast<irgl_index>(-1);
+}
+
+/// The global id of local node n (device code).
+__device__ __forceinline__ irgl_index irgl_dist_global_id(irgl_index n) {
+  return static_cast<irgl_index>(irgl_dist_l2g_device[n]);
+}
+
+/// Synchronizes the `in` worklist of a pipe (irgl_dist.sync_worklist).
+inline void irgl_dist_sync_worklist(irgl::Pipe* p) { irgl::dist::sync_worklist(p, false); }
+/// Distributes the initial `in` worklist of an Iterate/Pipe across ranks.
+inline void irgl_dist_initial_worklist(irgl::Pipe* p) { irgl::dist::sync_worklist(p, true); }
+
+/// irgl_dist.sync_nodes / allreduce_cells / tracking, per element type.
+#define IRGL_DIST_ARRAY(SUFFIX, T)                                                     \
+  inline void irgl_dist_sync_nodes_##SUFFIX(T* a, int32_t red) {                       \
+    irgl::dist::sync_nodes<T>(a, red);                                                 \
+  }                                                                                    \
+  inline void irgl_dist_allreduce_cells_##SUFFIX(T* a, irgl_index n, int32_t red) {    \
+    irgl::dist::allreduce_cells<T>(a, n, red);                                         \
+  }                                                                                    \
+  inline void irgl_dist_track_##SUFFIX(T* a, irgl_index n) {                           \
+    irgl::dist::track(a, static_cast<int64_t>(n) * static_cast<int64_t>(sizeof(T)));    \
+  }
+/// irgl_dist.allreduce of a host value, per type.
+#define IRGL_DIST_VALUE(SUFFIX, T)                                                     \
+  inline T irgl_dist_allreduce_##SUFFIX(T v, int32_t red) {                            \
+    return irgl::dist::allreduce_value<T>(v, red);                                     \
+  }
+
+// -- called by the runner through ctypes ---------------------------------------
+
+/// Writes a fresh NCCL unique id (NCCL_UNIQUE_ID_BYTES = 128 bytes) to out.
+IRGL_EXPORT int irgl_dist_get_unique_id(char* out) {
+  return irgl::guard([&] {
+    ncclUniqueId id;
+    const ncclResult_t r = ncclGetUniqueId(&id);
+    if (r != ncclSuccess) throw irgl::Error(std::string("ncclGetUniqueId: ") + ncclGetErrorString(r));
+    std::memcpy(out, id.internal, sizeof(id.internal));
+  });
+}
+
+/// Joins the communicator: this process is `rank` of `world`, on CUDA device
+/// `device`, with the unique id rank 0 made; NCCL calls wait at most
+/// timeout_s seconds. Call before anything else touches the GPU.
+IRGL_EXPORT int irgl_dist_init(int rank, int world, int device, const char* unique_id, double timeout_s) {
+  return irgl::guard([&] {
+    irgl::dist::State& s = irgl::dist::state();
+    if (s.ready) throw irgl::Error("irgl_dist_init: already initialized");
+    if (world < 1 || rank < 0 || rank >= world)
+      throw irgl::Error("irgl_dist_init: rank " + std::to_string(rank) + " out of range for world size " +
+                        std::to_string(world));
+    s.rank = rank;
+    s.world = world;
+    s.timeout_s = timeout_s > 0 ? timeout_s : 300.0;
+    IRGL_CHECK(cudaSetDevice(device));
+    if (s.stream == nullptr) IRGL_CHECK(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
+    ncclUniqueId id;
+    std::memcpy(id.internal, unique_id, sizeof(id.internal));
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    ncclResult_t r = ncclCommInitRankConfig(&s.comm, world, id, rank, &config);
+    if (r != ncclSuccess && r != ncclInProgress) {
+      s.comm = nullptr;
+      throw irgl::Error(irgl::dist::where() + "ncclCommInitRankConfig: " + ncclGetErrorString(r));
+    }
+    if (r == ncclInProgress) ncclCommGetAsyncError(s.comm, &r);
+    irgl::dist::nccl_done(s, r, "creating the NCCL communicator");
+    s.ready = true;
+  });
+}
+
+/// Installs the rank's partition: local/master counts, the global id of
+/// every local node, per peer the mirrors it owns and the masters it mirrors
+/// (counts[world] then the concatenated local ids), which local nodes have
+/// edges, and the policy (cvc: masters activate their mirrors).
+IRGL_EXPORT int irgl_dist_setup(int64_t num_local, int64_t num_masters, int64_t master_offset, const int64_t* l2g,
+                                const int64_t* mirror_counts, const int64_t* mirrors, const int64_t* master_counts,
+                                const int64_t* masters, const unsigned char* has_edges, int cvc) {
+  return irgl::guard([&] {
+    irgl::dist::State& s = irgl::dist::state();
+    if (!s.ready) throw irgl::Error("irgl_dist_setup: call irgl_dist_init first");
+    irgl::dist::free_partition(s);
+    s.num_local = num_local;
+    s.num_masters = num_masters;
+    s.master_offset = master_offset;
+    s.cvc = cvc != 0;
+    s.mir_off.assign(s.world, 0);
+    s.mir_cnt.assign(mirror_counts, mirror_counts + s.world);
+    s.mas_off.assign(s.world, 0);
+    s.mas_cnt.assign(master_counts, master_counts + s.world);
+    s.total_mirrors = s.total_masters = 0;
+    for (int q = 0; q < s.world; ++q) {
+      s.mir_off[q] = s.total_mirrors;
+      s.mas_off[q] = s.total_masters;
+      s.total_mirrors += s.mir_cnt[q];
+      s.total_masters += s.mas_cnt[q];
+    }
+    // sync_worklist finds a mirror's slot as (local id - masters)
+    if (s.total_mirrors != num_local - num_masters)
+      throw irgl::Error("irgl_dist_setup: the mirror lists must name every mirror once");
+    for (int64_t i = 0; i < s.total_mirrors; ++i)
+      if (mirrors[i] != num_masters + i)
+        throw irgl::Error("irgl_dist_setup: the mirror lists must be the local ids after the masters, in order");
+    s.l2g = irgl::scratch_alloc<int64_t>(static_cast<irgl_index>(num_local > 0 ? num_local : 1));
+    if (num_local > 0)
+      IRGL_CHECK(cudaMemcpy(s.l2g, l2g, static_cast<size_t>(num_local) * 8, cudaMemcpyHostToDevice));
+    IRGL_CHECK(cudaMemcpyToSymbol(irgl_dist_l2g_device, &s.l2g, sizeof(s.l2g)));
+    s.mirrors = irgl::dist::upload_ids(mirrors, s.total_mirrors);
+    s.masters = irgl::dist::upload_ids(masters, s.total_masters);
+    s.has_edges = irgl::scratch_alloc<unsigned char>(static_cast<irgl_index>(num_local > 0 ? num_local : 1));
+    if (num_local > 0) IRGL_CHECK(cudaMemcpy(s.has_edges, has_edges, static_cast<size_t>(num_local), cudaMemcpyHostToDevice));
+    const int64_t most = std::max<int64_t>(std::max(s.total_mirrors, s.total_masters), 1);
+    s.send = static_cast<char*>(irgl::scratch_bytes(static_cast<size_t>(most) * 8, false));
+    s.recv = static_cast<char*>(irgl::scratch_bytes(static_cast<size_t>(most) * 8, false));
+    s.send_flags = irgl::scratch_alloc<unsigned char>(static_cast<irgl_index>(most));
+    s.recv_flags = irgl::scratch_alloc<unsigned char>(static_cast<irgl_index>(most));
+    s.mark = irgl::scratch_alloc<unsigned char>(static_cast<irgl_index>(num_local > 0 ? num_local : 1));
+    s.value = static_cast<char*>(irgl::scratch_bytes(16));
+    s.partition = true;
+  });
+}
+
+/// Takes the agreed copy of a device array of `bytes` bytes (the runner
+/// calls it for every array argument before a call; lowered code for every
+/// array a distributed program allocates).
+IRGL_EXPORT int irgl_dist_track(const void* a, int64_t bytes) {
+  return irgl::guard([&] { irgl::dist::track(a, bytes); });
+}
+
+/// Every rank gets the global array of a node array's masters: rank r's
+/// first counts[r] elements (of elem_bytes) land at offsets[r] of `global`.
+IRGL_EXPORT int irgl_dist_allgather_masters(const void* local, void* global, int64_t elem_bytes,
+                                            const int64_t* counts, const int64_t* offsets) {
+  return irgl::guard([&] {
+    irgl::dist::State& s = irgl::dist::ready_state();
+    const char* what = "gathering the masters' results";
+    irgl::dist::begin(s);
+    irgl::dist::group_start(s, what);
+    for (int r = 0; r < s.world; ++r) {
+      if (counts[r] <= 0) continue;
+      irgl::dist::nccl_done(
+          s,
+          ncclBroadcast(local, static_cast<char*>(global) + offsets[r] * elem_bytes,
+                        static_cast<size_t>(counts[r] * elem_bytes), ncclChar, r, s.comm, s.stream),
+          what);
+    }
+    irgl::dist::group_end(s, what);
+    irgl::dist::wait_stream(s, what);
+  });
+}
+
+/// A barrier over all ranks (bounded by the timeout).
+IRGL_EXPORT int irgl_dist_barrier() {
+  return irgl::guard([&] { (void)irgl::dist::allreduce_value<int32_t>(1, irgl::dist::kAdd); });
+}
+
+/// Communication counters since init: bytes sent, collective steps, seconds
+/// waited for NCCL (out[0..2]).
+IRGL_EXPORT int irgl_dist_stats(double* out) {
+  return irgl::guard([&] {
+    const irgl::dist::State& s = irgl::dist::state();
+    out[0] = s.bytes_sent;
+    out[1] = s.collectives;
+    out[2] = s.seconds;
+  });
+}
+
+/// Frees the partition and destroys the communicator (never blocks for
+/// longer than the timeout).
+IRGL_EXPORT int irgl_dist_finalize() {
+  return irgl::guard([&] {
+    irgl::dist::State& s = irgl::dist::state();
+    irgl::dist::free_partition(s);
+    if (s.comm != nullptr) {
+      irgl::dist::nccl_done(s, ncclCommFinalize(s.comm), "finalizing the NCCL communicator");
+      ncclCommDestroy(s.comm);
+      s.comm = nullptr;
+    }
+    s.ready = false;
+  });
+}
+
+IRGL_DIST_ARRAY(i32, int32_t)
+IRGL_DIST_ARRAY(i64, int64_t)
+IRGL_DIST_ARRAY(f32, float)
+IRGL_DIST_ARRAY(f64, double)
+IRGL_DIST_VALUE(i1, bool)
+IRGL_DIST_VALUE(i32, int32_t)
+IRGL_DIST_VALUE(i64, int64_t)
+IRGL_DIST_VALUE(f32, float)
+IRGL_DIST_VALUE(f64, double)
+IRGL_DIST_ARRAY(index, irgl_index)
+IRGL_DIST_VALUE(index, irgl_index)
+#undef IRGL_DIST_ARRAY
+#undef IRGL_DIST_VALUE
+#undef IRGL_DIST_GRID_LOOP
+#endif  // IRGL_DISTRIBUTED
