@@ -49,5 +49,6 @@ register_backend(
         warmup=0,
         failures=(InterpretationFailure, ProgramError, DmrUnavailable),
         describe=lambda args: {"schedule": _schedule_text(args)},
+        lowers=False,  # it runs the IrGL program as written: -p is refused
     )
 )

@@ -59,6 +59,9 @@ class Backend:
     failed run, not a traceback)."""
     describe: Callable[[argparse.Namespace], dict[str, object]] | None = None
     """Extra fields of the JSON line (e.g. the schedule)."""
+    lowers: bool = True
+    """Whether it lowers the program with ``-p/--pipeline`` (giving ``-p`` to
+    a backend that does not is a usage error)."""
 
 
 #: The backends by name, in the order ``--help`` lists them.

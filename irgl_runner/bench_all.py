@@ -30,7 +30,7 @@ from typing import TextIO
 
 from .ablation import Configuration, configurations, select_configurations
 from .apps import AppError, AppSpec, default_benchmarks_dir, load_app
-from .backends import DEFAULT_BACKEND
+from .backends import BACKENDS, DEFAULT_BACKEND
 from .build import emit_program, library_path
 from .errors import CompileError, UsageError
 from .generators import parse_spec
@@ -482,6 +482,7 @@ def _plan(
         else [(None, args.pipeline)]
     )
     timeout = _timeout(args, configs is not None)
+    lowers = BACKENDS[args.backend].lowers  # interp: no --pipeline to pass on
 
     per_app: dict[str, tuple[list[str], str | None]] = {}
     twins: dict[str, dict[str, str]] = {}
@@ -539,7 +540,8 @@ def _plan(
                         benchmarks_dir=bdir,
                         cache_dir=cache,
                         error=app_error or graph_error,
-                        extra_args=["--backend", args.backend, "--pipeline", pipeline],
+                        extra_args=["--backend", args.backend]
+                        + (["--pipeline", pipeline] if lowers else []),
                         config=config,
                         same_as=twins.get(name, {}).get(config or ""),
                     )

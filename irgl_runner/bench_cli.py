@@ -213,14 +213,43 @@ def _add_compile_arguments(parser: argparse.ArgumentParser) -> None:
         + "; ".join(f"{b.name}: {b.help}" for b in BACKENDS.values())
         + f" (default {DEFAULT_BACKEND})",
     )
+    lowering = ", ".join(b.name for b in BACKENDS.values() if b.lowers)
     parser.add_argument(
         "-p",
         "--pipeline",
         default=DEFAULT_PIPELINE,
+        action=_PipelineAction,
         metavar="PIPELINE",
         help="pass pipeline the program is lowered with, options included, e.g. "
         "'lower-irgl{ticket_locks=true block_size=128}' "
-        f"(default {DEFAULT_PIPELINE})",
+        f"(default {DEFAULT_PIPELINE}; only with --backend {lowering})",
+    )
+
+
+class _PipelineAction(argparse.Action):
+    """Stores ``-p/--pipeline`` and notes that it was given (``pipeline_given``)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[object] | None,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, values)
+        namespace.pipeline_given = True
+
+
+def _check_pipeline_backend(args: argparse.Namespace) -> None:
+    """A usage error for ``-p`` with a backend that runs no passes (``interp``
+    runs the IrGL program as written; ``-p`` would be silently ignored)."""
+    backend = BACKENDS.get(getattr(args, "backend", ""))
+    if backend is None or backend.lowers or not getattr(args, "pipeline_given", False):
+        return
+    lowering = ", ".join(b.name for b in BACKENDS.values() if b.lowers)
+    raise UsageError(
+        f"-p/--pipeline applies only to --backend {lowering}: the "
+        f"{backend.name} backend runs the IrGL program as written, without passes"
     )
 
 
@@ -442,6 +471,7 @@ def main(argv: Sequence[str] | None = None, *, runner: Runner | None = None) -> 
     args = _parser().parse_args(argv)
     args.argv = argv
     try:
+        _check_pipeline_backend(args)
         if args.func is cmd_all:
             return cmd_all(args, runner)
         return int(args.func(args))

@@ -248,3 +248,53 @@ def test_run_caches_graphs_beside_its_benchmarks_dir(
     assert not (REPO / "benchmarks" / ".cache" / "grid_3x11.gr").exists()
     if how != "default":
         assert not (bench / ".cache").exists()
+
+
+# ------------------------------------------------- -p with --backend interp
+
+
+@pytest.mark.parametrize("flag", [["-p", "bogus-pass"], ["--pipeline=lower-irgl"]])
+def test_interp_backend_refuses_a_pipeline(
+    capsys: pytest.CaptureFixture[str], flag: list[str]
+) -> None:
+    code, out, err = run_cli(
+        ["run", "bfs", "--graph", "grid:2x2", "--no-cache", "--backend", "interp"]
+        + flag,
+        capsys,
+    )
+    assert code == 2 and out == ""
+    assert err.strip() == (
+        "irgl-bench: error: -p/--pipeline applies only to --backend cuda: the "
+        "interp backend runs the IrGL program as written, without passes"
+    )
+
+
+def test_interp_backend_runs_without_a_pipeline(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run_cli(
+        ["run", "bfs", "--graph", "grid:2x2", "--no-cache", "--backend", "interp"],
+        capsys,
+    )
+    assert code == 0 and '"check": "passed"' in out
+
+
+def test_all_with_interp_passes_no_pipeline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from irgl_runner.bench_all import BenchJob
+    from irgl_runner.report import BenchRow
+
+    jobs: list[BenchJob] = []
+
+    def runner(job: BenchJob) -> BenchRow:
+        jobs.append(job)
+        return BenchRow(job.app, job.graph, "passed", median_ms=1.0, times_ms=[1.0])
+
+    common = ["all", "--apps", "bfs", "--graphs", "grid:2x2", "--no-cache"]
+    common += ["--out-dir", str(tmp_path), "--no-chart", "--backend", "interp"]
+    assert bench_cli.main([*common, "-p", "lower-irgl"], runner=runner) == 2
+    assert "-p/--pipeline applies only to --backend cuda" in capsys.readouterr().err
+    assert jobs == []
+    assert bench_cli.main(common, runner=runner) == 0
+    assert [j.extra_args for j in jobs] == [["--backend", "interp"]]
