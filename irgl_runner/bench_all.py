@@ -3,6 +3,13 @@
 with progress on stderr and the reports (``RESULTS.md`` between its
 markers, ``results.json``, ``results.png``) written as rows come in.
 
+It first checks that the backend can run here (a GPU for ``cuda``). The
+benchmarks directory's reports (the default ``--out-dir``; tracked files)
+are replaced only when every run has a result: until then, and if some run
+has none, the rows go to ``RESULTS.partial.md`` / ``results.partial.json``
+beside them. With ``--out-dir`` the reports there are written as rows come
+in, errors included.
+
 ``irgl-bench all --ablation`` runs every app and graph once per
 configuration of :mod:`irgl_runner.ablation` (``none``, each optimization
 alone, ``all``, ``default``) and writes its own section of ``RESULTS.md``
@@ -549,17 +556,52 @@ def _plan(
     return jobs, graphs, reps
 
 
+def _did_not_run(rows: Sequence[BenchRow], ablation: bool) -> list[BenchRow]:
+    """The rows without a result: errors (a compile or runtime error, a crash,
+    an app or graph that does not load); with ``--ablation`` a timeout is a
+    result. Wrong outputs ran."""
+    return [
+        r
+        for r in rows
+        if r.status.startswith("error") and not (ablation and is_timeout(r))
+    ]
+
+
+def partial_path(path: Path) -> Path:
+    """Where a guarded report's rows go until every run has a result:
+    ``RESULTS.md`` -> ``RESULTS.partial.md``, ``results.json`` ->
+    ``results.partial.json``."""
+    return path.with_name(f"{path.stem}.partial{path.suffix}")
+
+
 def cmd_all(args: argparse.Namespace, runner: Runner | None = None) -> int:
-    """``irgl-bench all``: plan, run every job, write the reports; the exit code."""
+    """``irgl-bench all``: plan, run every job, write the reports; the exit code.
+
+    With the real runner (``runner`` None) the backend must be able to run
+    here (a GPU for ``cuda``): otherwise nothing is run or written (exit 1).
+    Without ``--out-dir`` the reports are the benchmarks directory's (tracked
+    files): rows go to ``*.partial.*`` files beside them as they come in, and
+    the reports are replaced only when every run has a result.
+    """
     progress = sys.stderr
     configs = ablation_configs(args)
     ablation = configs is not None
+    if runner is None:
+        reason = BACKENDS[args.backend].unavailable()
+        if reason is not None:
+            progress.write(
+                f"irgl-bench all: error: cannot run with --backend {args.backend}: "
+                f"{reason}; nothing was run and no report was written\n"
+            )
+            return 1
+    guarded = args.out_dir is None
     out_dir = Path(args.out_dir) if args.out_dir else default_benchmarks_dir()
     md_path, json_path, png_path = (
         out_dir / "RESULTS.md",
         out_dir / ("ablation.json" if ablation else "results.json"),
         out_dir / "results.png",
     )
+    md_partial, json_partial = partial_path(md_path), partial_path(json_path)
     markers = (
         (ABLATION_BEGIN_MARKER, ABLATION_END_MARKER)
         if ablation
@@ -591,28 +633,38 @@ def cmd_all(args: argparse.Namespace, runner: Runner | None = None) -> int:
         meta.update(timeout=_timeout(args, True), configurations=dict(columns))
     n_apps = len({j.app for j in jobs})
     per = f"{len(configs)} configurations, " if configs is not None else ""
+    where = (
+        f"{md_partial} ({md_path.name} once every run has a result)"
+        if guarded
+        else str(md_path)
+    )
     progress.write(
         f"irgl-bench all: {len(jobs)} runs ({n_apps} apps, {per}{reps} timed "
-        f"runs each) -> {md_path}\n"
+        f"runs each) -> {where}\n"
     )
 
     def write(
-        new: list[BenchRow], chart: str | None = None, notes: Sequence[str] = ()
+        new: list[BenchRow],
+        chart: str | None = None,
+        notes: Sequence[str] = (),
+        final: bool = True,
     ) -> None:
+        """The reports (``final``) or, while guarded, their partial files."""
         rows = kept + new
         notes = [*notes, *notes_merged]
         gpus = sorted({r.gpu for r in rows if r.gpu})
         full = {**meta, "gpu": ", ".join(gpus) or None, "done": len(rows)}
-        write_json(json_path, rows, full)
+        md, js = (md_path, json_path) if final else (md_partial, json_partial)
+        write_json(js, rows, full)
         if configs is not None:
             section = render_ablation_section(rows, columns, full, notes)
         else:
             section = render_section(rows, full, chart=chart, notes=notes)
-        update_markdown(md_path, section, *markers)
+        update_markdown(md, section, *markers)
 
     def write_partial(rows: list[BenchRow]) -> None:
         try:
-            write(rows)
+            write(rows, final=not guarded)
         except (ReportError, OSError) as e:  # keep running; the end retries
             progress.write(f"irgl-bench all: warning: cannot write results: {e}\n")
 
@@ -620,8 +672,27 @@ def cmd_all(args: argparse.Namespace, runner: Runner | None = None) -> int:
     try:
         rows = run_all(jobs, runner or SubprocessRunner(), progress, write_partial)
     except KeyboardInterrupt:
-        progress.write("\nirgl-bench all: interrupted; partial results written\n")
+        written = f"{md_partial}, {json_partial}" if guarded else "partial results"
+        progress.write(f"\nirgl-bench all: interrupted; {written} written\n")
         return 130
+    missing = _did_not_run(rows, ablation)
+    if guarded and missing:
+        note = (
+            f"{len(missing)} of {len(rows)} runs have no result: "
+            f"{md_path.name} and {json_path.name} were left as they were."
+        )
+        try:
+            write(rows, notes=[note], final=False)
+        except ReportError as e:
+            raise UsageError(str(e)) from None
+        progress.write(
+            f"irgl-bench all: {len(missing)} of {len(rows)} runs have no result, "
+            f"so {md_path} and {json_path} were not changed; this run's results "
+            f"are in {md_partial} and {json_partial} (rerun the failed ones, "
+            "with --merge to keep the rest, or pass --out-dir to write the "
+            "reports elsewhere)\n"
+        )
+        return _verdict(rows, ablation, md_partial, json_partial, None)
     notes: list[str] = []
     chart = None
     if ablation:
@@ -644,6 +715,9 @@ def cmd_all(args: argparse.Namespace, runner: Runner | None = None) -> int:
         write(rows, chart, notes)
     except ReportError as e:
         raise UsageError(str(e)) from None
+    if guarded:
+        for stale in (md_partial, json_partial):
+            stale.unlink(missing_ok=True)
     return _verdict(rows, ablation, md_path, json_path, png_path if chart else None)
 
 

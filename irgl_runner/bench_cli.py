@@ -330,6 +330,11 @@ def _parser() -> argparse.ArgumentParser:
     a = sub.add_parser(
         "all",
         help="run every app on every graph; write RESULTS.md, results.json and .png",
+        description="Run every app on every graph, each run in its own "
+        "irgl-bench run process. Needs a GPU for --backend cuda (checked "
+        "first: without one nothing is run or written). The reports of "
+        "benchmarks/ are replaced only when every run has a result (see "
+        "--out-dir).",
     )
     a.add_argument(
         "--graphs",
@@ -377,7 +382,10 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         help="where RESULTS.md, results.json and results.png (with --ablation: "
-        "ablation.json) go (default benchmarks/)",
+        "ablation.json) go, written as rows come in, errors included (default "
+        "benchmarks/, whose reports are replaced only when every run has a "
+        "result: until then, and when some run has none, the rows go to "
+        "RESULTS.partial.md and results.partial.json beside them)",
     )
     a.add_argument("--no-chart", action="store_true", help="do not draw results.png")
     a.add_argument(

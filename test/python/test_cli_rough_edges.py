@@ -298,3 +298,103 @@ def test_all_with_interp_passes_no_pipeline(
     assert jobs == []
     assert bench_cli.main(common, runner=runner) == 0
     assert [j.extra_args for j in jobs] == [["--backend", "interp"]]
+
+
+# ------------------------------ irgl-bench all: no GPU, no overwritten reports
+
+OLD_MD = "# Results\n\nthe H100 table\n"
+OLD_JSON = '{"meta": {}, "results": []}\n'
+
+
+@pytest.fixture
+def tracked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A stand-in for the checkout's benchmarks/ (the default --out-dir),
+    with reports from an earlier run and two apps."""
+    from test_bench_all import make_benchmarks
+
+    from irgl_runner import bench_all
+
+    bench = make_benchmarks(tmp_path / "benchmarks", {"bfs": {}, "pr": {}})
+    (bench / "RESULTS.md").write_text(OLD_MD)
+    (bench / "results.json").write_text(OLD_JSON)
+    (bench / "ablation.json").write_text(OLD_JSON)
+    monkeypatch.setattr(bench_all, "default_benchmarks_dir", lambda: bench)
+    return bench
+
+
+def all_argv(bench: Path, *extra: str) -> list[str]:
+    return ["all", "--benchmarks-dir", str(bench), "--no-cache", "--no-chart", *extra]
+
+
+def test_all_without_gpu_fails_before_anything(
+    tracked: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from irgl_runner import bench_all
+
+    def no_runner() -> object:
+        raise AssertionError("a run was started without a GPU")
+
+    no_gpu(monkeypatch)
+    monkeypatch.setattr(bench_all, "SubprocessRunner", no_runner)
+    before = sorted(p.name for p in tracked.iterdir())
+    code = bench_cli.main(all_argv(tracked, "--quick"))
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err
+    assert err.strip() == (
+        "irgl-bench all: error: cannot run with --backend cuda: no GPU here "
+        "(test); nothing was run and no report was written"
+    )
+    assert sorted(p.name for p in tracked.iterdir()) == before
+    assert (tracked / "RESULTS.md").read_text() == OLD_MD
+    assert (tracked / "results.json").read_text() == OLD_JSON
+
+
+@pytest.mark.parametrize("ablation", [False, True])
+def test_all_with_errors_leaves_the_tracked_reports(
+    tracked: Path, capsys: pytest.CaptureFixture[str], ablation: bool
+) -> None:
+    from test_bench_all import FakeRunner
+
+    runner = FakeRunner({("pr", "grid:2x2"): "error: nvcc failed (exit 1)"})
+    extra = ["--graphs", "grid:2x2", *(["--ablation"] if ablation else [])]
+    code = bench_cli.main(all_argv(tracked, *extra), runner=runner)
+    err = capsys.readouterr().err
+    assert code == 1 and runner.jobs
+    json_name = "ablation.json" if ablation else "results.json"
+    assert (tracked / "RESULTS.md").read_text() == OLD_MD
+    assert (tracked / json_name).read_text() == OLD_JSON
+    assert "were not changed" in err and "RESULTS.partial.md" in err
+    partial = (tracked / "RESULTS.partial.md").read_text()
+    assert "have no result" in partial and "error" in partial
+    stem = json_name.removesuffix(".json")
+    assert "nvcc failed" in (tracked / f"{stem}.partial.json").read_text()
+
+
+def test_all_replaces_the_tracked_reports_when_every_run_has_a_result(
+    tracked: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from test_bench_all import FakeRunner
+
+    from irgl_runner.bench_all import BenchJob
+    from irgl_runner.report import BenchRow
+
+    seen: list[tuple[str, bool]] = []
+
+    class Peek(FakeRunner):
+        def __call__(self, job: BenchJob) -> BenchRow:
+            md = (tracked / "RESULTS.md").read_text()
+            seen.append((md, (tracked / "RESULTS.partial.md").exists()))
+            return super().__call__(job)
+
+    # a wrong output is a result: the table shows it
+    runner = Peek({("bfs", "grid:2x2"): "failed: level: 1 of 4 values differ"})
+    code = bench_cli.main(all_argv(tracked, "--graphs", "grid:2x2"), runner=runner)
+    assert code == 1
+    assert [md for md, _ in seen] == [OLD_MD, OLD_MD]  # untouched while running
+    assert seen[1][1]  # the first row went to the partial file
+    md = (tracked / "RESULTS.md").read_text()
+    assert md.startswith(OLD_MD) and "values differ" in md
+    assert '"results": []' not in (tracked / "results.json").read_text()
+    assert not (tracked / "RESULTS.partial.md").exists()
+    assert not (tracked / "results.partial.json").exists()
+    capsys.readouterr()
