@@ -340,5 +340,6 @@ HOST_EXPORTS: Mapping[str, HostExport] = {
         HostExport("irgl_copy_to_host", "int", ("void*", "const void*", "int64_t")),
         HostExport("irgl_device_synchronize", "int", ()),
         HostExport("irgl_device_name", "const char*", ()),
+        HostExport("irgl_warm_up", "int", ()),
     )
 }

@@ -374,6 +374,9 @@ class Program:
                 _c_to_ctypes(export.c_result),
                 [_c_to_ctypes(p) for p in export.c_params],
             )
+        # the process's one-time CUDA set-up (context, memory pool) here, not
+        # in the first call: a first call then takes about what later ones do
+        self._check(self._lib.irgl_warm_up(), "irgl_warm_up")
 
     def _read_manifest(self) -> tuple[EntryPoint, ...]:
         path = manifest_path(self.path)

@@ -1281,6 +1281,19 @@ IRGL_EXPORT int irgl_copy_to_host(void* dst, const void* src, int64_t bytes) {
   });
 }
 
+/// Pays the process's one-time set-up before the first host call instead of
+/// inside it (Program does this when it loads the library): the CUDA context,
+/// and the first stream-ordered allocation from the device's memory pool,
+/// which costs about 5 ms once per process (measured on an H200), against
+/// 1 us after. 0 = ok, 1 = error (message stored).
+IRGL_EXPORT int irgl_warm_up() {
+  return irgl::guard([] {
+    IRGL_CHECK(cudaFree(nullptr));  // creates the context
+    irgl::scratch_free(irgl::scratch_bytes(1 << 20, false));
+    IRGL_CHECK(cudaDeviceSynchronize());
+  });
+}
+
 /// cudaDeviceSynchronize; 0 = ok, 1 = error (e.g. a kernel fault).
 IRGL_EXPORT int irgl_device_synchronize() {
   return irgl::guard([] { IRGL_CHECK(cudaDeviceSynchronize()); });

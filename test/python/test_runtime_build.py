@@ -120,6 +120,7 @@ ABI = [
     "irgl_copy_to_host",
     "irgl_device_synchronize",
     "irgl_device_name",
+    "irgl_warm_up",
     "irgl_last_error",
 ]
 
