@@ -10,7 +10,7 @@ from io import StringIO
 from typing import IO, ClassVar
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
@@ -41,6 +41,18 @@ MIN_COMPUTE_CAPABILITY = 60
 atomics)."""
 
 _ARCH = re.compile(r"sm_(\d{2,3})[af]?")
+
+
+def _calls_dist_runtime(module: ModuleOp) -> bool:
+    """Does `module` declare a function of the runtime's NCCL section
+    (`irgl_dist_*`, see `lowering/convert_irgl_dist.py`)?"""
+    from irgl_dialect.runtime_library import DIST_PREFIX
+
+    return any(
+        isinstance(sym := op.properties.get("sym_name"), StringAttr)
+        and sym.data.startswith(DIST_PREFIX)
+        for op in module.walk()
+    )
 
 
 @dataclass(frozen=True)
@@ -106,6 +118,12 @@ class CudaTarget(Target):
             f"// Build: nvcc -arch={self.arch} -std=c++17{include} -c <this file>\n"
             f"#define IRGL_INDEX_BITS {self.index_bitwidth}"
         )
+        if _calls_dist_runtime(module):
+            # lowered for several GPUs: the runtime's NCCL section
+            buffer.write(
+                "\n// Several GPUs: link with NCCL (-lnccl), run through "
+                "irgl_runner.distributed.\n#define IRGL_DISTRIBUTED 1"
+            )
         if self.inline_runtime:
             # `#pragma once` means nothing (and warns) in the main file
             runtime = "\n".join(

@@ -129,6 +129,13 @@ INITIAL_ARRAY_TYPES: tuple[Attribute, ...] = (i32, _index)
 #: Types of the carried results a control kernel hands back to the host, and
 #: of the device-array elements host code loads and stores.
 DEVICE_READ_TYPES: tuple[Attribute, ...] = (i1, i8, i16, i32, i64, _index, _f32, _f64)
+#: Element types of arrays the irgl_dist ops synchronize on several GPUs.
+DIST_ARRAY_TYPES: tuple[Attribute, ...] = (i32, i64, _index, _f32, _f64)
+#: Types of host values `irgl_dist.allreduce` combines on several GPUs.
+DIST_VALUE_TYPES: tuple[Attribute, ...] = (i1, i32, i64, _index, _f32, _f64)
+#: The prefix of every runtime function of the IRGL_DISTRIBUTED section: a
+#: module that calls one is compiled with NCCL (cuda target).
+DIST_PREFIX = "irgl_dist_"
 
 
 def _fn(
@@ -284,6 +291,36 @@ def _functions() -> list[RuntimeFunction]:
             )
             for t in DEVICE_READ_TYPES
         ),
+        # several GPUs (convert-irgl-dist; the IRGL_DISTRIBUTED section)
+        _fn("irgl_dist_local_node", (_index,), (_index,), h),
+        _fn("irgl_dist_global_id", (_index,), (_index,), d),
+        _fn("irgl_dist_sync_worklist", (_pipe,), (), h),
+        _fn("irgl_dist_initial_worklist", (_pipe,), (), h),
+        *(
+            f
+            for t in DIST_ARRAY_TYPES
+            for f in (
+                _fn(
+                    f"irgl_dist_sync_nodes_{_suffix(t)}",
+                    (dynamic_memref(t), i32),
+                    (),
+                    h,
+                ),
+                _fn(
+                    f"irgl_dist_allreduce_cells_{_suffix(t)}",
+                    (dynamic_memref(t), _index, i32),
+                    (),
+                    h,
+                ),
+                _fn(
+                    f"irgl_dist_track_{_suffix(t)}", (dynamic_memref(t), _index), (), h
+                ),
+            )
+        ),
+        *(
+            _fn(f"irgl_dist_allreduce_{_suffix(t)}", (t, i32), (t,), h)
+            for t in DIST_VALUE_TYPES
+        ),
     ]
     return fns
 
@@ -341,5 +378,43 @@ HOST_EXPORTS: Mapping[str, HostExport] = {
         HostExport("irgl_device_synchronize", "int", ()),
         HostExport("irgl_device_name", "const char*", ()),
         HostExport("irgl_warm_up", "int", ()),
+    )
+}
+
+#: The extern "C" functions of the runtime's IRGL_DISTRIBUTED section, which
+#: the per-rank driver (`irgl_runner.distributed`) calls through ctypes; only
+#: a library built for several GPUs has them.
+DIST_EXPORTS: Mapping[str, HostExport] = {
+    e.name: e
+    for e in (
+        HostExport("irgl_dist_get_unique_id", "int", ("char*",)),
+        HostExport(
+            "irgl_dist_init", "int", ("int", "int", "int", "const char*", "double")
+        ),
+        HostExport(
+            "irgl_dist_setup",
+            "int",
+            (
+                "int64_t",
+                "int64_t",
+                "int64_t",
+                "const int64_t*",
+                "const int64_t*",
+                "const int64_t*",
+                "const int64_t*",
+                "const int64_t*",
+                "const unsigned char*",
+                "int",
+            ),
+        ),
+        HostExport("irgl_dist_track", "int", ("const void*", "int64_t")),
+        HostExport(
+            "irgl_dist_allgather_masters",
+            "int",
+            ("const void*", "void*", "int64_t", "const int64_t*", "const int64_t*"),
+        ),
+        HostExport("irgl_dist_barrier", "int", ()),
+        HostExport("irgl_dist_stats", "int", ("double*",)),
+        HostExport("irgl_dist_finalize", "int", ()),
     )
 }

@@ -7,6 +7,7 @@ runtime, ready for the `cuda` target.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -100,6 +101,12 @@ class LowerIrgl(ModulePass):
       (convert-irgl-exclusive `hashed_priority`).
     - `include_dirs` (strings, none): where convert-irgl-c finds the headers
       of `irgl.cinclude`.
+    - `distribute` (string, none): `oec` or `cvc` lowers the program for
+      several GPUs partitioned by that policy: irgl-distribute first, then
+      convert-irgl-dist-orchestration in place of convert-irgl-orchestration
+      and convert-irgl-dist (the irgl_dist ops become NCCL runtime calls),
+      without iteration outlining (rounds are host-driven: the collectives
+      are host calls; `remarks` says so).
     """
 
     name = "lower-irgl"
@@ -171,6 +178,9 @@ class LowerIrgl(ModulePass):
     """Exclusive's priorities are a hash of the contender's rank."""
     include_dirs: tuple[str, ...] = ()
     """Where `irgl.cinclude` headers are looked up, in order."""
+    distribute: str = ""
+    """Lower for several GPUs with this partitioning policy (`oec`, `cvc`;
+    empty: one GPU)."""
 
     def __post_init__(self) -> None:
         check_block_size_option(self.block_size, "lower-irgl")
@@ -184,8 +194,15 @@ class LowerIrgl(ModulePass):
         check_small_worklist_us_option(self.small_worklist_us, "lower-irgl")
         check_control_block_option(self.control_block, "lower-irgl")
         check_control_resident_option(self.control_resident, "lower-irgl")
+        if self.distribute not in ("", "oec", "cvc"):
+            raise DiagnosticException(
+                f"lower-irgl: distribute must be oec or cvc, got {self.distribute!r}"
+            )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.distribute:
+            self._apply_distributed(ctx, op)
+            return
         outline: list[ModulePass] = (
             [
                 OutlineIterations(
@@ -205,6 +222,13 @@ class LowerIrgl(ModulePass):
             ConvertIrglKernels(block_size=self.block_size),
             *outline,
             ConvertIrglOrchestration(retry_backoff=self.retry_backoff),
+            *self._after_orchestration(outline=self.outline),
+        ]
+        self._run(ctx, op, passes)
+
+    def _after_orchestration(self, outline: bool) -> list[ModulePass]:
+        """The passes after the orchestration's lowering."""
+        return [
             ConvertIrglHostMemory(),
             *([IrglNestedParallelism()] if self.nested_parallelism else []),
             ConvertIrglLoops(
@@ -225,14 +249,42 @@ class LowerIrgl(ModulePass):
             ),
             ConvertIrglGraph(),
             ConvertIrglC(include_dirs=tuple(self.include_dirs)),
-            *([OutlineKernelBodies()] if self.outline else []),
+            *([OutlineKernelBodies()] if outline else []),
         ]
+
+    def _apply_distributed(self, ctx: Context, op: ModuleOp) -> None:
+        """The lowering for several GPUs (`distribute`)."""
+        from lowering.convert_irgl_dist import (
+            ConvertIrglDist,
+            ConvertIrglDistOrchestration,
+        )
+        from lowering.distribute import IrglDistribute
+
+        if self.remarks and self.outline:
+            print(
+                "remark: lower-irgl: distribute="
+                f"{self.distribute}: iteration outlining is off (the rounds "
+                "are host-driven: NCCL collectives are host calls)",
+                file=sys.stderr,
+            )
+        passes: list[ModulePass] = [
+            IrglDistribute(policy=self.distribute, remarks=self.remarks),
+            ConvertIrglKernels(block_size=self.block_size),
+            ConvertIrglDistOrchestration(retry_backoff=self.retry_backoff),
+            ConvertIrglDist(),
+            *self._after_orchestration(outline=False),
+        ]
+        self._run(ctx, op, passes)
+
+    @staticmethod
+    def _run(ctx: Context, op: ModuleOp, passes: list[ModulePass]) -> None:
         for lowering in passes:
             lowering.apply(ctx, op)
         left = [
             inner.name
             for inner in op.walk()
-            if inner.name.startswith("irgl.") or isinstance(inner, CollectiveOp)
+            if inner.name.startswith(("irgl.", "irgl_dist."))
+            or isinstance(inner, CollectiveOp)
         ]
         if left:
             raise DiagnosticException(

@@ -43,6 +43,11 @@ _PASSES: dict[str, tuple[str, str]] = {
         "OutlineKernelBodies",
     ),
     "irgl-distribute": ("lowering.distribute", "IrglDistribute"),
+    "convert-irgl-dist": ("lowering.convert_irgl_dist", "ConvertIrglDist"),
+    "convert-irgl-dist-orchestration": (
+        "lowering.convert_irgl_dist",
+        "ConvertIrglDistOrchestration",
+    ),
     "lower-irgl": ("lowering.lower_irgl", "LowerIrgl"),
 }
 
