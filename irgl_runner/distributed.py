@@ -49,7 +49,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -173,7 +173,7 @@ def node_array_positions(
     from irgl_interpreter.interpreter import load_program
 
     try:
-        module = distribute(load_program(mlir), policy)
+        module = distribute(load_program(Path(mlir)), policy)
     except DistributionError as e:
         raise UsageError(str(e)) from None
     out: dict[str, tuple[int, ...]] = {}
@@ -344,6 +344,23 @@ class DistGraph:
     offsets: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
 
+def _select_gpu(env: RankEnv) -> None:
+    """Leave only the rank's GPU visible to this process (CUDA reads
+    ``CUDA_VISIBLE_DEVICES`` when it starts): the ``LOCAL_RANK``-th of the
+    visible ones, so no rank creates a context on another rank's GPU."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = str(env.local_rank)
+        return
+    devices = [d for d in visible.split(",") if d.strip()]
+    if env.local_rank >= len(devices):
+        raise UsageError(
+            f"LOCAL_RANK={env.local_rank}, but CUDA_VISIBLE_DEVICES={visible!r} "
+            f"names {len(devices)} GPU(s): start at most one rank per GPU"
+        )
+    os.environ["CUDA_VISIBLE_DEVICES"] = devices[env.local_rank].strip()
+
+
 class DistributedProgram:
     """One rank of a program built by :func:`build_distributed`; plays
     :class:`irgl_runner.api.Program` for :func:`irgl_runner.apps.execute`."""
@@ -360,6 +377,7 @@ class DistributedProgram:
         self.policy = policy
         self.node_arrays = node_arrays
         self.timeout = _timeout() if timeout is None else timeout
+        _select_gpu(self.env)  # before the library touches CUDA
         self.program = Program(so_path)
         self.last_result: Any = None
         self.graphs: list[DistGraph] = []
@@ -392,7 +410,7 @@ class DistributedProgram:
             lib.irgl_dist_init(
                 env.rank,
                 env.world,
-                env.local_rank,
+                0,  # the one device _select_gpu left visible
                 ctypes.cast(uid, ctypes.c_void_p),
                 self.timeout,
             ),
@@ -566,6 +584,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--source", type=int, default=None)
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--options", default="", help="more lower-irgl options")
+    p.add_argument(
+        "--mlir", default=None, help="the program to run (default: the app's)"
+    )
     p.add_argument("--benchmarks-dir", default=None)
     p.add_argument("--cache-dir", default=None)
     p.add_argument("--no-check", action="store_true")
@@ -591,6 +612,8 @@ def _load(args: argparse.Namespace) -> tuple[AppSpec, CSRGraph, Any, int]:
     source = args.source if args.source is not None else default_source(graph, spec)
     if app.uses_source and not 0 <= source < graph.num_nodes:
         raise UsageError(f"source {source} out of range for {graph.num_nodes} nodes")
+    if getattr(args, "mlir", None):
+        app = replace(app, mlir=Path(args.mlir))
     return app, graph, spec, source
 
 
@@ -666,7 +689,7 @@ def launch(args: argparse.Namespace) -> int:
         argv = [sys.executable, "-m", "irgl_runner.distributed", args.app]
         argv += ["--graph", args.graph, "--policy", args.policy, "--plan", str(plan)]
         argv += ["--reps", str(args.reps)]
-        for flag in ("source", "benchmarks_dir", "cache_dir", "output"):
+        for flag in ("source", "benchmarks_dir", "cache_dir", "output", "mlir"):
             value = getattr(args, flag, None)
             if value is not None:
                 argv += ["--" + flag.replace("_", "-"), str(value)]

@@ -1,0 +1,145 @@
+"""Several GPUs through NCCL (marker gpu; needs at least 2 GPUs, 4 for the
+4-rank cases): each app's output on 2 and 4 ranks under both policies equals
+the single-GPU output of the same program; a rank that never starts makes
+the others fail within the timeout.
+
+Run: NCCL_NVLS_ENABLE=0 python -m pytest -v test/python/test_dist_gpu.py
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: app -> (program, graph)
+CASES = {
+    "bfs": (ROOT / "examples/bfs.mlir", "rmat:12"),
+    "cc": (ROOT / "benchmarks/cc/cc_lp.mlir", "rmat:12"),
+    "sssp": (ROOT / "benchmarks/sssp/sssp.mlir", "rmat:12"),
+}
+
+
+@cache
+def gpu_count() -> int:
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    return sum(1 for line in out.splitlines() if line.startswith("GPU "))
+
+
+def _needs(gpus: int) -> None:
+    if gpu_count() < gpus:
+        pytest.skip(f"needs {gpus} GPUs, found {gpu_count()}")
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("NCCL_NVLS_ENABLE", "0")
+    env.setdefault("IRGL_DIST_TIMEOUT", "120")
+    return env
+
+
+def _read(path: Path) -> np.ndarray:
+    return np.loadtxt(path, dtype=np.int64, ndmin=2)[:, 1]
+
+
+@cache
+def single_gpu(app: str, tmp: str) -> np.ndarray:
+    """The program's output on one GPU (irgl-bench run -p, no distribution)."""
+    program, graph = CASES[app]
+    out = Path(tmp) / f"{app}.single.txt"
+    from irgl_runner.api import Program
+    from irgl_runner.apps import execute, load_app
+    from irgl_runner.build import build
+    from irgl_runner.generators import generate
+
+    spec = load_app(app)
+    from dataclasses import replace
+
+    spec = replace(spec, mlir=program)
+    g = generate(graph)
+    if not spec.weighted:
+        g.weights = None
+    ctx = execute(spec, Program(build(program)), g, 0, reps=1, warmup=0)
+    name = spec.primary_output
+    assert name is not None
+    values = np.asarray(ctx.outputs[name], dtype=np.int64)
+    np.savetxt(out, np.c_[np.arange(len(values)), values], fmt="%d")
+    return values
+
+
+def _run(app: str, gpus: int, policy: str, out: Path, env: dict[str, str]) -> None:
+    program, graph = CASES[app]
+    cmd = [
+        sys.executable,
+        "-m",
+        "irgl_runner.distributed",
+        app,
+        "--graph",
+        graph,
+        "--mlir",
+        str(program),
+        "--gpus",
+        str(gpus),
+        "--policy",
+        policy,
+        "--source",
+        "0",
+        "--reps",
+        "1",
+        "--output",
+        str(out),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert '"check": "passed"' in proc.stdout, proc.stdout + proc.stderr[-2000:]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("policy", ["oec", "cvc"])
+@pytest.mark.parametrize("gpus", [2, 4])
+@pytest.mark.parametrize("app", sorted(CASES))
+def test_several_gpus_match_one(
+    app: str, gpus: int, policy: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _needs(gpus)
+    tmp = tmp_path_factory.getbasetemp()
+    expected = single_gpu(app, str(tmp))
+    out = tmp_path_factory.mktemp(f"{app}{gpus}{policy}") / "out.txt"
+    _run(app, gpus, policy, out, _env())
+    np.testing.assert_array_equal(_read(out), expected)
+
+
+@pytest.mark.gpu
+def test_rank_that_never_starts_fails_everyone_in_time(tmp_path: Path) -> None:
+    """Rank 1 of 2 is never started: rank 0 must exit non-zero with a clear
+    error once the timeout passes (no hang), having written nothing."""
+    _needs(1)
+    env = _env()
+    env.update(
+        RANK="0",
+        WORLD_SIZE="2",
+        LOCAL_RANK="0",
+        IRGL_DIST_DIR=str(tmp_path),
+        IRGL_DIST_RUN_ID="lonely",
+        IRGL_DIST_TIMEOUT="20",
+    )
+    out = tmp_path / "out.txt"
+    program, graph = CASES["bfs"]
+    cmd = [sys.executable, "-m", "irgl_runner.distributed", "bfs", "--graph"]
+    cmd += [graph, "--mlir", str(program), "--output", str(out), "--reps", "1"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode != 0
+    assert "rank 0 of 2" in proc.stderr and "IRGL_DIST_TIMEOUT" in proc.stderr
+    assert not out.exists()

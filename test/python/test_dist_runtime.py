@@ -1,0 +1,124 @@
+"""Several GPUs without a GPU: the NCCL section of the runtime against its
+table, lower-irgl{distribute=...}, compiling with NCCL, the bootstrap."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from test_runtime_library import _declarations  # pyright: ignore[reportPrivateUsage]
+
+from irgl_dialect.runtime_library import DIST_EXPORTS, RUNTIME_FUNCTIONS
+from irgl_runner import distributed
+from irgl_runner.build import CompileError, emit_program
+from irgl_runner.errors import IrglRuntimeError, UsageError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _nccl_or_skip() -> None:
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not on PATH")
+    try:
+        distributed.find_nccl()
+    except distributed.NcclNotFound as e:
+        pytest.skip(f"NCCL not found (pip install nvidia-nccl-cu13): {e}")
+
+
+@pytest.mark.parametrize("name", sorted(DIST_EXPORTS))
+def test_header_declares_dist_export(name: str) -> None:
+    export = DIST_EXPORTS[name]
+    (decl,) = _declarations()[name]
+    result, params, quals = decl
+    assert "IRGL_EXPORT" in quals
+    assert (result, params) == (export.c_result, export.c_params)
+
+
+def test_dist_runtime_functions_are_in_the_table() -> None:
+    names = {n for n in _declarations() if n.startswith("irgl_dist_")}
+    assert names - set(DIST_EXPORTS) == {
+        n for n in RUNTIME_FUNCTIONS if n.startswith("irgl_dist_")
+    }
+
+
+def test_single_gpu_build_does_not_define_distributed() -> None:
+    cuda = emit_program(ROOT / "examples/bfs.mlir").cuda
+    assert "#define IRGL_DISTRIBUTED" not in cuda
+
+
+def test_distribute_option_is_checked() -> None:
+    with pytest.raises(CompileError, match="distribute must be oec or cvc"):
+        emit_program(ROOT / "examples/bfs.mlir", "lower-irgl{distribute=xyz}")
+
+
+def test_refused_program_is_a_located_error() -> None:
+    with pytest.raises(CompileError, match="cannot distribute"):
+        emit_program(ROOT / "benchmarks/bfs/bfs.mlir", "lower-irgl{distribute=oec}")
+
+
+@pytest.mark.parametrize(
+    ("program", "policy"),
+    [
+        ("examples/bfs.mlir", "oec"),
+        ("benchmarks/cc/cc_lp.mlir", "cvc"),
+        ("benchmarks/sssp/sssp.mlir", "oec"),
+    ],
+)
+def test_compiles_with_nccl(program: str, policy: str, tmp_path: Path) -> None:
+    _nccl_or_skip()
+    so = distributed.build_distributed(ROOT / program, policy, cache=tmp_path)
+    assert so.is_file()
+    assert "#define IRGL_DISTRIBUTED 1" in so.with_suffix(".cu").read_text()
+
+
+def test_missing_nccl_names_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(distributed, "_candidates", lambda: [])
+    with pytest.raises(distributed.NcclNotFound, match="nvidia-nccl-cu13"):
+        distributed.build_distributed(ROOT / "examples/bfs.mlir", "oec")
+
+
+def test_unique_id_through_a_file(tmp_path: Path) -> None:
+    uid = bytes(range(128))
+    got: list[bytes] = []
+    reader = threading.Thread(
+        target=lambda: got.append(
+            distributed.exchange_unique_id(
+                None, distributed.RankEnv(1, 2, 1), tmp_path, "r1", 30.0
+            )
+        )
+    )
+    reader.start()
+    written = distributed.exchange_unique_id(
+        lambda: uid, distributed.RankEnv(0, 2, 0), tmp_path, "r1", 30.0
+    )
+    reader.join()
+    assert written == uid and got == [uid]
+    assert not list(tmp_path.glob(".*tmp"))  # written through a renamed file
+
+
+def test_missing_rank_zero_times_out(tmp_path: Path) -> None:
+    with pytest.raises(IrglRuntimeError, match="no NCCL unique id from rank 0"):
+        distributed.exchange_unique_id(
+            None, distributed.RankEnv(1, 2, 1), tmp_path, "r2", 0.3
+        )
+
+
+def test_rank_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("RANK", "WORLD_SIZE", "LOCAL_RANK"):
+        monkeypatch.delenv(var, raising=False)
+    assert distributed.RankEnv.from_environ() == distributed.RankEnv(0, 1, 0)
+    monkeypatch.setenv("RANK", "3")
+    monkeypatch.setenv("WORLD_SIZE", "4")
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    assert distributed.RankEnv.from_environ() == distributed.RankEnv(3, 4, 1)
+    monkeypatch.setenv("RANK", "4")
+    with pytest.raises(UsageError, match="out of range"):
+        distributed.RankEnv.from_environ()
+
+
+def test_node_array_positions() -> None:
+    assert distributed.node_array_positions(ROOT / "examples/bfs.mlir", "oec") == {
+        "main": (1,)
+    }
