@@ -1,10 +1,15 @@
 """The ``interp`` backend of ``irgl-bench run``: the same app spec, inputs,
 checker and JSON line, run on the CPU reference interpreter
-(``irgl-bench run APP --graph G --backend interp [--schedule random:SEED]``)."""
+(``irgl-bench run APP --graph G --backend interp [--schedule random:SEED]``).
+
+Long runs print progress on stderr (``interp: run 1/5, 12.3 s, ... edge
+visits``) every few seconds when stderr is a terminal, or always with
+``--progress`` (never with ``--no-progress``)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 from irgl_runner.apps import AppSpec
 from irgl_runner.backends import Backend, RunnableProgram, register_backend
@@ -22,20 +27,33 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         "random:SEED, optionally ',fail=RATE' (default sequential)",
     )
 
+    parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="with --backend interp: a line on stderr every 5 s of a run (run "
+        "i/n, seconds, edge visits, kernel invocations); default: only when "
+        "stderr is a terminal",
+    )
+
 
 def _schedule_text(args: argparse.Namespace) -> str:
     return args.schedule if args.schedule is not None else "sequential"
 
 
 def _load(app: AppSpec, args: argparse.Namespace) -> RunnableProgram:
-    from .apps import interp_program
+    from .apps import RunProgress, interp_program
     from .state import Schedule
 
     try:
         schedule = Schedule.parse(_schedule_text(args))
     except ValueError as e:
         raise UsageError(f"--schedule: {e}") from None
-    return interp_program(app, schedule)
+    program = interp_program(app, schedule)
+    show = args.progress if args.progress is not None else sys.stderr.isatty()
+    if show:
+        program.progress = RunProgress(sys.stderr, total=args.reps)
+    return program
 
 
 register_backend(
@@ -45,7 +63,7 @@ register_backend(
         unavailable=lambda: None,
         load=_load,
         add_arguments=_add_arguments,
-        options=("schedule",),
+        options=("schedule", "progress"),
         warmup=0,
         failures=(InterpretationFailure, ProgramError, DmrUnavailable),
         describe=lambda args: {"schedule": _schedule_text(args)},

@@ -13,7 +13,12 @@ from xdsl.interpreter import (
 from xdsl.ir import Operation
 
 from irgl_dialect import graph as g
-from irgl_interpreter.state import Graph, IrglRuntimeError, irgl_state
+from irgl_interpreter.state import (
+    PROGRESS_EDGES,
+    Graph,
+    IrglRuntimeError,
+    irgl_state,
+)
 
 
 def _node(op: Operation, graph: Graph, n: int) -> int:
@@ -75,7 +80,11 @@ class GraphFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: g.EdgeDstOp, args: PythonValues
     ) -> PythonValues:
         graph, e = args
-        irgl_state(interpreter).stats.edge_visits += 1
+        state = irgl_state(interpreter)
+        stats = state.stats
+        stats.edge_visits += 1
+        if state.progress is not None and not stats.edge_visits % PROGRESS_EDGES:
+            state.progress(stats)
         return (graph.edge_dst[_edge(op, graph, e)],)
 
     @impl(g.EdgeWeightOp)

@@ -13,7 +13,7 @@ naming the kernel and the operation.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -323,16 +323,19 @@ def run_host(
     args: Iterable[Any],
     schedule: Schedule | str = "sequential",
     c_impls: Mapping[str, CImpl] | None = None,
+    progress: Callable[[Stats], None] | None = None,
 ) -> RunResult:
     """Run host kernel @name of a verified `module` on `args`: graphs (a
     CSRGraph or `Graph`; a scipy sparse matrix or networkx graph is converted
     by `irgl_runner.graphs.as_graph`, anything else is a TypeError), numpy
     arrays for memrefs (updated in place) and numbers. InterpretationFailure
-    if the program goes wrong."""
+    if the program goes wrong. `progress` is called with the run's counters
+    as it goes (see `IrglState.progress`)."""
     kernel = find_host_kernel(module, name)
     values = _convert_args(kernel, list(args))
     interpreter = make_interpreter(module, schedule, c_impls)
     state = irgl_state(interpreter)
+    state.progress = progress
     start = time.perf_counter()
     try:
         results = interpreter.run_ssacfg_region(kernel.body, tuple(values), name)

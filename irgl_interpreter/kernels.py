@@ -102,6 +102,8 @@ def _launch(
     interpreter: Interpreter, state: IrglState, kernel: KernelOp, args: PythonValues
 ) -> None:
     state.stats.invocations += 1
+    if state.progress is not None:
+        state.progress(state.stats)
     interpreter.run_ssacfg_region(kernel.body, args, kernel.sym_name.data)
 
 

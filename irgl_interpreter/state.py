@@ -11,7 +11,7 @@ construct family share it.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -193,6 +193,11 @@ class Stats:
     invocations: int = 0
 
 
+#: How many edge visits apart :attr:`IrglState.progress` is called (a power
+#: of two; the check is one mask per visit).
+PROGRESS_EDGES = 1 << 14
+
+
 @dataclass
 class IrglState:
     """Everything the irgl interpreter functions share during one run."""
@@ -203,6 +208,9 @@ class IrglState:
     stats: Stats = field(default_factory=Stats)
     rng: random.Random = field(default_factory=random.Random)
     cache: dict[Any, Any] = field(default_factory=dict[Any, Any])
+    progress: Callable[[Stats], None] | None = None
+    """Called with the counters at every kernel invocation and every
+    :data:`PROGRESS_EDGES` edge visits (``run_host(progress=...)``)."""
 
     def __post_init__(self) -> None:
         self.rng.seed(self.schedule.seed)

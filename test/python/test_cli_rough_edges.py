@@ -398,3 +398,64 @@ def test_all_replaces_the_tracked_reports_when_every_run_has_a_result(
     assert not (tracked / "RESULTS.partial.md").exists()
     assert not (tracked / "results.partial.json").exists()
     capsys.readouterr()
+
+
+# ------------------------------------------------ interpreter progress lines
+
+
+def test_run_progress_lines_with_a_fake_clock() -> None:
+    import io
+
+    from irgl_interpreter.apps import RunProgress
+    from irgl_interpreter.state import Stats
+
+    now = [100.0]
+    out = io.StringIO()
+    progress = RunProgress(out, total=2, interval_s=5.0, clock=lambda: now[0])
+    progress.begin()
+    progress.update(Stats(10, 1))  # too early: nothing
+    now[0] += 6.0
+    progress.update(Stats(1234567, 42))
+    now[0] += 1.0
+    progress.update(Stats(1234600, 43))  # within 5 s of the last line
+    now[0] += 0.5
+    progress.end(Stats(2000000, 50))
+    progress.begin()  # a short run: silent
+    now[0] += 1.0
+    progress.update(Stats(5, 1))
+    progress.end(Stats(5, 1))
+    assert out.getvalue().splitlines() == [
+        "interp: run 1/2, 6.0 s, 1,234,567 edge visits, 42 kernel invocations",
+        "interp: run 1/2 done, 7.5 s, 2,000,000 edge visits, 50 kernel invocations",
+    ]
+
+
+@pytest.mark.parametrize("flag", ["--progress", "--no-progress", None])
+def test_interp_progress_on_stderr(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    flag: str | None,
+) -> None:
+    from irgl_interpreter import apps as interp_apps
+
+    monkeypatch.setattr(interp_apps, "PROGRESS_INTERVAL_S", 0.0)
+    argv = ["run", "bfs", "--graph", "grid:3x3", "--no-cache", "--backend", "interp"]
+    argv += ["--reps", "2", *([flag] if flag else [])]
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0 and '"check": "passed"' in out
+    lines = err.splitlines()
+    if flag != "--progress":  # stderr is not a terminal here: off by default
+        assert lines == []
+        return
+    assert lines and all(line.startswith("interp: run ") for line in lines)
+    assert any(line.startswith("interp: run 1/2, ") for line in lines)
+    assert lines[-1].startswith("interp: run 2/2 done, ")
+    assert "edge visits" in lines[-1] and "kernel invocations" in lines[-1]
+
+
+def test_progress_applies_only_to_interp(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(
+        ["run", "bfs", "--graph", "grid:2x2", "--no-cache", "--progress"], capsys
+    )
+    assert code == 2
+    assert "--progress applies only to --backend interp" in err
