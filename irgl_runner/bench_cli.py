@@ -95,6 +95,15 @@ def write_output(path: str | Path, values: np.ndarray) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    if args.gpus is not None:
+        from .distributed import run_from_bench
+
+        code = run_from_bench(args)
+        if code == 2:
+            raise UsageError("bad input for a run on several GPUs (see above)")
+        if code != 0:
+            raise RunFailure(f"{args.app} on {args.gpus} GPUs failed (see above)")
+        return 0
     try:
         app = load_app(args.app, args.benchmarks_dir)
     except AppError as e:
@@ -308,6 +317,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     r.add_argument(
         "--benchmarks-dir", type=Path, default=None, help="where app directories live"
+    )
+    r.add_argument(
+        "--gpus",
+        type=int,
+        default=None,
+        help="run on N GPUs of this node, one process each, through NCCL "
+        "(the program lowered with lower-irgl{distribute=POLICY}; see "
+        "irgl_runner.distributed for torchrun/mpirun on several nodes)",
+    )
+    r.add_argument(
+        "--policy",
+        choices=("oec", "cvc"),
+        default="oec",
+        help="partitioning with --gpus: outgoing edge-cut or Cartesian vertex-cut",
     )
     _add_compile_arguments(r)
     for backend in BACKENDS.values():

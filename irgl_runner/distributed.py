@@ -83,6 +83,7 @@ __all__ = [
     "main",
     "nccl_flags",
     "node_array_positions",
+    "run_from_bench",
 ]
 
 #: Seconds any rank waits for the others (unique id, communicator, collectives).
@@ -734,6 +735,33 @@ def _wait(procs: list[subprocess.Popen[bytes]], timeout: float) -> int:
     for rank, code in bad:
         print(f"irgl-bench: rank {rank} exited with {code}", file=sys.stderr)
     return 0 if not bad else 1
+
+
+def run_from_bench(args: argparse.Namespace) -> int:
+    """``irgl-bench run APP --graph G --gpus N [--policy P]``: :func:`launch`
+    with ``run``'s arguments; the exit code (2: bad input)."""
+    ns = argparse.Namespace(
+        app=args.app,
+        graph=args.graph,
+        policy=args.policy,
+        gpus=args.gpus,
+        source=args.source,
+        reps=args.reps,
+        options="",
+        mlir=None,
+        benchmarks_dir=args.benchmarks_dir,
+        cache_dir=args.cache_dir,
+        no_check=args.no_check,
+        output=args.output,
+    )
+    try:
+        return launch(ns)
+    except UsageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except (IrglError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
