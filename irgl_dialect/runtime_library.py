@@ -188,10 +188,10 @@ def _functions() -> list[RuntimeFunction]:
             for f in (
                 _fn(f"irgl_lock_try_{_suffix(t)}", (dynamic_memref(t), _index), (i1,)),
                 _fn(f"irgl_lock_release_{_suffix(t)}", (dynamic_memref(t), _index)),
+                _fn(f"irgl_ticket_acquire_{_suffix(t)}", (dynamic_memref(t), _index)),
+                _fn(f"irgl_ticket_release_{_suffix(t)}", (dynamic_memref(t), _index)),
             )
         ),
-        _fn("irgl_ticket_acquire", (dynamic_memref(i64), _index)),
-        _fn("irgl_ticket_release", (dynamic_memref(i64), _index)),
         _fn("irgl_claim_write", (dynamic_memref(i32), _index, i32)),
         _fn("irgl_claim_raise", (dynamic_memref(i32), _index, i32)),
         _fn("irgl_claim_read", (dynamic_memref(i32), _index), (i32,)),

@@ -5,7 +5,8 @@ ReduceAndReturn become runtime calls and structured control flow.
   keeps trying `irgl_lock_try` (atomicCAS 0→1, acquire), and a thread that
   got the lock runs the body and releases it inside the loop, so no warp
   waits on a lock held by one of its own threads. With `ticket-locks` a
-  ticket lock (`irgl_ticket_acquire`/`release`, 64-bit lock words) is used.
+  ticket lock (`irgl_ticket_acquire_i32`/`_i64` and `irgl_ticket_release_*`:
+  next/serving halves of one 32- or 64-bit lock word) is used.
 - Atomic with Else: one `irgl_lock_try`; the body (then release) on
   success, the else statements on failure.
 - SyncRunningThreads → `irgl_grid_sync()` (cooperative-groups grid
@@ -77,18 +78,20 @@ class LowerAtomic(RewritePattern):
         locks_type = locks.type
         assert isinstance(locks_type, MemRefType)
         if op.blocking and self.ticket_locks:
-            if locks_type.element_type != IntegerType(64):
+            acquire = overload("irgl_ticket_acquire", locks_type.element_type)
+            release = overload("irgl_ticket_release", locks_type.element_type)
+            if acquire is None or release is None:
                 fail(
                     op,
-                    "'irgl.atomic' with ticket-locks needs 64-bit lock words "
-                    f"(memref<?xi64>), got {locks_type}",
+                    "'irgl.atomic' with ticket-locks needs 32- or 64-bit lock "
+                    f"words (memref<?xi32> or memref<?xi64>), got {locks_type}",
                 )
             body = take_body(op.body, rewriter)
             assert body.last_op is not None
             rewriter.erase(body.last_op)
-            at.call(runtime_function("irgl_ticket_acquire"), [locks, index])
+            at.call(acquire, [locks, index])
             rewriter.inline_block(body, InsertPoint.before(op))
-            at.call(runtime_function("irgl_ticket_release"), [locks, index])
+            at.call(release, [locks, index])
             rewriter.erase(op)
             return
         lock_try = overload("irgl_lock_try", locks_type.element_type)
@@ -188,7 +191,7 @@ class ConvertIrglSync(ModulePass):
     name = "convert-irgl-sync"
 
     ticket_locks: bool = False
-    """Use ticket locks for blocking Atomics (needs memref<?xi64> locks)."""
+    """Use ticket locks for blocking Atomics (32- or 64-bit lock words)."""
 
     block_reduce: bool = False
     """Reduce ReduceAndReturn values per block before the cell."""

@@ -112,7 +112,7 @@ class LowerIrgl(ModulePass):
     name = "lower-irgl"
 
     ticket_locks: bool = False
-    """Blocking Atomics use ticket locks (64-bit lock words)."""
+    """Blocking Atomics use ticket locks (32- or 64-bit lock words)."""
 
     block_size: int = 256
     """Block size of kernels without block-size constraints."""

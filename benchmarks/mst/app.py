@@ -7,9 +7,10 @@ minimum spanning forest; the graph is read as undirected with its integer
 weights.  Checked exactly against :func:`irgl_runner.reference.mst_weight`
 (scipy), and ``comp`` must group the nodes as the connected components do.
 
-``mst.mlir`` uses 32-bit lock words (CAS locks, the default lowering).
-:func:`ticket_lock_mlir` gives the program with 64-bit lock words, for
-``irgl-opt -p 'lower-irgl{ticket_locks=true}'``.
+``mst.mlir`` uses 32-bit lock words: CAS locks by default, ticket locks with
+16-bit halves under ``irgl-opt -p 'lower-irgl{ticket_locks=true}'``.
+:func:`ticket_lock_mlir` gives the program with 64-bit lock words (ticket
+locks with 32-bit halves).
 """
 
 from __future__ import annotations
@@ -25,12 +26,12 @@ MLIR = Path(__file__).with_name("mst.mlir")
 
 #: The line of ``mst.mlir`` that fixes the lock word type (CAS locks: i32).
 CAS_LOCKS = "!locks = memref<?xi32>"
-#: Its replacement for ticket locks, which need 64-bit lock words.
+#: Its replacement with 64-bit lock words.
 TICKET_LOCKS = "!locks = memref<?xi64>"
 
 
 def ticket_lock_mlir() -> str:
-    """``mst.mlir`` with 64-bit lock words (for ``lower-irgl{ticket_locks=true}``)."""
+    """``mst.mlir`` with 64-bit lock words."""
     text = MLIR.read_text()
     lines = text.splitlines(keepends=True)
     hits = [i for i, line in enumerate(lines) if line.strip() == CAS_LOCKS]

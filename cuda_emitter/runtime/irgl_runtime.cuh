@@ -456,7 +456,7 @@ __device__ __forceinline__ void irgl_lock_release_i64(int64_t* locks, irgl_index
 /// and __nanosleep backoff proportional to its distance from the head of the
 /// queue, and finishes with an acquire fence. Requires independent thread
 /// scheduling (sm_70+) since lanes of one warp may wait on each other.
-__device__ __forceinline__ void irgl_ticket_acquire(int64_t* locks, irgl_index i) {
+__device__ __forceinline__ void irgl_ticket_acquire_i64(int64_t* locks, irgl_index i) {
   cuda::atomic_ref<int64_t, cuda::thread_scope_device> word(locks[i]);
   const uint64_t old = static_cast<uint64_t>(word.fetch_add(int64_t(1) << 32, cuda::memory_order_relaxed));
   const uint32_t ticket = static_cast<uint32_t>(old >> 32);
@@ -472,12 +472,56 @@ __device__ __forceinline__ void irgl_ticket_acquire(int64_t* locks, irgl_index i
 /// Releases ticket lock locks[i]: increments "now serving" with release
 /// semantics. When serving wraps from 0xffffffff to 0 the add is corrected so
 /// that no carry reaches the next-ticket half (only the holder writes it).
-__device__ __forceinline__ void irgl_ticket_release(int64_t* locks, irgl_index i) {
+__device__ __forceinline__ void irgl_ticket_release_i64(int64_t* locks, irgl_index i) {
   cuda::atomic_ref<int64_t, cuda::thread_scope_device> word(locks[i]);
   const uint32_t serving =
       static_cast<uint32_t>(static_cast<uint64_t>(word.load(cuda::memory_order_relaxed)));
   const int64_t inc = serving == 0xffffffffu ? static_cast<int64_t>(1) - (static_cast<int64_t>(1) << 32)
                                              : static_cast<int64_t>(1);
+  word.fetch_add(inc, cuda::memory_order_release);
+}
+
+/// Acquires ticket lock locks[i] held in a 32-bit word (blocking, FIFO):
+/// high 16 bits = next ticket, low 16 bits = now serving; initialize to 0.
+/// 16-bit tickets would wrap onto waiting ones if 65536 threads queued on one
+/// lock (a GPU runs more at once), so a ticket is taken with a CAS that waits
+/// while 65535 threads hold or wait for the lock; otherwise as
+/// irgl_ticket_acquire_i64 (backoff by distance, acquire fence, sm_70+).
+__device__ __forceinline__ void irgl_ticket_acquire_i32(int32_t* locks, irgl_index i) {
+  cuda::atomic_ref<int32_t, cuda::thread_scope_device> word(locks[i]);
+  uint32_t old = static_cast<uint32_t>(word.load(cuda::memory_order_relaxed));
+  for (;;) {
+    const uint16_t queued = static_cast<uint16_t>((old >> 16) - (old & 0xffffu));
+    if (queued == 0xffffu) {  // every 16-bit ticket is out: wait for one back
+      __nanosleep(2048);
+      old = static_cast<uint32_t>(word.load(cuda::memory_order_relaxed));
+      continue;
+    }
+    int32_t expected = static_cast<int32_t>(old);
+    // next + 1 in the high half (its carry out of bit 31 is dropped)
+    const int32_t taken = static_cast<int32_t>(old + (1u << 16));
+    if (word.compare_exchange_weak(expected, taken, cuda::memory_order_relaxed,
+                                   cuda::memory_order_relaxed))
+      break;
+    old = static_cast<uint32_t>(expected);
+  }
+  const uint16_t ticket = static_cast<uint16_t>(old >> 16);
+  uint16_t serving = static_cast<uint16_t>(old);
+  while (serving != ticket) {
+    const uint32_t distance = static_cast<uint16_t>(ticket - serving);  // wraps
+    __nanosleep((distance < 64u ? distance : 64u) * 32u);
+    serving = static_cast<uint16_t>(static_cast<uint32_t>(word.load(cuda::memory_order_relaxed)));
+  }
+  cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
+}
+
+/// Releases ticket lock locks[i] held in a 32-bit word: increments "now
+/// serving" (low 16 bits) with release semantics; from 0xffff it wraps to 0
+/// without a carry into the next-ticket half.
+__device__ __forceinline__ void irgl_ticket_release_i32(int32_t* locks, irgl_index i) {
+  cuda::atomic_ref<int32_t, cuda::thread_scope_device> word(locks[i]);
+  const uint32_t serving = static_cast<uint32_t>(word.load(cuda::memory_order_relaxed)) & 0xffffu;
+  const int32_t inc = serving == 0xffffu ? -0xffff : 1;
   word.fetch_add(inc, cuda::memory_order_release);
 }
 

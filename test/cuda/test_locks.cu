@@ -1,7 +1,8 @@
 // GPU tests of the spin lock (irgl_lock_try_i32 / irgl_lock_release_i32, the Atomic
-// construct) and the ticket lock (irgl_ticket_acquire / _release) under heavy
-// contention: 1M threads, 16 locks, non-atomic read-modify-writes of two
-// fields inside the critical section. Lanes of one warp share locks, so this
+// construct) and the ticket locks (irgl_ticket_acquire_i64 / _i32 and their
+// releases) under heavy contention: 1M threads, 16 locks, non-atomic
+// read-modify-writes of two fields inside the critical section; the 32-bit
+// ticket lock also with every thread on one lock (more than its 65535 tickets). Lanes of one warp share locks, so this
 // also checks the divergence-safe retry loop under independent scheduling.
 #include "test_common.cuh"
 
@@ -37,15 +38,27 @@ __global__ void try_once(int32_t* locks, int* count, int* failed, int n) {
   }
 }
 
-/// Blocking Atomic with the ticket lock.
+/// Blocking Atomic with the ticket lock (64-bit words).
 __global__ void ticket_critical(int64_t* locks, int* count, long long* sum, int n) {
   int i = irgl_global_thread_id();
   if (i >= n) return;
   int l = i % LOCKS;
-  irgl_ticket_acquire(locks, l);
+  irgl_ticket_acquire_i64(locks, l);
   count[l] = count[l] + 1;
   sum[l] = sum[l] + i;
-  irgl_ticket_release(locks, l);
+  irgl_ticket_release_i64(locks, l);
+}
+
+/// Blocking Atomic with the ticket lock in 32-bit words, on `locks` locks.
+__global__ void ticket32_critical(int32_t* locks, int* count, long long* sum, int n,
+                                  int nlocks) {
+  int i = irgl_global_thread_id();
+  if (i >= n) return;
+  int l = i % nlocks;
+  irgl_ticket_acquire_i32(locks, l);
+  count[l] = count[l] + 1;
+  sum[l] = sum[l] + i;
+  irgl_ticket_release_i32(locks, l);
 }
 
 static void check_totals(const int* count, const long long* sum, const char* what) {
@@ -125,6 +138,68 @@ int main() {
     for (int k = 0; k < LOCKS; ++k)
       EXPECT(static_cast<uint64_t>(l[k]) == ((end << 32) | end), "ticket word %d = %llx", k,
              (unsigned long long)l[k]);
+    irgl_free(locks);
+    irgl_free(count);
+    irgl_free(sum);
+  });
+
+  run_test("32-bit ticket lock: exact totals under contention", [] {
+    int32_t* locks = irgl_alloc<int32_t>(LOCKS);
+    int* count = irgl_alloc<int32_t>(LOCKS);
+    long long* sum = reinterpret_cast<long long*>(irgl_alloc<int64_t>(LOCKS));
+    irgl::launch(ticket32_critical, N / 256, 256, locks, count, sum, N, LOCKS);
+    IRGL_CHECK(cudaDeviceSynchronize());
+    check_totals(count, sum, "ticket32");
+    std::vector<int32_t> l = to_host(locks, LOCKS);
+    const uint32_t per = (N / LOCKS) & 0xffffu;  // both halves wrap
+    for (int k = 0; k < LOCKS; ++k)
+      EXPECT(static_cast<uint32_t>(l[k]) == ((per << 16) | per), "ticket32 word %d = %x", k,
+             (unsigned)l[k]);
+    irgl_free(locks);
+    irgl_free(count);
+    irgl_free(sum);
+  });
+
+  run_test("32-bit ticket lock: 16-bit wrap of the ticket counters", [] {
+    int32_t* locks = irgl_alloc<int32_t>(LOCKS);
+    int* count = irgl_alloc<int32_t>(LOCKS);
+    long long* sum = reinterpret_cast<long long*>(irgl_alloc<int64_t>(LOCKS));
+    // next = serving = 2^16 - 100: both halves wrap during the run.
+    const uint32_t start = 0xffffu - 99;
+    std::vector<int32_t> init(LOCKS, static_cast<int32_t>((start << 16) | start));
+    IRGL_CHECK(cudaMemcpy(locks, init.data(), LOCKS * sizeof(int32_t), cudaMemcpyHostToDevice));
+    const int n = 1 << 16;  // 4096 per lock
+    irgl::launch(ticket32_critical, n / 256, 256, locks, count, sum, n, LOCKS);
+    IRGL_CHECK(cudaDeviceSynchronize());
+    std::vector<int> c = to_host(count, LOCKS);
+    for (int k = 0; k < LOCKS; ++k)
+      EXPECT(c[k] == n / LOCKS, "ticket32 wrap: lock %d count %d", k, c[k]);
+    std::vector<int32_t> l = to_host(locks, LOCKS);
+    const uint32_t end = (start + n / LOCKS) & 0xffffu;
+    for (int k = 0; k < LOCKS; ++k)
+      EXPECT(static_cast<uint32_t>(l[k]) == ((end << 16) | end), "ticket32 word %d = %x", k,
+             (unsigned)l[k]);
+    irgl_free(locks);
+    irgl_free(count);
+    irgl_free(sum);
+  });
+
+  run_test("32-bit ticket lock: more threads on one lock than tickets", [] {
+    // every resident thread queues on one lock: more than 65535 at once, so
+    // taking a ticket must wait while all 16-bit tickets are out
+    int32_t* locks = irgl_alloc<int32_t>(1);
+    int* count = irgl_alloc<int32_t>(1);
+    long long* sum = reinterpret_cast<long long*>(irgl_alloc<int64_t>(1));
+    const int n = 1 << 19;
+    irgl::launch(ticket32_critical, n / 256, 256, locks, count, sum, n, 1);
+    IRGL_CHECK(cudaDeviceSynchronize());
+    std::vector<int> c = to_host(count, 1);
+    std::vector<long long> s = to_host(sum, 1);
+    const long long expect = static_cast<long long>(n) * (n - 1) / 2;
+    EXPECT(c[0] == n, "one lock: count %d, expected %d", c[0], n);
+    EXPECT(s[0] == expect, "one lock: sum %lld, expected %lld", s[0], expect);
+    std::vector<int32_t> l = to_host(locks, 1);
+    EXPECT(l[0] == 0, "one lock: word %x, expected 0 (2^19 tickets wrap)", (unsigned)l[0]);
     irgl_free(locks);
     irgl_free(count);
     irgl_free(sum);

@@ -1,7 +1,8 @@
 """Borůvka MST and MIS benchmarks (benchmarks/mst, benchmarks/mis).
 
 Without a GPU: both programs lower with ``--lower-irgl`` (MST also with
-``lower-irgl{ticket_locks=true}`` on its 64-bit-lock variant), their CUDA
+``lower-irgl{ticket_locks=true}``, on its own 32-bit lock words and on its
+64-bit-lock variant), their CUDA
 builds with nvcc exactly as ``irgl-bench`` builds it (one nvcc run per
 program, skipped without nvcc), and the apps' checks accept right and reject
 wrong outputs.
@@ -50,14 +51,21 @@ def _mst_module() -> ModuleType:
     return module
 
 
+#: MST with ticket locks: on its 64-bit-lock variant, and on ``mst.mlir``'s
+#: own 32-bit lock words.
+TICKET_VARIANTS = ("mst-ticket", "mst-ticket-i32")
+
+
 def _program_text(variant: str) -> str:
     if variant == "mst-ticket":
         return _mst_module().ticket_lock_mlir()
+    if variant == "mst-ticket-i32":
+        variant = "mst"
     return (BENCHMARKS / variant / f"{variant}.mlir").read_text()
 
 
 def _pass_args(variant: str) -> list[str]:
-    return ["-p", TICKET_PASS] if variant == "mst-ticket" else ["--lower-irgl"]
+    return ["-p", TICKET_PASS] if variant in TICKET_VARIANTS else ["--lower-irgl"]
 
 
 def _lower(tmp_path: Path, variant: str, *target: str) -> str:
@@ -70,7 +78,7 @@ def _lower(tmp_path: Path, variant: str, *target: str) -> str:
     return proc.stdout
 
 
-VARIANTS = ["mst", "mst-ticket", "mis"]
+VARIANTS = ["mst", "mst-ticket", "mst-ticket-i32", "mis"]
 
 
 # --------------------------------------------------------------- no GPU needed
@@ -85,11 +93,12 @@ def test_lowers(tmp_path: Path, variant: str) -> None:
         # blocking Atomic: the divergence-safe CAS loop on 32-bit lock words
         assert "@irgl_lock_try_i32(%locks" in lowered
         assert "irgl_ticket_acquire" not in lowered
-    if variant == "mst-ticket":
-        assert "@irgl_ticket_acquire(%locks" in lowered
-        assert "@irgl_ticket_release(%locks" in lowered
+    if variant in TICKET_VARIANTS:
+        bits = "i32" if variant == "mst-ticket-i32" else "i64"
+        assert f"@irgl_ticket_acquire_{bits}(%locks" in lowered
+        assert f"@irgl_ticket_release_{bits}(%locks" in lowered
         assert "irgl_lock_try" not in lowered
-        assert "memref<?xi64>" in lowered
+        assert f"memref<?x{bits}>" in lowered
 
 
 def test_ticket_variant_changes_only_the_lock_type() -> None:
@@ -193,9 +202,9 @@ from irgl_runner.apps import execute, load_app
 from irgl_runner.graphs import read_gr
 
 bench, variant, graph_path, work = sys.argv[1:5]
-app = load_app("mst" if variant == "mst-ticket" else variant, bench)
-if variant == "mst-ticket":
-    program = Program(build(Path(work) / "mst-ticket.mlir",
+app = load_app("mst" if variant.startswith("mst-ticket") else variant, bench)
+if variant.startswith("mst-ticket"):
+    program = Program(build(Path(work) / f"{variant}.mlir",
                             pipeline="lower-irgl{ticket_locks=true}"))
 else:
     program = Program(build(app.mlir))
@@ -218,7 +227,8 @@ def test_runs_on_gpu(tmp_path: Path, variant: str, graph_name: str) -> None:
         pytest.skip("nvcc not found")
     graph_path = tmp_path / f"{graph_name}.gr"
     write_gr(graph_path, GRAPHS[graph_name]())
-    (tmp_path / "mst-ticket.mlir").write_text(_program_text("mst-ticket"))
+    for ticket in TICKET_VARIANTS:
+        (tmp_path / f"{ticket}.mlir").write_text(_program_text(ticket))
     cmd = [
         sys.executable,
         "-c",

@@ -47,9 +47,12 @@ __global__ void device_side(irgl::Graph g, irgl::Worklist in, irgl::Worklist out
       done = true;
     }
   }
-  irgl_ticket_acquire(tickets, id % 16);
+  irgl_ticket_acquire_i64(tickets, id % 16);
   sink[1] += 1;
-  irgl_ticket_release(tickets, id % 16);
+  irgl_ticket_release_i64(tickets, id % 16);
+  irgl_ticket_acquire_i32(locks, id % 16);
+  sink[1] += 1;
+  irgl_ticket_release_i32(locks, id % 16);
   irgl_claim_write(locks, id % 16, 1);
   irgl_claim_raise(locks, id % 16, 2);
   sink[2] = irgl_claim_read(locks, id % 16);

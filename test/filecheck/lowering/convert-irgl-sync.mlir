@@ -25,7 +25,13 @@ irgl.kernel @a(%locks: memref<?xi32>, %x: memref<?xi32>, %i: index) {
 // CHECK-NEXT:      scf.yield %[[GOT]] : i1
 // CHECK-NEXT:    }
 
-// TICKET: 'irgl.atomic' with ticket-locks needs 64-bit lock words
+// With ticket-locks, a 32-bit lock word holds 16-bit next/serving halves.
+// TICKET:       ^bb0(%locks: memref<?xi32>, %x: memref<?xi32>, %i: index):
+// TICKET-NEXT:  func.call @irgl_ticket_acquire_i32(%locks, %i) : (memref<?xi32>, index) -> ()
+// TICKET-NEXT:  %v = memref.load %x[%i]
+// TICKET-NEXT:  memref.store %v, %x[%i]
+// TICKET-NEXT:  func.call @irgl_ticket_release_i32(%locks, %i) : (memref<?xi32>, index) -> ()
+// TICKET-NEXT:  "gpu.return"() : () -> ()
 
 // -----
 
@@ -52,10 +58,10 @@ irgl.kernel @b(%locks: memref<?xi64>, %x: memref<?xi32>, %i: index, %j: index) {
 // CHECK-NEXT:    }
 
 // TICKET:        %[[GOT:.*]] = func.call @irgl_lock_try_i64(%locks, %i)
-// TICKET:        func.call @irgl_ticket_acquire(%locks, %j)
+// TICKET:        func.call @irgl_ticket_acquire_i64(%locks, %j)
 // TICKET-NEXT:   %z = arith.constant 0 : i32
 // TICKET-NEXT:   memref.store %z, %x[%j]
-// TICKET-NEXT:   func.call @irgl_ticket_release(%locks, %j)
+// TICKET-NEXT:   func.call @irgl_ticket_release_i64(%locks, %j)
 // TICKET-NEXT:   func.call @irgl_lock_release_i64(%locks, %i)
 
 // -----
