@@ -18,7 +18,9 @@ import os
 import re
 import shlex
 import subprocess
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from io import StringIO
@@ -331,28 +333,55 @@ def compile_cuda(
     if so.is_file():
         return so
     out_dir.mkdir(parents=True, exist_ok=True)
-    cu = out_dir / f"irgl_{key}.cu"
-    cu.write_text(text)
-    tmp = out_dir / f".irgl_{key}.{os.getpid()}.so"
-    cmd = [nvcc, *args, "-o", str(tmp), str(cu)]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-    except FileNotFoundError:
-        raise CompileError(
-            f"nvcc not found (tried {nvcc!r}); is the CUDA toolkit on PATH?"
-        ) from None
-    if proc.returncode != 0:
-        tmp.unlink(missing_ok=True)
-        raise CompileError(
-            f"nvcc failed (exit {proc.returncode}) on {cu}:\n"
-            + (proc.stderr.strip() or proc.stdout.strip())
-        )
-    os.replace(tmp, so)
+    # One nvcc run per key even when several processes (pytest-xdist
+    # workers, `irgl-bench build -j`) ask for it at once: the others wait for
+    # the lock and then find the library.
+    with _key_lock(out_dir / f".irgl_{key}.lock"):
+        if so.is_file():
+            return so
+        cu = out_dir / f"irgl_{key}.cu"
+        _atomic_write(cu, text)
+        tmp = out_dir / f".irgl_{key}.{os.getpid()}.{threading.get_ident()}.so"
+        cmd = [nvcc, *args, "-o", str(tmp), str(cu)]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+        except FileNotFoundError:
+            raise CompileError(
+                f"nvcc not found (tried {nvcc!r}); is the CUDA toolkit on PATH?"
+            ) from None
+        if proc.returncode != 0:
+            tmp.unlink(missing_ok=True)
+            raise CompileError(
+                f"nvcc failed (exit {proc.returncode}) on {cu}:\n"
+                + (proc.stderr.strip() or proc.stdout.strip())
+            )
+        os.replace(tmp, so)
     return so
 
 
+@contextmanager
+def _key_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive advisory lock on ``path`` (created if absent) for the
+    block: processes and threads building the same cache key take turns.
+    Where ``fcntl`` is missing (not POSIX) the block runs unlocked; the
+    library is still published by an atomic rename."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - CUDA hosts here are POSIX
+        yield
+        return
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """Write ``text`` to ``path`` through a temporary file and a rename, so a
+    reader (another process's nvcc) never sees it half written."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text(text)
     os.replace(tmp, path)
 

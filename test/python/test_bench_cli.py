@@ -495,6 +495,39 @@ def test_compile_cuda_cache_with_fake_nvcc(tmp_path: Path) -> None:
     )  # its directory joins the include path
 
 
+def test_compile_cuda_runs_nvcc_once_for_concurrent_builders(tmp_path: Path) -> None:
+    """Processes (pytest-xdist workers, `irgl-bench build -j`) that ask for the
+    same library at once share one nvcc run: the others wait on the key's
+    lock and then find the library."""
+    log = tmp_path / "calls.log"
+    fake = tmp_path / "nvcc"
+    fake.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> {log}\n'
+        "sleep 0.3\n"
+        'while [ "$#" -gt 0 ]; do if [ "$1" = "-o" ]; then out="$2"; fi; shift; done\n'
+        'echo built > "$out"\n'
+    )
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    cache = tmp_path / "cache"
+    code = (
+        "import sys; from irgl_runner.build import compile_cuda; "
+        "print(compile_cuda('int z;\\n', nvcc=sys.argv[1], cache=sys.argv[2]))"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(fake), str(cache)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    outs = {p.communicate(timeout=120)[0].strip() for p in procs}
+    assert all(p.returncode == 0 for p in procs)
+    assert len(outs) == 1 and Path(outs.pop()).read_text() == "built\n"
+    assert len(log.read_text().splitlines()) == 1
+
+
 def test_compile_cuda_failure_message(tmp_path: Path) -> None:
     fake = tmp_path / "nvcc"
     fake.write_text("#!/bin/sh\necho 'prog.cu(3): error: expected a ;' >&2\nexit 1\n")
