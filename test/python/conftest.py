@@ -1,6 +1,13 @@
-"""Shared pytest helpers: finding nvcc and detecting an NVIDIA GPU.
+"""Shared pytest helpers: finding nvcc, detecting an NVIDIA GPU, and one
+nvcc build cache for the whole session.
 
 Tests marked `@pytest.mark.gpu` are skipped when no GPU is present.
+
+Every test that compiles a program goes through :func:`shared_build_cache`
+(``irgl_runner.build``'s content-keyed cache): a program that several tests
+build (the same CUDA text and flags) is compiled once per session, also
+across pytest-xdist workers (`pytest -n auto`), which wait on the key's lock
+instead of running nvcc again.
 """
 
 from __future__ import annotations
@@ -10,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -44,6 +52,43 @@ def has_gpu() -> bool:
     return proc.returncode == 0 and "GPU" in proc.stdout
 
 
+#: The session's build cache: set by the controlling pytest process (and
+#: inherited by its xdist workers), or by the user to keep builds between runs.
+BUILD_CACHE_ENV = "IRGL_TEST_BUILD_CACHE"
+
+_OWNED_CACHE = pytest.StashKey[str]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Make the session's build cache (a temporary folder, removed at the
+    end) unless ``$IRGL_TEST_BUILD_CACHE`` names one already: xdist workers
+    inherit the controller's, so they share it."""
+    if os.environ.get(BUILD_CACHE_ENV):
+        return
+    folder = tempfile.mkdtemp(prefix="irgl-test-builds-")
+    os.environ[BUILD_CACHE_ENV] = folder
+    config.stash[_OWNED_CACHE] = folder
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove the build cache this process made."""
+    folder = config.stash.get(_OWNED_CACHE, None)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+        os.environ.pop(BUILD_CACHE_ENV, None)
+
+
+def shared_build_cache() -> Path:
+    """The nvcc build cache of this test session (see the module docstring):
+    pass it as ``cache=`` to ``build``/``compile_cuda`` wherever the test
+    does not look at the cache itself."""
+    folder = os.environ.get(BUILD_CACHE_ENV)
+    if not folder:  # imported outside a pytest session
+        folder = tempfile.mkdtemp(prefix="irgl-test-builds-")
+        os.environ[BUILD_CACHE_ENV] = folder
+    return Path(folder)
+
+
 def pytest_collection_modifyitems(
     config: pytest.Config, items: list[pytest.Item]
 ) -> None:
@@ -56,19 +101,27 @@ def pytest_collection_modifyitems(
             item.add_marker(skip)
 
 
-def nvcc_object_errors(cuda: str, tmp_path: Path) -> str | None:
-    """Compile CUDA text with `nvcc -arch=sm_90 -c` (skipping the test when
-    nvcc is missing); None on success, else nvcc's diagnostics."""
+def nvcc_object_errors(cuda: str) -> str | None:
+    """Compile CUDA text with nvcc (skipping the test when nvcc is missing);
+    None on success, else nvcc's diagnostics.
+
+    The build is ``irgl_runner``'s own (``DEFAULT_NVCC_FLAGS``: ``-arch=sm_90
+    -O3 -std=c++17 -shared``, a superset of the ``-c`` object build: it
+    compiles the same code and links it) into :func:`shared_build_cache`,
+    so a program that several tests check, or that a test also loads, is
+    compiled once per session.
+    """
+    from irgl_runner.build import compile_cuda
+    from irgl_runner.errors import CompileError
+
     nvcc = nvcc_path()
     if nvcc is None:
         pytest.skip("nvcc not found")
-    source = tmp_path / "program.cu"
-    source.write_text(cuda)
-    cmd = [nvcc, "-arch=sm_90", "-std=c++17", "-c", str(source)]
-    proc = subprocess.run(
-        [*cmd, "-o", str(tmp_path / "program.o")], capture_output=True, text=True
-    )
-    return None if proc.returncode == 0 else proc.stderr
+    try:
+        compile_cuda(cuda, nvcc=nvcc, cache=shared_build_cache())
+    except CompileError as e:
+        return str(e)
+    return None
 
 
 def irgl_opt(*args: str) -> subprocess.CompletedProcess[str]:
@@ -93,7 +146,7 @@ def app_program(app: str, pipeline: str):  # -> irgl_runner.api.Program
     from irgl_runner.api import Program, build
     from irgl_runner.apps import load_app
 
-    return Program(build(load_app(app).mlir, pipeline))
+    return Program(build(load_app(app).mlir, pipeline, cache=shared_build_cache()))
 
 
 def assert_app_passes_its_check(app_name: str, graph, pipeline: str) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import nvcc_path
+from conftest import nvcc_path, shared_build_cache
 
 from irgl_runner.api import Program, build, compile_cuda, emit_cuda
 from irgl_runner.apps import RunContext, execute, load_app
@@ -73,7 +73,7 @@ def test_pr_pull_cuda_compiles(tmp_path: Path) -> None:
     cuda = emit_cuda(load_app("pr_pull").mlir)
     assert "irgl_entry_main" in cuda
     assert "irgl_block_reduce_add_f64(" in cuda
-    so = compile_cuda(cuda, nvcc=nvcc_path() or "nvcc", cache=tmp_path)
+    so = compile_cuda(cuda, nvcc=nvcc_path() or "nvcc", cache=shared_build_cache())
     assert so.is_file() and so.stat().st_size > 0
 
 

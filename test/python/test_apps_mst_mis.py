@@ -24,7 +24,7 @@ from types import ModuleType
 
 import numpy as np
 import pytest
-from conftest import nvcc_path
+from conftest import nvcc_path, shared_build_cache
 
 from irgl_runner.api import compile_cuda
 from irgl_runner.apps import AppSpec, RunContext, load_app
@@ -116,8 +116,8 @@ def test_nvcc_compiles(tmp_path: Path, variant: str) -> None:
         pytest.skip("nvcc not found")
     cuda = _lower(tmp_path, variant, "-t", "cuda")
     assert 'extern "C" int irgl_entry_main(' in cuda
-    # exactly the build irgl-bench does (DEFAULT_NVCC_FLAGS), uncached
-    so = compile_cuda(cuda, nvcc=nvcc, cache=tmp_path / "build")
+    # exactly the build irgl-bench does (DEFAULT_NVCC_FLAGS), in the session cache
+    so = compile_cuda(cuda, nvcc=nvcc, cache=shared_build_cache())
     assert so.is_file()
 
 

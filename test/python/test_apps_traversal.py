@@ -46,7 +46,7 @@ def test_app_compiles_with_nvcc(name: str, tmp_path) -> None:
     from irgl_runner.api import emit_cuda
 
     app: AppSpec = load_app(name)
-    assert nvcc_object_errors(emit_cuda(app.mlir), tmp_path) is None
+    assert nvcc_object_errors(emit_cuda(app.mlir)) is None
 
 
 @pytest.mark.gpu

@@ -141,7 +141,7 @@ def test_sync_in_uniform_loops_verifies_lowers_and_compiles(tmp_path: Path) -> N
     assert kernel.count("irgl_grid_sync();") == 2
     assert kernel.count("__syncthreads();") == 1
     assert "cudaLaunchCooperativeKernel" in cuda or "launch_cooperative" in cuda
-    assert nvcc_object_errors(cuda, tmp_path) is None
+    assert nvcc_object_errors(cuda) is None
 
 
 def test_sync_in_data_dependent_loop_is_rejected() -> None:

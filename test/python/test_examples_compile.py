@@ -36,7 +36,7 @@ def test_example_lowers_and_compiles(example: Path, tmp_path: Path) -> None:
         assert '#include "dmr_mesh' not in cuda
         assert "void build_cavity(" in cuda
     # Compiled away from examples/: nothing beside the .cu is needed.
-    assert nvcc_object_errors(cuda, tmp_path) is None
+    assert nvcc_object_errors(cuda) is None
 
 
 def test_dmr_examples_need_the_shipped_header() -> None:

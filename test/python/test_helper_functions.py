@@ -148,7 +148,7 @@ def test_nvcc_compiles(pipeline: str, tmp_path: Path) -> None:
     assert "static int32_t irgl_host_clamp(int32_t x, int32_t hi) {" in cuda
     if pipeline == "lower-irgl":
         assert "main_control(" in cuda
-    assert nvcc_object_errors(cuda, tmp_path) is None
+    assert nvcc_object_errors(cuda) is None
 
 
 BAD_CALLS = {

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import has_gpu, nvcc_object_errors
+from conftest import has_gpu, nvcc_object_errors, shared_build_cache
 
 ROOT = Path(__file__).resolve().parents[2]
 IRGL_OPT = [sys.executable, str(ROOT / "tools" / "irgl-opt")]
@@ -158,7 +158,7 @@ def test_outlined_cuda_compiles(app: str, tmp_path: Path) -> None:
     proc = _lower(mlir, "--lower-irgl", "-t", "cuda")
     assert proc.returncode == 0, proc.stderr
     assert "irgl::launch_cooperative(main_control" in proc.stdout
-    assert nvcc_object_errors(proc.stdout, tmp_path) is None
+    assert nvcc_object_errors(proc.stdout) is None
 
 
 def _library(source: str, tmp_path: Path, *options: str) -> Path:
@@ -168,7 +168,7 @@ def _library(source: str, tmp_path: Path, *options: str) -> Path:
     mlir = tmp_path / "program.mlir"
     mlir.write_text(source)
     pipeline = f"lower-irgl{{{' '.join(options)}}}"
-    return build(mlir, pipeline, cache=tmp_path / "build")
+    return build(mlir, pipeline, cache=shared_build_cache())
 
 
 def _program(source: str, tmp_path: Path, *options: str):
@@ -226,7 +226,7 @@ def test_block_push_cuda_compiles(app: str, tmp_path: Path) -> None:
     assert "irgl_wl_push(" not in code
     assert code.count("irgl_wl_block_begin(") == code.count("irgl_wl_block_flush(")
     assert code.count("irgl_wl_block_begin(") >= 2  # the kernel and its body
-    assert nvcc_object_errors(proc.stdout, tmp_path) is None
+    assert nvcc_object_errors(proc.stdout) is None
 
 
 REDUCE_PROGRAM = """
@@ -265,7 +265,7 @@ def test_block_reduce_cuda_compiles(outline: str, tmp_path: Path) -> None:
     assert code.count("irgl_cell_block_begin(") == kernels
     assert code.count("irgl_cell_reduce_block(") == kernels
     assert code.count("irgl_cell_block_flush(") == kernels
-    assert nvcc_object_errors(proc.stdout, tmp_path) is None
+    assert nvcc_object_errors(proc.stdout) is None
 
 
 @pytest.mark.gpu

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import nvcc_path
+from conftest import nvcc_path, shared_build_cache
 
 from irgl_runner.api import compile_cuda
 from irgl_runner.apps import RunContext, load_app
@@ -94,7 +94,7 @@ def test_nvcc_builds_with_backoff(tmp_path: Path, app: str, options: str) -> Non
         pytest.skip("nvcc not found")
     cuda = _lower(app, f"lower-irgl{{{options}}}", "-t", "cuda")
     assert 'extern "C" int irgl_entry_main(' in cuda
-    so = compile_cuda(cuda, nvcc=nvcc, cache=tmp_path / "build")
+    so = compile_cuda(cuda, nvcc=nvcc, cache=shared_build_cache())
     assert so.is_file()
 
 

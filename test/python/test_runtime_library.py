@@ -163,4 +163,4 @@ irgl.kernel @locks(%a: memref<?xi32>, %b: memref<?xi64>, %c: memref<8xi32>,
     cuda = _lower_to_cuda(source)
     for name in ("lock_try_i32", "lock_try_i64", "lock_release_i64"):
         assert f"irgl_{name}(" in cuda.split("// ---- end irgl_runtime.cuh ----")[1]
-    assert nvcc_object_errors(cuda, tmp_path) is None
+    assert nvcc_object_errors(cuda) is None

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import has_gpu, nvcc_object_errors
+from conftest import has_gpu, nvcc_object_errors, shared_build_cache
 
 from irgl_runner import generators
 from irgl_runner.apps import execute, load_app
@@ -195,7 +195,7 @@ def test_small_worklist_cuda_compiles(app: str, tmp_path: Path) -> None:
     # block 0 of one block, or the launch's grid
     assert ", (irgl_index)0, (irgl_index)1);" in control
     assert control.count("irgl_grid_sync();") >= 3
-    assert nvcc_object_errors(cuda, tmp_path) is None
+    assert nvcc_object_errors(cuda) is None
 
 
 def test_time_limit_cuda_compiles(tmp_path: Path) -> None:
@@ -219,7 +219,7 @@ def test_time_limit_cuda_compiles(tmp_path: Path) -> None:
     assert "irgl_ctl_small_allowed(" not in plain_control
     assert "irgl_ctl_clock();" not in plain_control
     assert "irgl_alloc<int32_t>(2);" not in plain_control
-    assert nvcc_object_errors(timed.stdout, tmp_path) is None
+    assert nvcc_object_errors(timed.stdout) is None
 
 
 # --------------------------------------------------------------------------- #
@@ -283,7 +283,7 @@ def test_retry_pipe_with_small_worklist(pipeline: str, tmp_path: Path) -> None:
     assert has_gpu()
     mlir = tmp_path / "retry.mlir"
     mlir.write_text(RETRY_PIPE)
-    program = Program(build(mlir, PIPELINES[pipeline], cache=tmp_path / "build"))
+    program = Program(build(mlir, PIPELINES[pipeline], cache=shared_build_cache()))
     limit = 5000
     hits = program.alloc(limit, np.int32).fill(-1)
     tries = program.alloc(limit, np.int32).fill(0)
@@ -305,7 +305,7 @@ def test_carried_level_and_any_cell_with_small_worklist(
     assert has_gpu()
     mlir = tmp_path / "levels.mlir"
     mlir.write_text(LEVELS_UNTIL_STOP)
-    program = Program(build(mlir, PIPELINES[pipeline], cache=tmp_path / "build"))
+    program = Program(build(mlir, PIPELINES[pipeline], cache=shared_build_cache()))
     n, stop, inf = 3000, 2000, 1073741823
     graph = program.upload_graph(generators.generate(f"path:{n}"))
     initial = np.full(n, inf, dtype=np.int32)

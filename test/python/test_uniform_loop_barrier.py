@@ -65,7 +65,7 @@ def test_lowered_cuda_compiles(program_file: Path, tmp_path: Path) -> None:
 
     cuda = emit_cuda(program_file)
     assert "grid.sync()" in cuda or "irgl_grid_sync" in cuda
-    assert nvcc_object_errors(cuda, tmp_path) is None
+    assert nvcc_object_errors(cuda) is None
 
 
 @pytest.mark.gpu

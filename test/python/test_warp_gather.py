@@ -64,7 +64,7 @@ def test_app_compiles_with_gather_and_unroll(app: str, tmp_path: Path) -> None:
     from irgl_runner.api import emit_cuda
 
     cuda = emit_cuda(load_app(app).mlir, PIPELINE)
-    assert nvcc_object_errors(cuda, tmp_path) is None
+    assert nvcc_object_errors(cuda) is None
 
 
 #: test_apps_traversal's graphs (RMAT, grid, raw random, star, hub) but the
