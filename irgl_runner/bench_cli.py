@@ -34,8 +34,6 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-import numpy as np
-
 from .ablation import OPTIMIZATIONS
 from .apps import AppError, RunContext, execute, load_app
 from .backends import BACKENDS, DEFAULT_BACKEND, load_plugins
@@ -53,6 +51,7 @@ from .errors import IrglError, UsageError
 from .generators import SPEC_FORMS, generate, parse_spec
 from .graph_args import default_cache_dir, default_source, resolve_graph
 from .graphs import EDGE_LIST_SUFFIXES, GraphFormatError, write_graph
+from .report import write_output
 
 __all__ = ["main", "write_output"]
 
@@ -74,24 +73,6 @@ def package_version() -> str:
 
 class RunFailure(Exception):
     """Compile/runtime failure or wrong output (exit code 1)."""
-
-
-def write_output(path: str | Path, values: np.ndarray) -> None:
-    """Write ``"node value"`` lines (floats with 9 significant digits, 17 for
-    float64: enough to read the value back exactly)."""
-    values = np.asarray(values).ravel()
-    nodes = np.arange(values.shape[0])
-    with open(path, "w") as f:
-        if values.dtype.kind == "f":
-            digits = 17 if values.dtype.itemsize > 4 else 9
-            lines = (
-                f"{i} {v:.{digits}g}\n"
-                for i, v in zip(nodes.tolist(), values.tolist(), strict=True)
-            )
-        else:
-            vals = values.astype(np.int64).tolist()
-            lines = (f"{i} {v}\n" for i, v in zip(nodes.tolist(), vals, strict=True))
-        f.writelines(lines)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

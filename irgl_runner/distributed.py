@@ -68,6 +68,7 @@ from .partition import (
     load_or_build_partition,
     master_bounds,
 )
+from .report import write_output
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
@@ -662,8 +663,6 @@ def run_rank(args: argparse.Namespace) -> int:
             record["problem"] = problem
         print(json.dumps(record), flush=True)
         if args.output and app.primary_output is not None:
-            from .bench_cli import write_output
-
             tmp = Path(args.output).with_name(f".{Path(args.output).name}.tmp")
             write_output(tmp, ctx.outputs[app.primary_output])
             os.replace(tmp, args.output)  # nothing half-written

@@ -24,6 +24,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 __all__ = [
     "ABLATION_BEGIN_MARKER",
     "ABLATION_END_MARKER",
@@ -542,3 +544,21 @@ def write_chart(
     fig.savefig(p, dpi=120)
     plt.close(fig)
     return None
+
+
+def write_output(path: str | Path, values: np.ndarray) -> None:
+    """Write ``"node value"`` lines (floats with 9 significant digits, 17 for
+    float64: enough to read the value back exactly)."""
+    values = np.asarray(values).ravel()
+    nodes = np.arange(values.shape[0])
+    with open(path, "w") as f:
+        if values.dtype.kind == "f":
+            digits = 17 if values.dtype.itemsize > 4 else 9
+            lines = (
+                f"{i} {v:.{digits}g}\n"
+                for i, v in zip(nodes.tolist(), values.tolist(), strict=True)
+            )
+        else:
+            vals = values.astype(np.int64).tolist()
+            lines = (f"{i} {v}\n" for i, v in zip(nodes.tolist(), vals, strict=True))
+        f.writelines(lines)

@@ -22,7 +22,8 @@ MODULES = sorted(p.stem for p in (REPO / "irgl_dialect").glob("*.py"))
 #: The dependency order of irgl_dialect's modules (each imports only modules
 #: before it): attributes < placement < upstream_checks < kernels < syntax <
 #: loops < worklist, sync < orchestration; runtime < runtime_library,
-#: c_escape; graph; and dialect imports them all.
+#: c_escape; graph; distributed (the irgl_dist dialect, on attributes and
+#: placement); and dialect imports the irgl ones.
 LAYERS = [
     "attributes",
     "placement",
@@ -37,6 +38,7 @@ LAYERS = [
     "runtime_library",
     "c_escape",
     "graph",
+    "distributed",
     "dialect",
 ]
 
