@@ -59,6 +59,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from irgl_dialect.attributes import IteratorKind
 from irgl_dialect.distributed import (
     TERMINATION_ATTR,
     AllReduceCellsOp,
@@ -69,6 +70,7 @@ from irgl_dialect.distributed import (
     SyncNodesOp,
     SyncWorklistOp,
 )
+from irgl_dialect.loops import ForAllOp
 from irgl_dialect.orchestration import IterateOp, PipeOp
 from irgl_dialect.runtime_library import (
     DIST_ARRAY_TYPES,
@@ -292,6 +294,20 @@ def _track_allocations(function: func.FuncOp) -> None:
         b.call(fn, [op.memref, _array_size(b, op.memref)])
 
 
+def _forall_over_masters(op: ForAllOp) -> None:
+    """`irgl.forall %n in nodes(%g)` -> `range(0, irgl_dist_num_masters())`:
+    on a rank a ForAll over nodes runs over its masters only (the contract),
+    while `irgl.graph.num_nodes`, its bound on one GPU, counts the mirrors."""
+    b = LoweringBuilder(InsertPoint.before(op))
+    masters = b.call_value(runtime_function("irgl_dist_num_masters"), [])
+    body = op.body
+    op.detach_region(body)
+    init = op.init
+    reduce = op.reduce.data if op.reduce is not None else None
+    new = ForAllOp(IteratorKind.RANGE, [b.index(0), masters], body, reduce, init)
+    Rewriter.replace_op(op, new)
+
+
 @dataclass(frozen=True)
 class ConvertIrglDist(ModulePass):
     """Lower the `irgl_dist` ops but `sync_worklist` to runtime calls and
@@ -313,6 +329,12 @@ class ConvertIrglDist(ModulePass):
         for inner in op.body.block.ops:
             if isinstance(inner, func.FuncOp) and inner.body.blocks:
                 _track_allocations(inner)
+        for inner in list(op.walk()):
+            if (
+                isinstance(inner, ForAllOp)
+                and inner.iterator.data == IteratorKind.NODES
+            ):
+                _forall_over_masters(inner)
 
 
 def is_distributed(module: ModuleOp) -> bool:

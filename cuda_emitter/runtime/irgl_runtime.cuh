@@ -1868,6 +1868,8 @@ IRGL_DEVICE_STORE(f64, double)
 
 /// Local id -> global id of the rank's nodes (device; irgl_dist_global_id).
 __device__ int64_t* irgl_dist_l2g_device;
+/// The rank's master count (device; irgl_dist_num_masters).
+__device__ irgl_index irgl_dist_num_masters_device;
 
 namespace irgl {
 namespace dist {
@@ -2340,6 +2342,16 @@ inline irgl_index irgl_dist_local_node(irgl_index g) {
   return (local >= 0 && local < s.num_masters) ? static_cast<irgl_index>(local) : static_cast<irgl_index>(-1);
 }
 
+/// The number of the rank's masters, local ids 0 .. num_masters - 1: what a
+/// ForAll over nodes runs over (irgl.graph.num_nodes counts the mirrors too).
+__host__ __device__ __forceinline__ irgl_index irgl_dist_num_masters() {
+#ifdef __CUDA_ARCH__
+  return irgl_dist_num_masters_device;
+#else
+  return static_cast<irgl_index>(irgl::dist::ready_state().num_masters);
+#endif
+}
+
 /// The global id of local node n (device code).
 __device__ __forceinline__ irgl_index irgl_dist_global_id(irgl_index n) {
   return static_cast<irgl_index>(irgl_dist_l2g_device[n]);
@@ -2445,6 +2457,8 @@ IRGL_EXPORT int irgl_dist_setup(int64_t num_local, int64_t num_masters, int64_t 
     if (num_local > 0)
       IRGL_CHECK(cudaMemcpy(s.l2g, l2g, static_cast<size_t>(num_local) * 8, cudaMemcpyHostToDevice));
     IRGL_CHECK(cudaMemcpyToSymbol(irgl_dist_l2g_device, &s.l2g, sizeof(s.l2g)));
+    const irgl_index masters_index = static_cast<irgl_index>(num_masters);
+    IRGL_CHECK(cudaMemcpyToSymbol(irgl_dist_num_masters_device, &masters_index, sizeof(masters_index)));
     s.mirrors = irgl::dist::upload_ids(mirrors, s.total_mirrors);
     s.masters = irgl::dist::upload_ids(masters, s.total_masters);
     s.has_edges = irgl::scratch_alloc<unsigned char>(static_cast<irgl_index>(num_local > 0 ? num_local : 1));

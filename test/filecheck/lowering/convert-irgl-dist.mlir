@@ -61,6 +61,10 @@ irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
 // CHECK-NEXT:    %global_size_1 = func.call @irgl_dist_allreduce_index(%[[SIZE1]], %add_1)
 // CHECK-NEXT:    %{{.*}} = arith.constant 0 : index
 // CHECK-NEXT:    %{{.*}} = arith.cmpi sgt, %global_size_1, %{{.*}} : index
+// A ForAll over nodes runs over the rank's masters only:
+// CHECK:         %[[MASTERS:.*]] = func.call @irgl_dist_num_masters() : () -> index
+// CHECK-NEXT:    %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    irgl.forall %n in range(%[[ZERO]], %[[MASTERS]]) {
 // CHECK-NOT:     irgl_dist.
 // CHECK:         func.func private @irgl_dist_initial_worklist(!irgl_rt.pipe) -> ()
 
