@@ -167,3 +167,21 @@ def assert_app_passes_its_check(app_name: str, graph, pipeline: str) -> None:
     assert app.check is not None
     problem = app.check(ctx)
     assert problem is None, problem
+
+
+#: A plain kernel and a host kernel that iterates it; the host's Iterate is
+#: on line 8 and uses `%n`, which is defined in the Iterate's own body.
+OWN_REGION_OPERAND = """\
+irgl.kernel @b(%g: !irgl.graph, %LEVEL: i32) {
+  irgl.forall %wlidx in worklist {
+    %n = irgl.wl.pop %wlidx
+  }
+}
+irgl.kernel host @main(%g: !irgl.graph, %src: index) {
+  %c1 = arith.constant 1 : i32
+  %r = irgl.iterate @b(%g, %lvl = %n) : (!irgl.graph, i32) initial [%src] {
+    %n = arith.addi %lvl, %c1 : i32
+    irgl.yield %n : i32
+  }
+}
+"""

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import nvcc_path
+from conftest import OWN_REGION_OPERAND, nvcc_path
 
 from irgl_runner import bench_cli
 from irgl_runner.backends import BACKENDS
@@ -23,21 +23,6 @@ from irgl_runner.backends import BACKENDS
 REPO = Path(__file__).resolve().parents[2]
 IRGL_OPT = [sys.executable, str(REPO / "tools" / "irgl-opt")]
 
-#: A host kernel whose Iterate (line 8) uses `%n`, defined in its own body.
-OWN_REGION_OPERAND = """\
-irgl.kernel @b(%g: !irgl.graph, %LEVEL: i32) {
-  irgl.forall %wlidx in worklist {
-    %n = irgl.wl.pop %wlidx
-  }
-}
-irgl.kernel host @main(%g: !irgl.graph, %src: index) {
-  %c1 = arith.constant 1 : i32
-  %r = irgl.iterate @b(%g, %lvl = %n) : (!irgl.graph, i32) initial [%src] {
-    %n = arith.addi %lvl, %c1 : i32
-    irgl.yield %n : i32
-  }
-}
-"""
 
 APP_PY = """\
 from pathlib import Path

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import OWN_REGION_OPERAND
 
 from irgl_interpreter import ProgramError, parse_program
 from irgl_tools.opt_main import EXIT_BROKEN_PIPE
@@ -19,23 +20,6 @@ from irgl_tools.universe import IRGL_UNIVERSE
 REPO = Path(__file__).resolve().parents[2]
 IRGL_OPT = [sys.executable, str(REPO / "tools" / "irgl-opt")]
 BFS = str(REPO / "examples" / "bfs.mlir")
-
-#: A plain kernel and a host kernel that iterates it; the host's Iterate is
-#: on line 8 and uses `%n`, which is defined in the Iterate's own body.
-OWN_REGION_OPERAND = """\
-irgl.kernel @b(%g: !irgl.graph, %LEVEL: i32) {
-  irgl.forall %wlidx in worklist {
-    %n = irgl.wl.pop %wlidx
-  }
-}
-irgl.kernel host @main(%g: !irgl.graph, %src: index) {
-  %c1 = arith.constant 1 : i32
-  %r = irgl.iterate @b(%g, %lvl = %n) : (!irgl.graph, i32) initial [%src] {
-    %n = arith.addi %lvl, %c1 : i32
-    irgl.yield %n : i32
-  }
-}
-"""
 
 
 def run_opt(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
