@@ -46,7 +46,7 @@ from xdsl.ir import Operation
 from xdsl.passes import PassPipeline
 from xdsl.utils.exceptions import DiagnosticException
 
-from irgl_dialect.attributes import Aggregation, ExtraCond, GraphType, TermCond
+from irgl_dialect.attributes import Aggregation, GraphType, TermCond
 from irgl_dialect.distributed import (
     HOST_ATTR,
     TERMINATION_ATTR,
@@ -73,7 +73,7 @@ from irgl_interpreter.interpreter import (
     load_program,
     make_interpreter,
 )
-from irgl_interpreter.kernels import KernelFunctions, invoke
+from irgl_interpreter.kernels import KernelFunctions, invoke, keep_iterating
 from irgl_interpreter.kernels import _initial_pipe as initial_pipe  # pyright: ignore[reportPrivateUsage]
 from irgl_interpreter.loops import LoopFunctions
 from irgl_interpreter.state import (
@@ -577,13 +577,7 @@ class DistributedFunctions(InterpreterFunctions):
                     conditions.append(
                         everyone if term == TermCond.WHILE else not everyone
                     )
-                keep_going = all(conditions)
-                if extra is not None:
-                    extra_value = bool(yielded[len(positions)])
-                    if extra == ExtraCond.AND:
-                        keep_going = keep_going and extra_value
-                    else:
-                        keep_going = keep_going or extra_value
+                keep_going = keep_iterating(conditions, extra, yielded, len(positions))
         finally:
             if owned:
                 state.pipe = None

@@ -17,6 +17,7 @@ kernels), and While/Until Any/All holds, combined with the extra condition.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from xdsl.interpreter import (
@@ -105,6 +106,24 @@ def _launch(
     if state.progress is not None:
         state.progress(state.stats)
     interpreter.run_ssacfg_region(kernel.body, args, kernel.sym_name.data)
+
+
+def keep_iterating(
+    conditions: list[bool],
+    extra: ExtraCond | None,
+    yielded: Sequence[object],
+    carried: int,
+) -> bool:
+    """Whether an Iterate goes on: all of its `conditions` (worklist not
+    empty, the while/until test), combined with the body's extra condition
+    (yielded after the `carried` values) by `extra and` / `extra or`."""
+    keep_going = all(conditions)
+    if extra is None:
+        return keep_going
+    extra_value = bool(yielded[carried])
+    if extra == ExtraCond.AND:
+        return keep_going and extra_value
+    return keep_going or extra_value
 
 
 def _initial_pipe(interpreter: Interpreter, op: PipeOp | IterateOp) -> PipeContext:
@@ -244,13 +263,7 @@ class KernelFunctions(InterpreterFunctions):
                     conditions.append(bool(pipe.in_))
                 if term is not None:
                     conditions.append(result if term == TermCond.WHILE else not result)
-                keep_going = all(conditions)
-                if extra is not None:
-                    extra_value = bool(yielded[len(positions)])
-                    if extra == ExtraCond.AND:
-                        keep_going = keep_going and extra_value
-                    else:
-                        keep_going = keep_going or extra_value
+                keep_going = keep_iterating(conditions, extra, yielded, len(positions))
         finally:
             if owned:
                 state.pipe = None
