@@ -379,31 +379,21 @@ class _Outliner:
             self.small_worklist,
             self.small_worklist_us,
         )
+        common = (
+            plan,
+            self.bodies,
+            mapping,
+            device_cells,
+            status_arg,
+            state,
+            self.sized,
+            self.gridded,
+            geometry,
+        )
         lowering = (
-            ControlLowering(
-                plan,
-                self.bodies,
-                mapping,
-                device_cells,
-                status_arg,
-                state,
-                self.sized,
-                self.gridded,
-                geometry,
-            )
+            ControlLowering(*common)
             if small is None
-            else SmallWorklistLowering(
-                plan,
-                self.bodies,
-                mapping,
-                device_cells,
-                status_arg,
-                state,
-                self.sized,
-                self.gridded,
-                geometry,
-                small,
-            )
+            else SmallWorklistLowering(*common, small)
         )
         if isinstance(op, IterateOp):
             results, identities = lowering.iterate(device, op, candidates)
