@@ -1,5 +1,6 @@
 """Seeded synthetic graphs: RMAT (Graph500), 2D grids, uniform random graphs,
-paths (high diameter), stars and hub-heavy graphs (skewed degrees).
+paths (high diameter), stars, hub-heavy graphs (skewed degrees), graphs of
+mostly isolated nodes and graphs of many small components.
 
 All generators take a ``seed`` and use :func:`numpy.random.default_rng`, so the
 same arguments always give the same graph.  With ``raw=True`` they return the
@@ -25,6 +26,8 @@ __all__ = [
     "generate",
     "grid2d",
     "hub_graph",
+    "islands",
+    "mostly_isolated",
     "parse_spec",
     "path_graph",
     "rmat",
@@ -183,13 +186,63 @@ def hub_graph(
     return coo if raw else clean(coo, symmetrize=True)
 
 
+def mostly_isolated(
+    n: int,
+    m: int,
+    active: int | None = None,
+    seed: int = DEFAULT_SEED,
+    raw: bool = False,
+) -> CSRGraph | COOGraph:
+    """``m`` uniformly random edges among ``active`` randomly chosen nodes of
+    ``n`` (default ``n // 10``): every other node is isolated (a search from
+    one of them reaches nothing; a topology-driven kernel still visits them)."""
+    if n < 1:
+        raise ValueError(f"a graph needs at least 1 node, got {n}")
+    active = max(1, n // 10) if active is None else active
+    if not 1 <= active <= n or m < 0:
+        raise ValueError(f"need 1 <= active <= {n} and m >= 0, got {active}, {m}")
+    rng = np.random.default_rng(seed)
+    chosen = rng.choice(n, size=active, replace=False).astype(np.int64)
+    src = chosen[rng.integers(0, active, size=m)]
+    dst = chosen[rng.integers(0, active, size=m)]
+    coo = COOGraph(n, src, dst, _weights(rng, m))
+    return coo if raw else clean(coo, symmetrize=True)
+
+
+def islands(
+    n: int, size: int, seed: int = DEFAULT_SEED, raw: bool = False
+) -> CSRGraph | COOGraph:
+    """``n`` nodes in connected components of ``size`` nodes (the last one
+    smaller): each a random tree plus as many random chords, node ids shuffled
+    so that components interleave. The largest component is small: a search
+    from any source stays in its island, whatever the graph's size."""
+    if n < 1 or size < 1:
+        raise ValueError(f"islands need n >= 1 and size >= 1, got {n}, {size}")
+    rng = np.random.default_rng(seed)
+    pos = np.arange(n, dtype=np.int64)
+    base = pos - pos % size  # first position of each node's island
+    offset = pos - base
+    tree = offset > 0  # each later member joins a random earlier one
+    t_src = pos[tree]
+    t_dst = base[tree] + (rng.random(int(tree.sum())) * offset[tree]).astype(np.int64)
+    span = np.minimum(size, n - base)  # island sizes, per node
+    c_src = pos
+    c_dst = base + (rng.random(n) * span).astype(np.int64)
+    perm = rng.permutation(n).astype(np.int64)
+    src = perm[np.concatenate([t_src, c_src])]
+    dst = perm[np.concatenate([t_dst, c_dst])]
+    coo = COOGraph(n, src, dst, _weights(rng, src.shape[0]))
+    return coo if raw else clean(coo, symmetrize=True)
+
+
 # ------------------------------------------------------------------------- specs
 
 
 @dataclass(frozen=True)
 class GraphSpec:
     """A parsed generator spec: ``rmat:20``, ``grid:64x32``, ``random:1000:8000``,
-    ``path:1000``, ``star:1000``, ``hub:1000:2``."""
+    ``path:1000``, ``star:1000``, ``hub:1000:2``, ``isolated:1000:800:100``,
+    ``islands:1000:16``."""
 
     kind: str
     params: tuple[int, ...]
@@ -206,12 +259,12 @@ class GraphSpec:
 
 
 SPEC_FORMS = (
-    "rmat:SCALE[:EDGE_FACTOR], grid:WxH, random:N:M, path:N, star:N, hub:N[:HUBS] "
-    "(each optionally followed by @SEED)"
+    "rmat:SCALE[:EDGE_FACTOR], grid:WxH, random:N:M, path:N, star:N, hub:N[:HUBS], "
+    "isolated:N:M[:ACTIVE], islands:N:SIZE (each optionally followed by @SEED)"
 )
 """The generator spec forms, for messages and help texts."""
 
-_KINDS = ("rmat", "grid", "random", "path", "star", "hub")
+_KINDS = ("rmat", "grid", "random", "path", "star", "hub", "isolated", "islands")
 
 
 def parse_spec(text: str) -> GraphSpec | None:
@@ -261,6 +314,22 @@ def parse_spec(text: str) -> GraphSpec | None:
                 f"graph spec {text!r}: hub:N:HUBS needs N >= 1 and 1 <= HUBS <= N"
             )
         return GraphSpec("hub", params, seed)
+    if head == "isolated" and re.fullmatch(r"\d+:\d+(:\d+)?", body):
+        params = tuple(int(x) for x in body.split(":"))
+        if len(params) == 2:
+            params = (*params, max(1, params[0] // 10))
+        n, _, active = params
+        if n == 0 or not 1 <= active <= n:
+            raise ValueError(
+                f"graph spec {text!r}: isolated:N:M:ACTIVE needs N >= 1 and "
+                "1 <= ACTIVE <= N"
+            )
+        return GraphSpec("isolated", params, seed)
+    if head == "islands" and (mt := re.fullmatch(r"(\d+):(\d+)", body)):
+        n, size = int(mt[1]), int(mt[2])
+        if n == 0 or size == 0:
+            raise ValueError(f"graph spec {text!r}: islands:N:SIZE needs N, SIZE >= 1")
+        return GraphSpec("islands", (n, size), seed)
     raise ValueError(f"bad graph spec {text!r}; forms: {SPEC_FORMS}")
 
 
@@ -281,6 +350,11 @@ def generate(spec: GraphSpec | str) -> CSRGraph:
         g = star(spec.params[0], seed=spec.seed)
     elif spec.kind == "hub":
         g = hub_graph(spec.params[0], spec.params[1], seed=spec.seed)
+    elif spec.kind == "isolated":
+        n, m, active = spec.params
+        g = mostly_isolated(n, m, active, seed=spec.seed)
+    elif spec.kind == "islands":
+        g = islands(spec.params[0], spec.params[1], seed=spec.seed)
     else:
         g = uniform_random(spec.params[0], spec.params[1], seed=spec.seed)
     assert isinstance(g, CSRGraph)

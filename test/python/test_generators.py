@@ -14,6 +14,8 @@ from irgl_runner.generators import (
     generate,
     grid2d,
     hub_graph,
+    islands,
+    mostly_isolated,
     parse_spec,
     path_graph,
     rmat,
@@ -59,6 +61,8 @@ GENERATORS = {
     "path": lambda seed: path_graph(50, seed=seed),
     "star": lambda seed: star(40, seed=seed),
     "hub": lambda seed: hub_graph(200, 3, seed=seed),
+    "isolated": lambda seed: mostly_isolated(300, 200, 40, seed=seed),
+    "islands": lambda seed: islands(300, 12, seed=seed),
 }
 
 
@@ -225,4 +229,42 @@ def test_path_star_hub_specs() -> None:
 @pytest.mark.parametrize("bad", ["grid:0x5", "grid:5x0", "grid:0x0"])
 def test_empty_grid_spec_is_an_error(bad: str) -> None:
     with pytest.raises(ValueError, match="at least 1x1"):
+        parse_spec(bad)
+
+
+def _components(g: CSRGraph) -> np.ndarray:
+    """Component sizes."""
+    _, labels = csgraph.connected_components(g.to_scipy(weighted=False))
+    return np.bincount(labels)
+
+
+def test_mostly_isolated_structure() -> None:
+    g = generate("isolated:1000:800:50")
+    deg = g.degrees()
+    assert (deg > 0).sum() <= 50 and (deg == 0).sum() >= 950
+    assert _components(g).max() <= 50
+    assert same_graph(g, mostly_isolated(1000, 800, 50))  # type: ignore[arg-type]
+    default = generate("isolated:1000:800")  # a tenth of the nodes carry edges
+    assert (default.degrees() > 0).sum() <= 100
+    assert parse_spec("isolated:1000:800") == GraphSpec("isolated", (1000, 800, 100))
+    assert GraphSpec("isolated", (10, 5, 2), 3).name == "isolated:10:5:2@3"
+
+
+def test_islands_structure() -> None:
+    g = generate("islands:1000:16@2")
+    sizes = _components(g)
+    assert sizes.max() == 16 and sizes.sum() == 1000
+    assert (sizes == 16).sum() == 1000 // 16  # every island is connected
+    assert g.num_edges > 2 * (1000 - len(sizes))  # chords besides the trees
+    assert same_graph(g, islands(1000, 16, seed=2))  # type: ignore[arg-type]
+    assert parse_spec("islands:50:5") == GraphSpec("islands", (50, 5))
+    assert _components(generate("islands:10:1")).tolist() == [1] * 10
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["isolated:0:5", "isolated:5", "isolated:10:5:11", "islands:0:3", "islands:5:0"],
+)
+def test_isolated_and_islands_bad_specs(bad: str) -> None:
+    with pytest.raises(ValueError, match="graph spec"):
         parse_spec(bad)
