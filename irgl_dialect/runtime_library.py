@@ -214,6 +214,22 @@ def _functions() -> list[RuntimeFunction]:
             _fn(f"irgl_block_bcast_{_suffix(t)}", (t, i32), (t,))
             for t in BROADCAST_TYPES
         ),
+        # grid phase of shared edge loops (nested parallelism)
+        _fn("irgl_grid_donate", (i32, _index, _index), (i32,)),
+        *(
+            f
+            for t in BROADCAST_TYPES
+            for f in (
+                _fn(f"irgl_grid_put_{_suffix(t)}", (i32, i32, t)),
+                _fn(f"irgl_grid_get_{_suffix(t)}", (i32, i32), (t,)),
+            )
+        ),
+        _fn("irgl_grid_publish", (i32,)),
+        _fn("irgl_grid_take", (i32,), (i32,)),
+        _fn("irgl_grid_start", (), (_index,)),
+        _fn("irgl_grid_end", (), (_index,)),
+        _fn("irgl_grid_done", (i32,)),
+        _fn("irgl_grid_finish", (i32,)),
         # reductions of shared edge loops (nested parallelism)
         *(
             f

@@ -15,6 +15,20 @@ they can help). This pass lowers each one into three phases:
    `irgl_warp_active`) and share its edges;
 3. thread phase: every thread walks its own small node.
 
+Before them, with `grid_rounds` = R > 0, a grid phase takes the nodes of at
+least R times the block size of edges (a star's hub, which one block would
+walk alone while the other blocks idle) of a non-reducing loop, when the
+grid has more than one block: their thread donates the node's edge range
+and the per-thread values the body uses to a job slot of the runtime
+(`irgl_grid_donate`, `irgl_grid_put_<T>`, `irgl_grid_publish`); every block
+then takes chunks of its loop's published jobs (`irgl_grid_take`, one site
+number per loop) and walks them with its threads, values read back with
+`irgl_grid_get_<T>`, until none is left (the help loop), and the donor waits
+until every chunk is done (`irgl_grid_finish`: later code of its iteration
+sees all the edges walked, as after the block phase). A block that finishes
+its rounds runs the help loop once more after them. A donor that finds no
+free slot leaves its node to the block phase.
+
 The elected node's edge range and the per-thread values that the loop body
 uses are broadcast (`irgl_block_bcast_*`, `irgl_warp_shfl_*`); the body is
 cloned into each phase.
@@ -52,6 +66,7 @@ from irgl_dialect.loops import ForAllOp
 from irgl_dialect.runtime import (
     UNROLL_ATTR,
     CollectiveOp,
+    ForAllAttr,
     LaunchAttr,
     NestedEdgesAttr,
 )
@@ -72,6 +87,14 @@ from lowering.reductions import (
     warp_reduce,
 )
 from lowering.runtime_calls import enclosing_gpu_func, fail, symbol_table_of
+
+#: Per-thread values a grid job holds (`IRGL_GRID_JOB_VALUES` of the runtime).
+GRID_JOB_VALUES = 16
+
+#: Default `grid_rounds`: nodes of at least this many block sizes of edges
+#: go to the grid phase (64 rounds of the block's threads: long enough that
+#: the donation, a few atomics and a wait, is small beside them).
+GRID_ROUNDS = 64
 
 
 def _clone_body(loop: ForAllOp, into: Block, mapping: dict[SSAValue, SSAValue]) -> None:
@@ -190,6 +213,151 @@ def _shared_phase(
     return loop_op.results[2]
 
 
+def _walk_chunk(
+    a: LoweringBuilder,
+    loop: ForAllOp,
+    mapping: dict[SSAValue, SSAValue],
+    start: SSAValue,
+    end: SSAValue,
+    size: SSAValue,
+    unroll: int,
+    interleave: int,
+) -> None:
+    """for (e = start; e < end; e += size) body (a non-reducing loop),
+    interleaved `interleave` times."""
+    if interleave > 1:
+        values = {v: m for v, m in mapping.items() if v is not loop.index}
+        walked = interleaved_loop(
+            a, loop.body.block, start, end, size, interleave, values=values
+        )
+        a.stmt(_unrolled(walked, unroll))
+        return
+    body = Block(arg_types=[IndexType()])
+    _clone_body(loop, body, {**mapping, loop.index: body.args[0]})
+    a.stmt(_unrolled(scf.ForOp(start, end, size, [], Region(body)), unroll))
+
+
+def _grid_help(
+    at: LoweringBuilder,
+    loop: ForAllOp,
+    live: list[SSAValue],
+    site: int,
+    unroll: int,
+    interleave: int,
+    mapping: dict[SSAValue, SSAValue] | None = None,
+) -> None:
+    """while ((slot = irgl_grid_take(site)) >= 0) { walk the chunk } (the
+    help loop; block-uniform). `mapping` gives values the body uses that the
+    insertion point does not see (constants cloned there)."""
+    before = Block()
+    b = at.nested(InsertPoint.at_end(before))
+    slot = b.call_value(runtime_function("irgl_grid_take"), [b.const(site, i32)])
+    found = b.op(arith.CmpiOp(slot, b.const(0, i32), "sge"))
+    before.add_op(scf.ConditionOp(found, slot))
+    after = Block(arg_types=[i32])
+    a = at.nested(InsertPoint.at_end(after))
+    slot = after.args[0]
+    values = dict(mapping or {})
+    for k, value in enumerate(live):
+        get = overload("irgl_grid_get", value.type)
+        assert get is not None, f"no irgl_grid_get for {value.type}"
+        values[value] = a.call_value(get, [slot, a.const(k, i32)])
+    rank = a.op(gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum.X)))
+    size = a.op(gpu.BlockDimOp(gpu.DimensionAttr(gpu.DimensionEnum.X)))
+    start = a.op(
+        arith.AddiOp(a.call_value(runtime_function("irgl_grid_start"), []), rank)
+    )
+    end = a.call_value(runtime_function("irgl_grid_end"), [])
+    _walk_chunk(a, loop, values, start, end, size, unroll, interleave)
+    a.call(runtime_function("irgl_grid_done"), [slot])
+    after.add_op(scf.YieldOp())
+    at.stmt(scf.WhileOp([], [i32], Region(before), Region(after)))
+
+
+def _grid_phase(
+    at: LoweringBuilder,
+    loop: ForAllOp,
+    live: list[SSAValue],
+    lo: SSAValue,
+    hi: SSAValue,
+    wanted: SSAValue,
+    site: int,
+    unroll: int,
+    interleave: int,
+) -> SSAValue:
+    """Donate the edges of a node that `wanted` (see the module docstring),
+    help every block's donations, wait for this thread's; returns whether
+    this thread donated (its node then skips the block phase)."""
+    grid = at.op(gpu.GridDimOp(gpu.DimensionAttr(gpu.DimensionEnum.X)))
+    several = at.op(arith.CmpiOp(grid, at.const(1, IndexType()), "ugt"))
+    want = at.both(wanted, several)
+    then, other = Block(), Block()
+    t = at.nested(InsertPoint.at_end(then))
+    site_value = t.const(site, i32)
+    taken = t.call_value(runtime_function("irgl_grid_donate"), [site_value, lo, hi])
+    then.add_op(scf.YieldOp(taken))
+    o = at.nested(InsertPoint.at_end(other))
+    other.add_op(scf.YieldOp(o.const(-1, i32)))
+    (job,) = at.insert(scf.IfOp(want, [i32], Region(then), Region(other))).results
+    donated = at.op(arith.CmpiOp(job, at.const(0, i32), "sge"))
+    publish = Block()
+    p = at.nested(InsertPoint.at_end(publish))
+    for k, value in enumerate(live):
+        put = overload("irgl_grid_put", value.type)
+        assert put is not None, f"no irgl_grid_put for {value.type}"
+        p.call(put, [job, p.const(k, i32), value])
+    p.call(runtime_function("irgl_grid_publish"), [job])
+    publish.add_op(scf.YieldOp())
+    at.stmt(scf.IfOp(donated, [], Region(publish)))
+    _grid_help(at, loop, live, site, unroll, interleave)
+    finish = Block()
+    f = at.nested(InsertPoint.at_end(finish))
+    f.call(runtime_function("irgl_grid_finish"), [job])
+    finish.add_op(scf.YieldOp())
+    at.stmt(scf.IfOp(donated, [], Region(finish)))
+    return donated
+
+
+def _round_loop(op: Operation) -> scf.ForOp | None:
+    """The uniform round loop (`#irgl_rt.forall<uniform>`) around `op`."""
+    parent = op.parent_op()
+    while parent is not None:
+        if isinstance(parent, scf.ForOp):
+            attr = ForAllAttr.of(parent)
+            if attr is not None and attr.uniform:
+                return parent
+        parent = parent.parent_op()
+    return None
+
+
+def _linger(
+    loop: ForAllOp,
+    live: list[SSAValue],
+    table: Operation | None,
+    rewriter: PatternRewriter | None,
+    site: int,
+    unroll: int,
+    interleave: int,
+) -> None:
+    """The help loop once more after the round loop: a block that is done
+    with its own rounds helps the donations of slower blocks."""
+    rounds = _round_loop(loop)
+    if rounds is None:
+        return
+    at = LoweringBuilder(InsertPoint.after(rounds), table=table, rewriter=rewriter)
+    mapping: dict[SSAValue, SSAValue] = {}
+    for inner in loop.body.walk():
+        for operand in inner.operands:
+            owner = operand.owner
+            if (
+                isinstance(owner, arith.ConstantOp)
+                and rounds.is_ancestor(owner)
+                and operand not in mapping
+            ):
+                mapping[operand] = at.op(owner.clone())
+    _grid_help(at, loop, live, site, unroll, interleave, mapping)
+
+
 def _lower_shared_edges(
     loop: ForAllOp,
     active: SSAValue,
@@ -200,11 +368,15 @@ def _lower_shared_edges(
     unroll: int = 1,
     interleave: int = 1,
     interleave_reduce: int = 0,
+    grid_rounds: int = 0,
+    site: int = 0,
 ) -> SSAValue | None:
     """Lower one marked edge loop in a uniform round body (see the module
     docstring); `active` says whether this thread has an iteration; a
-    reducing loop is interleaved `interleave_reduce` times (0: `interleave`).
-    Returns a reducing loop's result (the thread's total), else None."""
+    reducing loop is interleaved `interleave_reduce` times (0: `interleave`);
+    `grid_rounds` > 0 adds the grid phase for nodes of at least that many
+    block sizes of edges (edge loop number `site`). Returns a reducing
+    loop's result (the thread's total), else None."""
     graph, node = loop.bounds
 
     def varies(value: SSAValue) -> bool:
@@ -236,6 +408,24 @@ def _lower_shared_edges(
 
     huge = at_least(block_size)
     big = at.both(at_least(WARP_THRESHOLD), at.negate(huge))
+    if (
+        grid_rounds > 0
+        and loop.reduce is None
+        and len(live) <= GRID_JOB_VALUES
+        and _round_loop(loop) is not None
+    ):
+        grid_interleave = interleave
+        if grid_interleave > 1:
+            try:
+                check_interleavable(loop.body.block)
+            except NotInterleavable:
+                grid_interleave = 1
+        _linger(loop, live, at.table, at.rewriter, site, unroll, grid_interleave)
+        wanted = at.both(active, at_least(grid_rounds * block_size))
+        donated = _grid_phase(
+            at, loop, live, lo, hi, wanted, site, unroll, grid_interleave
+        )
+        huge = at.both(huge, at.negate(donated))
 
     def bcast(prefix: str) -> Callable[[LoweringBuilder, SSAValue, SSAValue], SSAValue]:
         def broadcast(a: LoweringBuilder, value: SSAValue, owner: SSAValue) -> SSAValue:
@@ -467,11 +657,14 @@ class LowerNestedEdges(RewritePattern):
         unroll: int = 1,
         interleave: int = 1,
         interleave_reduce: int = 0,
+        grid_rounds: int = 0,
     ) -> None:
         self.warp_gather = warp_gather
         self.unroll = unroll
         self.interleave = interleave
         self.interleave_reduce = interleave_reduce
+        self.grid_rounds = grid_rounds
+        self.sites = 0
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: CollectiveOp, rewriter: PatternRewriter) -> None:
@@ -495,7 +688,10 @@ class LowerNestedEdges(RewritePattern):
             self.unroll,
             self.interleave,
             self.interleave_reduce,
+            self.grid_rounds,
+            self.sites,
         )
+        self.sites += 1
         if total is not None:  # a reducing loop: its total replaces the result
             total.name_hint = op.outs[0].name_hint
             op.outs[0].replace_all_uses_with(total)
@@ -530,6 +726,11 @@ class ConvertIrglNestedEdges(ModulePass):
     the accumulator, so fewer copies can pay (PageRank's pull measured
     slower with 4)."""
 
+    grid_rounds: int = GRID_ROUNDS
+    """Nodes of at least this many block sizes of edges go to the grid
+    phase, shared by every block of the grid (non-reducing loops; 0: no
+    grid phase)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         # each rewrite restructures a whole round body: apply the pattern
         # once per collective op rather than through a worklist driver
@@ -538,6 +739,11 @@ class ConvertIrglNestedEdges(ModulePass):
                 "convert-irgl-nested-edges: interleave_reduce must be at least 0, "
                 f"got {self.interleave_reduce}"
             )
+        if self.grid_rounds < 0:
+            raise DiagnosticException(
+                "convert-irgl-nested-edges: grid_rounds must be at least 0, "
+                f"got {self.grid_rounds}"
+            )
         for option in ("unroll", "interleave"):
             if getattr(self, option) < 1:
                 raise DiagnosticException(
@@ -545,7 +751,11 @@ class ConvertIrglNestedEdges(ModulePass):
                     f"got {getattr(self, option)}"
                 )
         pattern = LowerNestedEdges(
-            self.warp_gather, self.unroll, self.interleave, self.interleave_reduce
+            self.warp_gather,
+            self.unroll,
+            self.interleave,
+            self.interleave_reduce,
+            self.grid_rounds,
         )
         for collective in [o for o in op.walk() if isinstance(o, CollectiveOp)]:
             pattern.match_and_rewrite(collective, PatternRewriter(collective))

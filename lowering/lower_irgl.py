@@ -23,7 +23,7 @@ from lowering.convert_irgl_graph import ConvertIrglGraph
 from lowering.convert_irgl_host_memory import ConvertIrglHostMemory
 from lowering.convert_irgl_kernels import ConvertIrglKernels
 from lowering.convert_irgl_loops import ConvertIrglLoops
-from lowering.convert_irgl_nested_edges import ConvertIrglNestedEdges
+from lowering.convert_irgl_nested_edges import GRID_ROUNDS, ConvertIrglNestedEdges
 from lowering.convert_irgl_orchestration import ConvertIrglOrchestration
 from lowering.convert_irgl_sync import ConvertIrglSync
 from lowering.nested_parallelism import IrglNestedParallelism
@@ -88,6 +88,9 @@ class LowerIrgl(ModulePass):
       (convert-irgl-nested-edges `interleave`);
     - `edge_interleave_reduce` (int, 1): the same for edge loops with a
       reduction (convert-irgl-nested-edges `interleave_reduce`);
+    - `edge_grid_rounds` (int, 64; 0: off): nodes of at least this many
+      block sizes of edges are shared by every block of the grid
+      (convert-irgl-nested-edges `grid_rounds`);
     - `retry_backoff` (bool, false): retry backoff for kernels re-launched
       on retried items: contiguous blocks of at least 2^r iterations per
       thread in retry round r (convert-irgl-loops), retry launches sized to
@@ -171,6 +174,9 @@ class LowerIrgl(ModulePass):
     """Iterations of an edge loop interleaved per thread (each phase)."""
     edge_interleave_reduce: int = 1
     """`edge_interleave` for edge loops with a reduction."""
+    edge_grid_rounds: int = GRID_ROUNDS
+    """Nested parallelism's grid phase: nodes of at least this many block
+    sizes of edges shared by the whole grid (0: none)."""
     retry_backoff: bool = False
     """Retry backoff: in retry round r of a retrying kernel each thread runs
     a contiguous block of at least 2^r items, on a grid shrunk to match."""
@@ -243,6 +249,7 @@ class LowerIrgl(ModulePass):
                 unroll=self.edge_unroll,
                 interleave=self.edge_interleave,
                 interleave_reduce=self.edge_interleave_reduce,
+                grid_rounds=self.edge_grid_rounds,
             ),
             ConvertIrglSync(
                 ticket_locks=self.ticket_locks, block_reduce=self.block_reduce

@@ -689,6 +689,183 @@ IRGL_BLOCK_BCAST(f32, float)
 IRGL_BLOCK_BCAST(f64, double)
 #undef IRGL_BLOCK_BCAST
 
+// ---------------------------------------------------------------------------
+// Grid phase of nested parallelism: the edges of a node too large for one
+// block, donated to every block of the grid (lowering/convert_irgl_nested_edges.py)
+// ---------------------------------------------------------------------------
+//
+// A thread whose node has at least GRID_THRESHOLD edges takes a free job slot
+// (`irgl_grid_donate`), stores the per-thread values the edge loop's body uses
+// (`irgl_grid_put_<T>`) and publishes the job (`irgl_grid_publish`); every
+// block then takes chunks of blockDim * IRGL_GRID_CHUNK_ROUNDS edges of the
+// published jobs of its edge loop (`irgl_grid_take`, block-uniform) until
+// none is left, and the donor waits until every chunk is done
+// (`irgl_grid_finish`), which frees the slot. A job's cursor holds a
+// generation (bits 40..63) and the next edge offset (bits 0..39); chunks are
+// taken by compare-and-swap on it, so a block that saw an older job in a slot
+// never takes edges of a newer one.
+
+#ifndef IRGL_GRID_JOBS
+#define IRGL_GRID_JOBS 64
+#endif
+#define IRGL_GRID_JOB_VALUES 16
+#define IRGL_GRID_CHUNK_ROUNDS 4
+
+namespace irgl {
+namespace detail {
+
+struct GridJob {
+  unsigned long long cursor;  // generation << 40 | next edge offset
+  unsigned long long done;    // edges finished
+  long long lo, hi;
+  int state;  // 0 free, 1 taken
+  int site;
+  unsigned long long values[IRGL_GRID_JOB_VALUES];
+};
+
+static __device__ GridJob grid_jobs[IRGL_GRID_JOBS];
+static __device__ int grid_active;
+
+constexpr unsigned long long kGridOffset = (1ull << 40) - 1;
+
+/// The chunk a block took last: its slot, first and end edge.
+struct GridChunk {
+  int32_t slot;
+  irgl_index start, end;
+};
+
+__device__ __forceinline__ GridChunk& grid_chunk() {
+  __shared__ GridChunk chunk;
+  return chunk;
+}
+
+__device__ __forceinline__ unsigned long long grid_word(const unsigned long long* p) {
+  return *reinterpret_cast<const volatile unsigned long long*>(p);
+}
+
+}  // namespace detail
+}  // namespace irgl
+
+/// A free job slot for the edges lo..hi of edge loop `site`, or -1 if none.
+__device__ __forceinline__ int32_t irgl_grid_donate(int32_t site, irgl_index lo, irgl_index hi) {
+  using namespace irgl::detail;
+  const int32_t first = static_cast<int32_t>(blockIdx.x % IRGL_GRID_JOBS);
+  for (int32_t k = 0; k < IRGL_GRID_JOBS; ++k) {
+    const int32_t s = (first + k) % IRGL_GRID_JOBS;
+    if (atomicCAS(&grid_jobs[s].state, 0, 1) == 0) {
+      // a new generation with no edges to take until irgl_grid_publish
+      const unsigned long long old = grid_word(&grid_jobs[s].cursor);
+      atomicExch(&grid_jobs[s].cursor, (((old >> 40) + 1) << 40) | kGridOffset);
+      __threadfence();
+      grid_jobs[s].lo = lo;
+      grid_jobs[s].hi = hi;
+      grid_jobs[s].site = site;
+      grid_jobs[s].done = 0;
+      return s;
+    }
+  }
+  return -1;
+}
+
+/// Value `k` of job `slot` (the donor's per-thread values).
+#define IRGL_GRID_VALUE(SUFFIX, T)                                                       \
+  __device__ __forceinline__ void irgl_grid_put_##SUFFIX(int32_t slot, int32_t k, T v) { \
+    unsigned long long w = 0;                                                           \
+    memcpy(&w, &v, sizeof(T));                                                          \
+    irgl::detail::grid_jobs[slot].values[k] = w;                                        \
+  }                                                                                     \
+  __device__ __forceinline__ T irgl_grid_get_##SUFFIX(int32_t slot, int32_t k) {         \
+    const unsigned long long w =                                                        \
+        irgl::detail::grid_word(&irgl::detail::grid_jobs[slot].values[k]);              \
+    T v;                                                                                \
+    memcpy(&v, &w, sizeof(T));                                                          \
+    return v;                                                                           \
+  }
+IRGL_GRID_VALUE(index, irgl_index)
+IRGL_GRID_VALUE(i1, bool)
+IRGL_GRID_VALUE(i32, int32_t)
+IRGL_GRID_VALUE(i64, int64_t)
+IRGL_GRID_VALUE(f32, float)
+IRGL_GRID_VALUE(f64, double)
+#undef IRGL_GRID_VALUE
+
+/// Make job `slot` visible to every block (after its values are stored).
+__device__ __forceinline__ void irgl_grid_publish(int32_t slot) {
+  using namespace irgl::detail;
+  __threadfence();
+  const unsigned long long old = grid_word(&grid_jobs[slot].cursor);
+  atomicExch(&grid_jobs[slot].cursor, old & ~kGridOffset);
+  __threadfence();
+  atomicAdd(&grid_active, 1);
+}
+
+/// Block-uniform: take the next chunk of a published job of edge loop
+/// `site` (its slot; `irgl_grid_start` / `irgl_grid_end` give its edges),
+/// or -1 when no job of `site` has edges left.
+__device__ __forceinline__ int32_t irgl_grid_take(int32_t site) {
+  using namespace irgl::detail;
+  GridChunk& chunk = grid_chunk();
+  if (threadIdx.x == 0) {
+    chunk.slot = -1;
+    const unsigned long long size =
+        static_cast<unsigned long long>(blockDim.x) * IRGL_GRID_CHUNK_ROUNDS;
+    if (*reinterpret_cast<volatile int*>(&grid_active) > 0) {
+      for (int32_t s = 0; s < IRGL_GRID_JOBS && chunk.slot < 0; ++s) {
+        GridJob& job = grid_jobs[s];
+        unsigned long long c = grid_word(&job.cursor);
+        while (true) {
+          __threadfence();  // the job's fields as of (at least) cursor c
+          if (*reinterpret_cast<volatile int*>(&job.site) != site) break;
+          const long long lo = *reinterpret_cast<volatile long long*>(&job.lo);
+          const long long hi = *reinterpret_cast<volatile long long*>(&job.hi);
+          const unsigned long long total = static_cast<unsigned long long>(hi - lo);
+          const unsigned long long offset = c & kGridOffset;
+          if (offset >= total) break;
+          const unsigned long long seen = atomicCAS(&job.cursor, c, c + size);
+          if (seen == c) {
+            chunk.slot = s;
+            chunk.start = static_cast<irgl_index>(lo + static_cast<long long>(offset));
+            chunk.end = static_cast<irgl_index>(
+                lo + static_cast<long long>(offset + size < total ? offset + size : total));
+            break;
+          }
+          c = seen;
+        }
+      }
+    }
+  }
+  __syncthreads();
+  return chunk.slot;
+}
+
+/// The first and end edge of the chunk the block took last.
+__device__ __forceinline__ irgl_index irgl_grid_start() { return irgl::detail::grid_chunk().start; }
+__device__ __forceinline__ irgl_index irgl_grid_end() { return irgl::detail::grid_chunk().end; }
+
+/// Block-uniform: the block is done with its chunk of job `slot`.
+__device__ __forceinline__ void irgl_grid_done(int32_t slot) {
+  using namespace irgl::detail;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const GridChunk& chunk = grid_chunk();
+    atomicAdd(&grid_jobs[slot].done, static_cast<unsigned long long>(chunk.end - chunk.start));
+  }
+  __syncthreads();
+}
+
+/// The donor of job `slot` waits until every chunk is done, then frees it.
+__device__ __forceinline__ void irgl_grid_finish(int32_t slot) {
+  using namespace irgl::detail;
+  GridJob& job = grid_jobs[slot];
+  const unsigned long long total = static_cast<unsigned long long>(job.hi - job.lo);
+  while (grid_word(&job.done) < total) {
+  }
+  __threadfence();
+  atomicSub(&grid_active, 1);
+  atomicExch(&job.state, 0);
+}
+
 /// Global id of the calling thread in a 1-D launch.
 __device__ __forceinline__ irgl_index irgl_global_thread_id() {
   return static_cast<irgl_index>(blockIdx.x) * static_cast<irgl_index>(blockDim.x) +

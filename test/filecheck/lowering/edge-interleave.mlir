@@ -185,8 +185,8 @@ irgl.kernel @ratio(%g: !irgl.graph, %out: memref<?xi32>) {
 // OFF:      %[[ONE:.*]] = arith.constant 1 : index
 // OFF-NEXT:   scf.if
 // OFF-NEXT:   scf.for %e = %{{.*}} to %{{.*}} step %[[ONE]] {
-// OFF-NEXT:     %dst_2 = irgl.graph.edge_dst %g[%e]
-// OFF-NEXT:     %l_2 = memref.load %level[%dst_2] : memref<?xi32>
+// OFF-NEXT:     %[[DST:dst_[0-9]+]] = irgl.graph.edge_dst %g[%e]
+// OFF-NEXT:     %{{l_[0-9]+}} = memref.load %level[%[[DST]]] : memref<?xi32>
 // OFF:        {sym_name = "plain"
 
 // BAD: convert-irgl-nested-edges: interleave must be at least 1, got 0

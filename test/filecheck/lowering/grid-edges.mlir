@@ -1,0 +1,114 @@
+// RUN: irgl-opt %s -p 'convert-irgl-kernels,irgl-nested-parallelism,convert-irgl-loops,convert-irgl-nested-edges' | filecheck %s
+// RUN: irgl-opt %s -p 'convert-irgl-kernels,irgl-nested-parallelism,convert-irgl-loops,convert-irgl-nested-edges{grid_rounds=0}' | filecheck %s --check-prefix=OFF
+// RUN: not irgl-opt %s -p 'convert-irgl-nested-edges{grid_rounds=-1}' 2>&1 | filecheck %s --check-prefix=BAD
+
+// convert-irgl-nested-edges' grid phase: a node of at least grid_rounds (64)
+// times the block size (256) of edges, on a grid of more than one block, is
+// donated to the runtime's job table with the per-thread values the body
+// uses (%d); every block helps with chunks of its loop's jobs until none is
+// left, the donor waits for its job, and the node skips the block phase.
+// After the round loop a block helps once more (the linger).
+irgl.kernel @relax(%g: !irgl.graph, %dist: memref<?xi32>) {
+  irgl.forall %slot in worklist {
+    %n = irgl.wl.pop %slot
+    %d = memref.load %dist[%n] : memref<?xi32>
+    irgl.forall %e in edges(%g, %n) {
+      %dst = irgl.graph.edge_dst %g[%e]
+      %old = "memref.atomic_rmw"(%d, %dist, %dst) <{kind = 7 : i64}> : (i32, memref<?xi32>, index) -> i32
+    }
+  }
+}
+
+// A reducing edge loop has no grid phase (its owner needs the total).
+irgl.kernel @count(%g: !irgl.graph, %out: memref<?xi32>) {
+  irgl.forall %n in nodes(%g) {
+    %zero = arith.constant 0 : i32
+    %s = irgl.forall %e in edges(%g, %n) reduce(add, %zero : i32) {
+      %one = arith.constant 1 : i32
+      irgl.yield %one : i32
+    }
+    memref.store %s, %out[%n] : memref<?xi32>
+  }
+}
+
+// CHECK:        scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:          %[[ACTIVE:.*]] = arith.cmpi slt
+// CHECK:          %[[N:.*]], %[[D:.*]] = scf.if %[[ACTIVE]] -> (index, i32) {
+// CHECK:          %[[LO:.*]], %[[HI:.*]] = scf.if %[[ACTIVE]] -> (index, index) {
+// CHECK:          %[[DEG:.*]] = arith.subi %[[HI]], %[[LO]] : index
+// CHECK:          %[[BLOCK:.*]] = arith.constant 256 : index
+// CHECK-NEXT:     %[[HUGE:.*]] = arith.cmpi sge, %[[DEG]], %[[BLOCK]] : index
+// CHECK:          %[[GT:.*]] = arith.constant 16384 : index
+// CHECK-NEXT:     %[[GRIDDEG:.*]] = arith.cmpi sge, %[[DEG]], %[[GT]] : index
+// CHECK-NEXT:     %[[WANTED:.*]] = arith.andi %[[ACTIVE]], %[[GRIDDEG]] : i1
+// CHECK-NEXT:     %[[GRID:.*]] = "gpu.grid_dim"() <{dimension = #gpu<dim x>}> : () -> index
+// CHECK-NEXT:     %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT:     %[[SEVERAL:.*]] = arith.cmpi ugt, %[[GRID]], %[[ONE]] : index
+// CHECK-NEXT:     %[[WANT:.*]] = arith.andi %[[WANTED]], %[[SEVERAL]] : i1
+// CHECK-NEXT:     %[[JOB:.*]] = scf.if %[[WANT]] -> (i32) {
+// CHECK-NEXT:       %[[SITE:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:       %[[TAKEN:.*]] = func.call @irgl_grid_donate(%[[SITE]], %[[LO]], %[[HI]]) : (i32, index, index) -> i32
+// CHECK-NEXT:       scf.yield %[[TAKEN]] : i32
+// CHECK-NEXT:     } else {
+// CHECK-NEXT:       %[[NONE:.*]] = arith.constant -1 : i32
+// CHECK-NEXT:       scf.yield %[[NONE]] : i32
+// CHECK-NEXT:     }
+// CHECK-NEXT:     %{{.*}} = arith.constant 0 : i32
+// CHECK-NEXT:     %[[DONATED:.*]] = arith.cmpi sge, %[[JOB]], %{{.*}} : i32
+// CHECK-NEXT:     scf.if %[[DONATED]] {
+// CHECK-NEXT:       %[[K:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:       func.call @irgl_grid_put_i32(%[[JOB]], %[[K]], %[[D]]) : (i32, i32, i32) -> ()
+// CHECK-NEXT:       func.call @irgl_grid_publish(%[[JOB]]) : (i32) -> ()
+// CHECK-NEXT:     }
+// The help loop: chunks of site 0's jobs, %d read back from the job.
+// CHECK-NEXT:     %{{.*}} = scf.while () : () -> i32 {
+// CHECK-NEXT:       %[[S:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:       %[[SLOT:.*]] = func.call @irgl_grid_take(%[[S]]) : (i32) -> i32
+// CHECK-NEXT:       %{{.*}} = arith.constant 0 : i32
+// CHECK-NEXT:       %[[GOT:.*]] = arith.cmpi sge, %[[SLOT]], %{{.*}} : i32
+// CHECK-NEXT:       scf.condition(%[[GOT]]) %[[SLOT]] : i32
+// CHECK-NEXT:     } do {
+// CHECK-NEXT:     ^{{.*}}(%[[J:.*]]: i32):
+// CHECK-NEXT:       %[[K2:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:       %[[DJ:.*]] = func.call @irgl_grid_get_i32(%[[J]], %[[K2]]) : (i32, i32) -> i32
+// CHECK-NEXT:       %[[TID:.*]] = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
+// CHECK-NEXT:       %[[BDIM:.*]] = "gpu.block_dim"() <{dimension = #gpu<dim x>}> : () -> index
+// CHECK-NEXT:       %[[START:.*]] = func.call @irgl_grid_start() : () -> index
+// CHECK-NEXT:       %[[FIRST:.*]] = arith.addi %[[START]], %[[TID]] : index
+// CHECK-NEXT:       %[[END:.*]] = func.call @irgl_grid_end() : () -> index
+// CHECK-NEXT:       scf.for %[[E:.*]] = %[[FIRST]] to %[[END]] step %[[BDIM]] {
+// CHECK-NEXT:         %dst = irgl.graph.edge_dst %g[%[[E]]]
+// CHECK-NEXT:         %old = "memref.atomic_rmw"(%[[DJ]], %dist, %dst) <{kind = 7 : i64}>
+// CHECK-NEXT:       }
+// CHECK-NEXT:       func.call @irgl_grid_done(%[[J]]) : (i32) -> ()
+// CHECK-NEXT:       scf.yield
+// CHECK-NEXT:     }
+// CHECK-NEXT:     scf.if %[[DONATED]] {
+// CHECK-NEXT:       func.call @irgl_grid_finish(%[[JOB]]) : (i32) -> ()
+// CHECK-NEXT:     }
+// A donated node skips the block phase.
+// CHECK-NEXT:     %[[T:.*]] = arith.constant true
+// CHECK-NEXT:     %[[KEPT:.*]] = arith.xori %[[DONATED]], %[[T]] : i1
+// CHECK-NEXT:     %[[BLOCKED:.*]] = arith.andi %[[HUGE]], %[[KEPT]] : i1
+// CHECK:            arith.andi %[[BLOCKED]], %{{.*}} : i1
+// CHECK-NEXT:       func.call @irgl_block_elect
+// CHECK:        } {irgl_rt.forall = #irgl_rt.forall<uniform>}
+// The linger after the rounds.
+// CHECK-NEXT:   %{{.*}} = scf.while () : () -> i32 {
+// CHECK-NEXT:     %[[S3:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:     func.call @irgl_grid_take(%[[S3]]) : (i32) -> i32
+// CHECK:          func.call @irgl_grid_get_i32
+// CHECK:          func.call @irgl_grid_done
+// CHECK:        sym_name = "relax"
+// The reducing loop of @count: block phase only.
+// CHECK-NOT:    irgl_grid
+// CHECK:        func.call @irgl_block_elect
+// CHECK-NOT:    irgl_grid
+// CHECK:        sym_name = "count"
+// CHECK-DAG:    func.func private @irgl_grid_donate(i32, index, index) -> i32
+// CHECK-DAG:    func.func private @irgl_grid_put_i32(i32, i32, i32) -> ()
+// CHECK-DAG:    func.func private @irgl_grid_finish(i32) -> ()
+
+// OFF-NOT:      irgl_grid
+
+// BAD: convert-irgl-nested-edges: grid_rounds must be at least 0, got -1
