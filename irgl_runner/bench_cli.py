@@ -9,13 +9,15 @@
     irgl-bench all                       # every app x every default graph
     irgl-bench all --quick --apps bfs,pr --graphs rmat:10,grid:32x32
     irgl-bench all --ablation --quick    # every app x graph x configuration
+    irgl-bench all --robust              # every graph family, 16 sources each
     irgl-bench build --ablation          # compile them all ahead of time
 
 ``run`` checks that its backend can run here (a GPU for ``cuda``) before it
 compiles, then prints one JSON line. ``gen`` writes the format the output's
 suffix names. ``all`` and ``build`` are :mod:`irgl_runner.bench_all` (the
-configurations of ``--ablation``: :mod:`irgl_runner.ablation`; building
-ahead: :mod:`irgl_runner.prebuild`); graph arguments are
+configurations of ``--ablation``: :mod:`irgl_runner.ablation`; ``--robust``:
+:mod:`irgl_runner.robust`; building ahead: :mod:`irgl_runner.prebuild`);
+graph arguments are
 resolved by :mod:`irgl_runner.graph_args`; ``--backend`` choices come from
 :mod:`irgl_runner.backends`.
 
@@ -52,6 +54,14 @@ from .generators import SPEC_FORMS, generate, parse_spec
 from .graph_args import default_cache_dir, default_source, resolve_graph
 from .graphs import EDGE_LIST_SUFFIXES, GraphFormatError, write_graph
 from .report import write_output
+from .robust import (
+    DEFAULT_ROBUST_REPS,
+    DEFAULT_ROBUST_TIMEOUT_S,
+    DEFAULT_SOURCE_SEED,
+    DEFAULT_SOURCES,
+    RobustRunner,
+    cmd_robust,
+)
 
 __all__ = ["main", "write_output"]
 
@@ -370,6 +380,30 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_ablation_arguments(a)
     a.add_argument(
+        "--robust",
+        action="store_true",
+        help="the robustness benchmark: every app on every graph family "
+        "(RMAT of several seeds and scales, grid, chain, star, hub-heavy, "
+        "uniform random, mostly isolated, small components; --graphs to "
+        "choose), BFS and SSSP from --sources sources per graph; writes "
+        f"robust.json and a section of RESULTS.md (default {DEFAULT_ROBUST_REPS} "
+        f"timed runs, --timeout {DEFAULT_ROBUST_TIMEOUT_S:g} s per app and graph)",
+    )
+    a.add_argument(
+        "--sources",
+        type=int,
+        default=None,
+        help="with --robust, sources per graph for source-based apps: the hub, "
+        f"a leaf, an isolated node, the rest random (default {DEFAULT_SOURCES})",
+    )
+    a.add_argument(
+        "--source-seed",
+        type=int,
+        default=None,
+        help="with --robust, the seed the random sources are drawn with "
+        f"(default {DEFAULT_SOURCE_SEED})",
+    )
+    a.add_argument(
         "--merge",
         action="store_true",
         help="keep the results of earlier runs in results.json/ablation.json "
@@ -473,10 +507,16 @@ def _add_ablation_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def main(argv: Sequence[str] | None = None, *, runner: Runner | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    runner: Runner | None = None,
+    robust_runner: RobustRunner | None = None,
+) -> int:
     """Entry point of ``irgl-bench``; returns the exit code.
 
-    ``runner`` replaces how ``irgl-bench all`` runs one job (tests pass a fake).
+    ``runner`` replaces how ``irgl-bench all`` runs one job, ``robust_runner``
+    how ``irgl-bench all --robust`` runs one app (tests pass fakes).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     load_plugins()
@@ -484,6 +524,10 @@ def main(argv: Sequence[str] | None = None, *, runner: Runner | None = None) -> 
     args.argv = argv
     try:
         _check_pipeline_backend(args)
+        if args.func is cmd_all and args.robust:
+            return cmd_robust(args, robust_runner)
+        if args.func is cmd_all and (args.sources, args.source_seed) != (None, None):
+            raise UsageError("--sources and --source-seed apply only with --robust")
         if args.func is cmd_all:
             return cmd_all(args, runner)
         return int(args.func(args))

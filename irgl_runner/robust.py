@@ -1,0 +1,1152 @@
+"""``irgl-bench all --robust``: every app on every graph family, and the
+source-based apps (BFS, SSSP) from many sources per graph.
+
+Graph families (:data:`ROBUST_GRAPHS`): RMAT of several scales and seeds, a
+grid, a chain, a star, a hub-heavy graph, a uniform random graph, a graph of
+mostly isolated nodes and one whose largest component is small. For an app
+that takes a source, :func:`pick_sources` draws ``--sources`` nodes per
+graph (16 by default): the hub (highest degree), a leaf (degree 1) and an
+isolated node where the graph has them, the rest uniformly at random, all
+from ``--source-seed`` and the graph's name. Each source's run is checked
+against the CPU reference and records its time and the edges it reached
+(stored edges whose source node the search reached) and its BFS depth.
+
+A cell of a source-based app whose slowest source takes more than
+:data:`SPREAD_LIMIT` times its fastest one is flagged; the flag is
+*explained* when every such slow source reached more than that factor of the
+fastest one's edges, or of its BFS levels (the rounds a level-synchronous
+search needs). An unexplained flag is what the benchmark is there to find.
+
+Each app runs in its own worker process (``python -m irgl_runner.robust``)
+over all its graphs, one JSON line per graph; a graph that runs past
+``--timeout`` gets a ``timeout`` cell and the worker is restarted for the
+graphs after it. Reports: ``benchmarks/robust.json`` and a section of
+``RESULTS.md`` between :data:`ROBUST_BEGIN_MARKER` and
+:data:`ROBUST_END_MARKER`; as with ``irgl-bench all``, the backend must be
+able to run here (checked first: nothing is run or written otherwise), and
+the benchmarks directory's reports are replaced only when every cell has a
+result (a timeout is one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import queue
+import shlex
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from .apps import AppError, AppSpec, RunContext, default_benchmarks_dir, load_app
+from .backends import BACKENDS, RunnableProgram
+from .errors import IrglError, UsageError
+from .graph_args import check_graph_arg, default_cache_dir, resolve_graph
+from .graphs import CSRGraph, GraphFormatError
+from .reference import INF, bfs_levels
+from .report import ReportError, check_markdown, update_markdown
+
+__all__ = [
+    "QUICK_ROBUST_GRAPHS",
+    "ROBUST_BEGIN_MARKER",
+    "ROBUST_END_MARKER",
+    "ROBUST_GRAPHS",
+    "RobustCell",
+    "RobustJob",
+    "RobustRunner",
+    "SPREAD_LIMIT",
+    "SPREAD_NOISE_MS",
+    "SourceRun",
+    "SubprocessRobustRunner",
+    "cmd_robust",
+    "explain_spread",
+    "pick_sources",
+    "reached_work",
+    "render_robust_section",
+    "run_sources",
+]
+
+#: The default graphs, sized so that every app on all of them (16 sources
+#: each for BFS and SSSP, CPU checks and graph generation included) takes a
+#: few minutes on one H100 or H200 with the programs built.
+ROBUST_GRAPHS: tuple[str, ...] = (
+    "rmat:16@1",
+    "rmat:16@2",
+    "rmat:18@3",
+    "grid:512x512",
+    "path:100000",
+    "star:100000",
+    "hub:100000:4",
+    "random:200000:1600000",
+    "isolated:1000000:1000000",
+    "islands:200000:64",
+)
+
+#: ``--robust --quick``: the same families, tiny (the interpreter runs them).
+QUICK_ROBUST_GRAPHS: tuple[str, ...] = (
+    "rmat:8@1",
+    "rmat:8@2",
+    "grid:12x12",
+    "path:64",
+    "star:64",
+    "hub:64:2",
+    "random:64:128",
+    "isolated:128:64:16",
+    "islands:128:8",
+)
+
+DEFAULT_SOURCES = 16
+DEFAULT_SOURCE_SEED = 1
+DEFAULT_ROBUST_REPS = 3
+DEFAULT_ROBUST_TIMEOUT_S = 60.0
+
+#: How long a worker may take before its first graph (loading the app:
+#: lowering and, when the program is not in the cache, nvcc).
+STARTUP_TIMEOUT_S = 1200.0
+
+#: A source-based cell whose slowest source takes more than this times its
+#: fastest one needs a reason in the work (reached edges or BFS levels).
+SPREAD_LIMIT = 1.2
+
+#: A source at most this many ms slower than the fastest needs no reason
+#: (the jitter of a host-timed call, a few kernel launches).
+SPREAD_NOISE_MS = 0.02
+
+ROBUST_BEGIN_MARKER = "<!-- irgl-bench all --robust: begin -->"
+ROBUST_END_MARKER = "<!-- irgl-bench all --robust: end -->"
+
+
+# ------------------------------------------------------------------ sources
+
+
+def pick_sources(
+    graph: CSRGraph, count: int = DEFAULT_SOURCES, seed: int = DEFAULT_SOURCE_SEED
+) -> list[tuple[int, str]]:
+    """``count`` distinct sources (all nodes if fewer) with their role: the
+    ``hub`` (highest degree, lowest id on ties), a ``leaf`` (degree 1) and an
+    ``isolated`` node (degree 0) where there are such, drawn at random, then
+    ``random`` nodes, in that order. The same graph and seed give the same
+    list (the seed is mixed with the graph's content)."""
+    n = graph.num_nodes
+    if n == 0 or count < 1:
+        return []
+    degrees = graph.degrees()
+    key = zlib.crc32(np.ascontiguousarray(graph.row_start).tobytes())
+    rng = np.random.default_rng([seed, key, n])
+    picked: dict[int, str] = {int(np.argmax(degrees)): "hub"}
+    for role, wanted in (("leaf", 1), ("isolated", 0)):
+        candidates = np.flatnonzero(degrees == wanted)
+        if candidates.size and len(picked) < count:
+            node = int(candidates[rng.integers(candidates.size)])
+            picked.setdefault(node, role)
+    want = min(count, n)
+    while len(picked) < want:
+        for node in rng.integers(0, n, size=2 * (want - len(picked))).tolist():
+            if len(picked) < want:
+                picked.setdefault(int(node), "random")
+    return list(picked.items())
+
+
+def reached_work(
+    graph: CSRGraph, output: np.ndarray, source: int, levels: np.ndarray | None = None
+) -> tuple[int, int, int]:
+    """Reached nodes, reached edges (stored edges whose source node was
+    reached) and BFS levels (1 + the largest finite hop count) of a search
+    from ``source`` whose per-node ``output`` is ``INF`` where unreached.
+    ``levels`` are the BFS levels if known (else computed)."""
+    reached = np.asarray(output).ravel() != INF
+    edges = int(graph.degrees()[reached].sum())
+    hops = bfs_levels(graph, source) if levels is None else np.asarray(levels)
+    finite = hops[hops != INF]
+    return int(reached.sum()), edges, int(finite.max(initial=0)) + 1
+
+
+# -------------------------------------------------------------------- cells
+
+
+@dataclass
+class SourceRun:
+    """One source of a source-based cell."""
+
+    node: int
+    role: str
+    degree: int
+    status: str  # "passed", "skipped" or "failed: ..."
+    times_ms: list[float] = field(default_factory=list)
+    median_ms: float | None = None
+    reached_nodes: int = 0
+    reached_edges: int = 0
+    levels: int = 0
+    edge_visits: int | None = None  # the interpreter's count, where it ran
+
+    @property
+    def correct(self) -> bool:
+        """Not known to be wrong."""
+        return self.status in ("passed", "skipped")
+
+
+@dataclass
+class RobustCell:
+    """One app on one graph: min/median/max over sources (source-based apps)
+    or over timed runs (the others)."""
+
+    app: str
+    graph: str
+    status: str  # "passed", "skipped", "failed: ...", "error: ..."
+    nodes: int | None = None
+    edges: int | None = None
+    times_ms: list[float] = field(default_factory=list)  # per source or per run
+    sources: list[SourceRun] | None = None  # None: not a source-based app
+    gpu: str | None = None
+    date: str | None = None
+    wall_s: float | None = None
+    log: str | None = None
+
+    @property
+    def correct(self) -> bool:
+        """Passed, or ran without a check."""
+        return self.status in ("passed", "skipped")
+
+    @property
+    def timed_out(self) -> bool:
+        """Stopped for running past ``--timeout``."""
+        return self.status.startswith("error: timed out")
+
+    def stats(self) -> tuple[float, float, float] | None:
+        """(min, median, max) ms, or None without times."""
+        if not self.times_ms:
+            return None
+        t = self.times_ms
+        return min(t), statistics.median(t), max(t)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict, with min/median/max and the spread's verdict."""
+        d = asdict(self)
+        s = self.stats()
+        d["min_ms"], d["median_ms"], d["max_ms"] = s if s else (None, None, None)
+        spread = explain_spread(self)
+        d["spread"] = None if spread is None else asdict(spread)
+        return d
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> RobustCell:
+        """Inverse of :meth:`to_json` (extra keys ignored)."""
+        names = {f.name for f in fields(cls)}
+        kwargs = {k: v for k, v in d.items() if k in names}
+        if kwargs.get("sources") is not None:
+            src_names = {f.name for f in fields(SourceRun)}
+            kwargs["sources"] = [
+                SourceRun(**{k: v for k, v in s.items() if k in src_names})
+                for s in kwargs["sources"]
+            ]
+        return cls(**kwargs)
+
+
+@dataclass
+class Spread:
+    """How a source-based cell's slowest source compares with its fastest."""
+
+    time_ratio: float
+    fastest: int  # node ids
+    slowest: int
+    edges: tuple[int, int]  # reached edges of the fastest and the slowest
+    levels: tuple[int, int]
+    flagged: bool  # time_ratio > SPREAD_LIMIT
+    explained: bool  # every source above the limit did more work
+    unexplained: list[int]  # the sources above the limit that did not
+    reason: str
+
+
+def _ratio(a: float, b: float) -> str:
+    """``a / b`` for the table: ``3.1×``, ``2e+05×``, ``1234/0``."""
+    if b <= 0:
+        return f"{a:g}/0" if a > 0 else "1×"
+    r = a / b
+    return (
+        f"{r:.2g}×" if r < 100 else f"{r:.0e}×".replace("e+0", "e").replace("e+", "e")
+    )
+
+
+def explain_spread(
+    cell: RobustCell, limit: float = SPREAD_LIMIT, noise_ms: float = SPREAD_NOISE_MS
+) -> Spread | None:
+    """The spread of a source-based cell's per-source times (None for other
+    apps or without two timed sources); a source slower than ``limit`` times
+    the fastest (and by more than ``noise_ms``) is explained by more than
+    ``limit`` times its reached edges or its BFS levels."""
+    runs = [s for s in cell.sources or () if s.median_ms is not None]
+    if len(runs) < 2:
+        return None
+    fast = min(runs, key=lambda s: s.median_ms or 0.0)
+    slow = max(runs, key=lambda s: s.median_ms or 0.0)
+    t_fast, t_slow = fast.median_ms or 0.0, slow.median_ms or 0.0
+    ratio = t_slow / t_fast if t_fast > 0 else float("inf")
+    unexplained = [
+        s.node
+        for s in runs
+        if (s.median_ms or 0.0) > limit * t_fast
+        and (s.median_ms or 0.0) - t_fast > noise_ms
+        and s.reached_edges <= limit * fast.reached_edges
+        and s.levels <= limit * fast.levels
+    ]
+    flagged = ratio > limit
+    reason = ""
+    if flagged:
+        reason = (
+            f"time max/min {_ratio(t_slow, t_fast)}, reached edges max/min "
+            f"{_ratio(slow.reached_edges, fast.reached_edges)}, levels "
+            f"{_ratio(slow.levels, fast.levels)} (slowest {slow.role} "
+            f"{slow.node}: {slow.reached_edges:,} edges, {slow.levels} levels; "
+            f"fastest {fast.role} {fast.node}: {fast.reached_edges:,} edges, "
+            f"{fast.levels} levels)"
+        )
+        if unexplained:
+            worst = max(
+                (s for s in runs if s.node in unexplained),
+                key=lambda s: s.median_ms or 0.0,
+            )
+            reason += (
+                f"; **unexplained**: {len(unexplained)} source(s) above "
+                f"{limit:g}× without more work, e.g. {worst.role} {worst.node} "
+                f"{_ratio(worst.median_ms or 0.0, t_fast)} ({worst.reached_edges:,} "
+                f"edges, {worst.levels} levels)"
+            )
+        else:
+            reason += "; explained by the work"
+    return Spread(
+        ratio,
+        fast.node,
+        slow.node,
+        (fast.reached_edges, slow.reached_edges),
+        (fast.levels, slow.levels),
+        flagged,
+        flagged and not unexplained,
+        unexplained,
+        reason,
+    )
+
+
+# ------------------------------------------------------------------- worker
+
+
+def run_sources(
+    app: AppSpec,
+    program: RunnableProgram,
+    graph: CSRGraph,
+    sources: Sequence[tuple[int, str]],
+    reps: int = DEFAULT_ROBUST_REPS,
+    warmup: int = 1,
+) -> list[SourceRun]:
+    """Run ``app`` from each source (the graph uploaded once, ``warmup``
+    untimed runs before the first source only), check each against the CPU
+    reference and measure the work it reached."""
+    device_graph = program.upload_graph(graph)
+    degrees = graph.degrees()
+    out: list[SourceRun] = []
+    stats = getattr(program, "stats", None)  # the interpreter counts edge visits
+    first = True  # the warm-up runs before the first source only
+    for node, role in sources:
+        ctx = RunContext(app, graph, node)
+        ctx.device_graph = device_graph
+        initial = {spec.name: spec.initial(ctx) for spec in app.outputs}
+        for spec in app.outputs:
+            ctx.arrays[spec.name] = program.alloc(
+                len(initial[spec.name]), np.dtype(spec.dtype)
+            )
+        untimed = warmup if first else 0
+        first = False
+        visits_before = None
+        for i in range(untimed + reps):
+            for name, values in initial.items():
+                ctx.arrays[name].from_numpy(values)
+            if i == untimed:
+                visits_before = getattr(stats, "edge_visits", None)
+            ms = program.time_call(app.host_fn, *app.args(ctx))
+            if i >= untimed:
+                ctx.times_ms.append(ms)
+        visits_after = getattr(stats, "edge_visits", None)
+        ctx.result = program.last_result
+        ctx.outputs = {
+            s.name: ctx.arrays[s.name].to_numpy() for s in app.outputs if s.read_back
+        }
+        problem = app.check(ctx) if app.check is not None else None
+        status = (
+            "skipped"
+            if app.check is None
+            else ("passed" if problem is None else f"failed: {problem}")
+        )
+        primary = app.primary_output
+        output = ctx.outputs[primary] if primary is not None else None
+        run = SourceRun(
+            node,
+            role,
+            int(degrees[node]),
+            status,
+            [round(t, 6) for t in ctx.times_ms],
+            round(statistics.median(ctx.times_ms), 6),
+        )
+        if output is not None:
+            levels = output if app.name == "bfs" and problem is None else None
+            run.reached_nodes, run.reached_edges, run.levels = reached_work(
+                graph, output, node, levels
+            )
+        if isinstance(visits_before, int) and isinstance(visits_after, int):
+            run.edge_visits = (visits_after - visits_before) // max(1, reps)
+        out.append(run)
+    return out
+
+
+def _cell_status(runs: Sequence[SourceRun]) -> str:
+    bad = [r for r in runs if not r.correct]
+    if bad:
+        what = bad[0].status.partition(":")[2].strip()
+        return (
+            f"failed: {len(bad)} of {len(runs)} sources wrong, e.g. {bad[0].role} "
+            f"{bad[0].node}: {what}"
+        )
+    return "skipped" if all(r.status == "skipped" for r in runs) else "passed"
+
+
+def _worker_cell(
+    app: AppSpec,
+    program: RunnableProgram,
+    graph_text: str,
+    args: argparse.Namespace,
+) -> RobustCell:
+    """One graph in the worker: load it, run from every source (or once),
+    check; the cell."""
+    date = _now()
+    start = time.monotonic()
+    cache = None if args.no_cache else (args.cache_dir or default_cache_dir())
+    graph, _ = resolve_graph(graph_text, app.symmetrize, app.weighted, cache)
+    app.check_graph(graph, graph_text)
+    gpu = program.device_name()
+    if app.uses_source:
+        sources = pick_sources(graph, args.sources, args.source_seed)
+        warmup = BACKENDS[args.backend].warmup
+        runs = run_sources(app, program, graph, sources, args.reps, warmup)
+        cell = RobustCell(
+            app.name,
+            graph_text,
+            _cell_status(runs),
+            graph.num_nodes,
+            graph.num_edges,
+            [r.median_ms for r in runs if r.median_ms is not None],
+            runs,
+            gpu,
+            date,
+        )
+    else:
+        from .apps import execute
+
+        warmup = BACKENDS[args.backend].warmup
+        ctx = execute(app, program, graph, 0, reps=args.reps, warmup=warmup)
+        problem = app.check(ctx) if app.check is not None else None
+        status = (
+            "skipped"
+            if app.check is None
+            else ("passed" if problem is None else f"failed: {problem}")
+        )
+        cell = RobustCell(
+            app.name,
+            graph_text,
+            status,
+            graph.num_nodes,
+            graph.num_edges,
+            [round(t, 6) for t in ctx.times_ms],
+            None,
+            gpu,
+            date,
+        )
+    cell.wall_s = round(time.monotonic() - start, 3)
+    return cell
+
+
+def worker_main(argv: Sequence[str] | None = None) -> int:
+    """``python -m irgl_runner.robust APP --graphs G,...``: one JSON line per
+    graph (``{"event": "start", ...}`` before it, the cell after)."""
+    from .backends import load_plugins
+
+    load_plugins()
+    p = argparse.ArgumentParser(prog="python -m irgl_runner.robust")
+    p.add_argument("app")
+    p.add_argument("--graphs", required=True)
+    p.add_argument("--sources", type=int, default=DEFAULT_SOURCES)
+    p.add_argument("--source-seed", type=int, default=DEFAULT_SOURCE_SEED)
+    p.add_argument("--reps", type=int, default=DEFAULT_ROBUST_REPS)
+    p.add_argument("--backend", choices=list(BACKENDS), default="cuda")
+    p.add_argument("-p", "--pipeline", default=None)
+    p.add_argument("--cache-dir", type=Path, default=None)
+    p.add_argument("--no-cache", action="store_true")
+    p.add_argument("--benchmarks-dir", type=Path, default=None)
+    for backend in BACKENDS.values():
+        if backend.add_arguments is not None:
+            backend.add_arguments(p)
+    args = p.parse_args(argv)
+    if args.pipeline is None:
+        from .build import DEFAULT_PIPELINE
+
+        args.pipeline = DEFAULT_PIPELINE
+    graphs = [g for g in args.graphs.split(",") if g]
+    backend = BACKENDS[args.backend]
+    try:
+        app = load_app(args.app, args.benchmarks_dir)
+        program = backend.load(app, args)
+    except (AppError, UsageError, IrglError, *backend.failures) as e:
+        for g in graphs:
+            _emit({"event": "start", "graph": g})
+            cell = RobustCell(args.app, g, f"error: {_one_line(str(e))}", date=_now())
+            _emit(cell.to_json())
+        return 1
+    code = 0
+    for g in graphs:
+        _emit({"event": "start", "graph": g})
+        try:
+            cell = _worker_cell(app, program, g, args)
+        except (
+            AppError,
+            UsageError,
+            GraphFormatError,
+            IrglError,
+            OSError,
+            ValueError,
+            *backend.failures,
+        ) as e:
+            cell = RobustCell(args.app, g, f"error: {_one_line(str(e))}", date=_now())
+        if not cell.correct:
+            code = 1
+        _emit(cell.to_json())
+    return code
+
+
+def _emit(record: Mapping[str, Any]) -> None:
+    print(json.dumps(record), flush=True)
+
+
+def _now() -> str:
+    from datetime import datetime
+
+    return datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+def _one_line(text: str, limit: int = 400) -> str:
+    s = " ".join(text.split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+# ------------------------------------------------------------------- runner
+
+
+@dataclass
+class RobustJob:
+    """One app over its graphs (one worker process)."""
+
+    app: str
+    graphs: list[str]
+    sources: int = DEFAULT_SOURCES
+    source_seed: int = DEFAULT_SOURCE_SEED
+    reps: int = DEFAULT_ROBUST_REPS
+    timeout_s: float | None = DEFAULT_ROBUST_TIMEOUT_S  # per graph
+    benchmarks_dir: Path | None = None
+    cache_dir: Path | None = None
+    extra_args: list[str] = field(default_factory=list)
+
+
+#: Runs a job, calling ``on_cell`` once per graph (in order); the harness
+#: fills in an error cell for a graph it was not called for.
+RobustRunner = Callable[[RobustJob, Callable[[RobustCell], None]], None]
+
+
+class SubprocessRobustRunner:
+    """Runs a job as ``python -m irgl_runner.robust``; a graph past its
+    timeout, or a crash, costs that graph's cell, and a new worker takes the
+    graphs after it."""
+
+    def __init__(self, python: str = sys.executable) -> None:
+        self.python = python
+
+    def command(self, job: RobustJob, graphs: Sequence[str]) -> list[str]:
+        """The worker's command line for ``graphs`` of ``job``."""
+        cmd = [self.python, "-m", "irgl_runner.robust", job.app]
+        cmd += ["--graphs", ",".join(graphs), "--sources", str(job.sources)]
+        cmd += ["--source-seed", str(job.source_seed), "--reps", str(job.reps)]
+        if job.benchmarks_dir is not None:
+            cmd += ["--benchmarks-dir", str(job.benchmarks_dir)]
+        if job.cache_dir is None:
+            cmd.append("--no-cache")
+        else:
+            cmd += ["--cache-dir", str(job.cache_dir)]
+        return cmd + list(job.extra_args)
+
+    def __call__(self, job: RobustJob, on_cell: Callable[[RobustCell], None]) -> None:
+        todo = list(job.graphs)
+        while todo:
+            done = self._run(job, todo, on_cell)
+            todo = todo[done:]
+
+    def _run(
+        self,
+        job: RobustJob,
+        graphs: Sequence[str],
+        on_cell: Callable[[RobustCell], None],
+    ) -> int:
+        """One worker over ``graphs``; how many of them got a cell (at least 1)."""
+        proc = subprocess.Popen(
+            self.command(job, graphs),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        lines: queue.Queue[str | None] = queue.Queue()
+        err_tail: list[str] = []
+        threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True).start()
+        threading.Thread(
+            target=_tail, args=(proc.stderr, err_tail), daemon=True
+        ).start()
+        done = 0
+        started = time.monotonic()
+        limit = job.timeout_s
+        if limit is not None:  # the worker compiles before its first graph
+            limit = max(limit, STARTUP_TIMEOUT_S)
+        try:
+            while done < len(graphs):
+                left = None
+                if limit is not None:
+                    left = max(0.0, started + limit - time.monotonic())
+                try:
+                    line = lines.get(timeout=left)
+                except queue.Empty:
+                    _kill_group(proc)
+                    on_cell(
+                        RobustCell(
+                            job.app,
+                            graphs[done],
+                            f"error: timed out after {limit:g} s",
+                            date=_now(),
+                            wall_s=time.monotonic() - started,
+                            log="".join(err_tail)[-4000:] or None,
+                        )
+                    )
+                    return done + 1
+                if line is None:  # the worker ended early
+                    proc.wait()
+                    text = "".join(err_tail)
+                    on_cell(
+                        RobustCell(
+                            job.app,
+                            graphs[done],
+                            "error: " + _crash_text(text, proc.returncode or 0),
+                            date=_now(),
+                            wall_s=time.monotonic() - started,
+                            log=text[-4000:] or None,
+                        )
+                    )
+                    return done + 1
+                record = _parse(line)
+                if record is None:
+                    continue
+                if record.get("event") == "start":
+                    started, limit = time.monotonic(), job.timeout_s
+                    continue
+                if "app" in record:
+                    on_cell(RobustCell.from_json(record))
+                    done += 1
+            proc.wait()
+            return done
+        except BaseException:
+            _kill_group(proc)
+            proc.wait()
+            raise
+
+
+def _pump(stream: IO[str] | None, out: queue.Queue[str | None]) -> None:
+    if stream is not None:
+        for line in stream:
+            out.put(line)
+    out.put(None)
+
+
+def _tail(stream: IO[str] | None, out: list[str]) -> None:
+    if stream is not None:
+        for line in stream:
+            out.append(line)
+            if len(out) > 200:
+                del out[:100]
+
+
+def _parse(line: str) -> dict[str, Any] | None:
+    line = line.strip()
+    if not line.startswith("{"):
+        return None
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _crash_text(stderr: str, returncode: int) -> str:
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    last = _one_line(lines[-1]) if lines else ""
+    if returncode < 0:
+        import signal
+
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"crashed ({name})" + (f": {last}" if last else "")
+    return last or f"worker ended (exit code {returncode}) without a result"
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    import signal
+
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
+# ------------------------------------------------------------------- report
+
+
+def _ms(value: float | None) -> str:
+    if value is None:
+        return ""
+    return f"{value:.3f}" if value < 1000 else f"{value:.0f}"
+
+
+def _correct(cell: RobustCell) -> str:
+    if cell.status == "passed":
+        return "yes"
+    if cell.status == "skipped":
+        return "unchecked"
+    if cell.timed_out:
+        return "timeout"
+    head, _, detail = cell.status.partition(":")
+    return ("**NO**" if head == "failed" else "**error**") + (
+        f": {detail.strip()}" if detail.strip() else ""
+    )
+
+
+def _over(cell: RobustCell) -> str:
+    if cell.sources is None:
+        return f"{len(cell.times_ms)} runs" if cell.times_ms else ""
+    roles = [s.role for s in cell.sources]
+    special = [r for r in ("hub", "leaf", "isolated") if r in roles]
+    return (
+        f"{len(roles)} sources ({', '.join(special)}, {roles.count('random')} random)"
+    )
+
+
+def _cell_text(text: object, limit: int = 400) -> str:
+    s = " ".join(str(text).split())
+    if len(s) > limit:
+        s = s[: limit - 1] + "…"
+    return s.replace("|", "\\|")
+
+
+def robust_table(cells: Sequence[RobustCell]) -> str:
+    """The markdown table: one line per app and graph."""
+    cols = ["app", "graph", "nodes", "edges", "over", "min ms", "median ms"]
+    cols += ["max ms", "max/min", "correct?", "spread (source-based apps)"]
+    right = {"nodes", "edges", "min ms", "median ms", "max ms", "max/min"}
+    lines = [
+        "| " + " | ".join(cols) + " |",
+        "|" + "|".join("---:" if c in right else "---" for c in cols) + "|",
+    ]
+    for c in cells:
+        s = c.stats()
+        spread = explain_spread(c)
+        ratio = f"{s[2] / s[0]:.2f}" if s and s[0] > 0 else ""
+        row = [
+            c.app,
+            c.graph,
+            "" if c.nodes is None else f"{c.nodes:,}",
+            "" if c.edges is None else f"{c.edges:,}",
+            _over(c),
+            _ms(s[0]) if s else "",
+            _ms(s[1]) if s else "",
+            _ms(s[2]) if s else "",
+            ratio,
+            _correct(c),
+            spread.reason if spread is not None and spread.flagged else "",
+        ]
+        lines.append("| " + " | ".join(_cell_text(x) for x in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def render_robust_section(
+    cells: Sequence[RobustCell],
+    meta: Mapping[str, Any] | None = None,
+    notes: Sequence[str] = (),
+) -> str:
+    """The ``RESULTS.md`` section (its heading names the GPU and the date)."""
+    meta = dict(meta or {})
+    gpus = sorted({c.gpu for c in cells if c.gpu})
+    generated = str(meta.get("generated") or "")
+    title = "## Robustness: every app on every graph family, BFS and SSSP from "
+    title += f"{meta.get('sources', DEFAULT_SOURCES)} sources per graph"
+    title += f" — {', '.join(gpus) or 'no GPU result yet'}"
+    title += f", {generated[:10]}" if generated else ""
+    out = [title]
+    head = f"Generated {generated}" if generated else "Generated"
+    if meta.get("command"):
+        head += f" by `{meta['command']}`"
+    out.append(head + ".")
+    reps = meta.get("reps", DEFAULT_ROBUST_REPS)
+    out.append(
+        f"BFS and SSSP: per graph {meta.get('sources', DEFAULT_SOURCES)} sources "
+        "(the hub of highest degree, a leaf and an isolated node where the graph "
+        "has them, the rest uniformly random; seed "
+        f"{meta.get('source_seed', DEFAULT_SOURCE_SEED)} mixed with the graph), "
+        f"each the median of {reps} timed runs (one warm-up per graph), each "
+        "checked against the CPU reference; min/median/max over the sources. "
+        f"Other apps: min/median/max of {reps} timed runs after one warm-up. "
+        "Host call to device synchronization. Reached edges = stored edges "
+        "whose source node the search reached; levels = BFS depth + 1. A "
+        f"source-based cell whose slowest source takes more than {SPREAD_LIMIT:g}× "
+        "its fastest is described in the last column; it is explained when "
+        f"every source above {SPREAD_LIMIT:g}× the fastest (and more than "
+        f"{SPREAD_NOISE_MS * 1000:g} µs slower) reached more than "
+        f"{SPREAD_LIMIT:g}× its edges or its levels. Per-source times, reached "
+        "edges and levels are in `robust.json`."
+    )
+    planned = meta.get("planned")
+    if planned is not None and len(cells) < planned:
+        out.append(f"**In progress: {len(cells)} of {planned} cells done.**")
+    wrong = [c for c in cells if not c.correct and not c.timed_out]
+    if wrong:
+        out.append(
+            f"**{len(wrong)} of {len(cells)} cells are wrong or missing:** "
+            + ", ".join(f"{c.app} on {c.graph}" for c in wrong)
+            + "."
+        )
+    late = [c for c in cells if c.timed_out]
+    if late:
+        out.append(
+            f"{len(late)} cells ran past the time limit: "
+            + ", ".join(f"{c.app} on {c.graph}" for c in late)
+            + "."
+        )
+    odd = [
+        c
+        for c in cells
+        if (sp := explain_spread(c)) is not None and sp.flagged and not sp.explained
+    ]
+    if odd:
+        out.append(
+            f"**{len(odd)} cells have a spread the work does not explain:** "
+            + ", ".join(f"{c.app} on {c.graph}" for c in odd)
+            + "."
+        )
+    text = "\n\n".join(out) + "\n\n" + robust_table(cells)
+    for note in notes:
+        text += f"\n{note}\n"
+    return text
+
+
+def write_robust_json(
+    path: Path, cells: Sequence[RobustCell], meta: Mapping[str, Any]
+) -> None:
+    """``robust.json``: the meta data and every cell with its sources."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    doc = {"meta": dict(meta), "cells": [c.to_json() for c in cells]}
+    tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    os.replace(tmp, path)
+
+
+def read_robust_json(path: Path) -> tuple[list[RobustCell], dict[str, Any]]:
+    """The cells and meta data of a ``robust.json``."""
+    doc = json.loads(Path(path).read_text())
+    return [RobustCell.from_json(c) for c in doc["cells"]], dict(doc["meta"])
+
+
+# ---------------------------------------------------------------- command
+
+
+def _split(values: Sequence[str] | None) -> list[str]:
+    items: list[str] = []
+    for v in values or ():
+        items += [x.strip() for x in v.split(",") if x.strip()]
+    return list(dict.fromkeys(items))
+
+
+def _usage_checks(args: argparse.Namespace) -> None:
+    for flag, given in (
+        ("--ablation", getattr(args, "ablation", False)),
+        ("--configs", bool(getattr(args, "configs", None))),
+        ("--merge", getattr(args, "merge", False)),
+        ("--rerun-identical", getattr(args, "rerun_identical", False)),
+    ):
+        if given:
+            raise UsageError(f"{flag} does not apply with --robust")
+    if args.sources is None:
+        args.sources = DEFAULT_SOURCES
+    if args.source_seed is None:
+        args.source_seed = DEFAULT_SOURCE_SEED
+    if args.sources < 1:
+        raise UsageError(f"--sources must be at least 1, got {args.sources}")
+
+
+def _plan(
+    args: argparse.Namespace, progress: IO[str]
+) -> tuple[list[RobustJob], dict[str, tuple[int | None, int | None, str | None]]]:
+    """The jobs (one per app) and each graph's size or why it does not load."""
+    from .bench_all import discover_apps
+
+    bdir = args.benchmarks_dir
+    found = discover_apps(bdir)
+    wanted = _split(args.apps)
+    unknown = [a for a in wanted if a not in found]
+    if unknown:
+        raise UsageError(
+            f"unknown app(s) {', '.join(unknown)} (known: {', '.join(found) or 'none'})"
+        )
+    apps = wanted or found
+    graphs = _split(args.graphs) or list(
+        QUICK_ROBUST_GRAPHS if args.quick else ROBUST_GRAPHS
+    )
+    for g in graphs:
+        check_graph_arg(g)
+    reps = args.reps if args.reps is not None else DEFAULT_ROBUST_REPS
+    if reps < 1:
+        raise UsageError(f"--reps must be at least 1, got {reps}")
+    args.reps = reps
+    cache = None if args.no_cache else (args.cache_dir or default_cache_dir(bdir))
+    if cache is not None:
+        os.environ.setdefault("IRGL_REFERENCE_CACHE", str(Path(cache) / "references"))
+    timeout = args.timeout if args.timeout is not None else DEFAULT_ROBUST_TIMEOUT_S
+    lowers = BACKENDS[args.backend].lowers
+    extra = ["--backend", args.backend] + (["-p", args.pipeline] if lowers else [])
+    jobs: list[RobustJob] = []
+    for name in apps:
+        app_graphs = graphs
+        try:
+            spec = load_app(name, bdir)
+            own = spec.params.get(
+                "bench_graphs_quick" if args.quick else "bench_graphs"
+            )
+            if own:  # an input that is not one of the families (DMR's mesh)
+                app_graphs = list(own)
+        except AppError:
+            pass  # the worker reports it, once per graph
+        jobs.append(
+            RobustJob(
+                name,
+                app_graphs,
+                args.sources,
+                args.source_seed,
+                reps,
+                timeout if timeout > 0 else None,
+                bdir,
+                cache,
+                extra,
+            )
+        )
+    sizes: dict[str, tuple[int | None, int | None, str | None]] = {}
+    for g in dict.fromkeys(x for j in jobs for x in j.graphs):
+        if cache is None:
+            continue  # each worker generates it anyway
+        progress.write(f"irgl-bench all --robust: preparing graph {g} ... ")
+        progress.flush()
+        start = time.monotonic()
+        try:
+            graph, _ = resolve_graph(g, True, True, cache)
+        except (GraphFormatError, UsageError, OSError, ValueError) as e:
+            sizes[g] = (None, None, f"graph does not load: {_one_line(str(e))}")
+            progress.write(f"ERROR: {e}\n")
+            continue
+        sizes[g] = (graph.num_nodes, graph.num_edges, None)
+        progress.write(
+            f"{graph.num_nodes:,} nodes, {graph.num_edges:,} edges "
+            f"({time.monotonic() - start:.1f} s)\n"
+        )
+    return jobs, sizes
+
+
+def _summary(cell: RobustCell) -> str:
+    s = cell.stats()
+    parts = [f"{s[0]:.3f}/{s[1]:.3f}/{s[2]:.3f} ms"] if s else []
+    parts.append(_correct(cell).replace("**", ""))
+    spread = explain_spread(cell)
+    if spread is not None and spread.flagged:
+        parts.append(
+            f"spread {spread.time_ratio:.2f}x "
+            + ("explained" if spread.explained else "UNEXPLAINED")
+        )
+    if cell.wall_s is not None:
+        parts.append(f"({cell.wall_s:.1f} s)")
+    return ", ".join(parts)
+
+
+def cmd_robust(args: argparse.Namespace, runner: RobustRunner | None = None) -> int:
+    """``irgl-bench all --robust``: plan, run, write the reports; the exit code
+    (1 if a cell is wrong or has no result; a timeout is a result)."""
+    from .bench_all import partial_path
+
+    progress = sys.stderr
+    _usage_checks(args)
+    if runner is None:
+        reason = BACKENDS[args.backend].unavailable()
+        if reason is not None:
+            progress.write(
+                "irgl-bench all --robust: error: cannot run with --backend "
+                f"{args.backend}: {reason}; nothing was run and no report was "
+                "written\n"
+            )
+            return 1
+    guarded = args.out_dir is None
+    out_dir = Path(args.out_dir) if args.out_dir else default_benchmarks_dir()
+    md_path, json_path = out_dir / "RESULTS.md", out_dir / "robust.json"
+    md_partial, json_partial = partial_path(md_path), partial_path(json_path)
+    try:
+        check_markdown(md_path, ROBUST_BEGIN_MARKER, ROBUST_END_MARKER)
+    except ReportError as e:
+        raise UsageError(str(e)) from None
+    jobs, sizes = _plan(args, progress)
+    planned = sum(len(j.graphs) for j in jobs)
+    meta: dict[str, Any] = {
+        "generated": _now(),
+        "command": "irgl-bench " + shlex.join(getattr(args, "argv", ["all"])),
+        "reps": args.reps,
+        "sources": args.sources,
+        "source_seed": args.source_seed,
+        "spread_limit": SPREAD_LIMIT,
+        "apps": [j.app for j in jobs],
+        "graphs": list(dict.fromkeys(g for j in jobs for g in j.graphs)),
+        "planned": planned,
+    }
+    where = f"{md_partial} ({md_path.name} once every cell has a result)"
+    progress.write(
+        f"irgl-bench all --robust: {planned} cells ({len(jobs)} apps, "
+        f"{args.sources} sources per graph for source-based apps, {args.reps} "
+        f"timed runs each) -> {where if guarded else md_path}\n"
+    )
+    cells: list[RobustCell] = []
+
+    def write(final: bool, notes: Sequence[str] = ()) -> None:
+        gpus = sorted({c.gpu for c in cells if c.gpu})
+        full = {**meta, "gpu": ", ".join(gpus) or None, "done": len(cells)}
+        md, js = (md_path, json_path) if final else (md_partial, json_partial)
+        write_robust_json(js, cells, full)
+        section = render_robust_section(cells, full, notes)
+        update_markdown(md, section, ROBUST_BEGIN_MARKER, ROBUST_END_MARKER)
+
+    width = len(str(planned))
+    run = runner or SubprocessRobustRunner()
+    try:
+        for job in jobs:
+            got: list[RobustCell] = []
+
+            def on_cell(
+                cell: RobustCell, job: RobustJob = job, got: list[RobustCell] = got
+            ) -> None:
+                nodes, edges, _ = sizes.get(cell.graph, (None, None, None))
+                cell.nodes = cell.nodes if cell.nodes is not None else nodes
+                cell.edges = cell.edges if cell.edges is not None else edges
+                got.append(cell)
+                cells.append(cell)
+                progress.write(
+                    f"[{len(cells):>{width}}/{planned}] {job.app} on {cell.graph}: "
+                    f"{_summary(cell)}\n"
+                )
+                progress.flush()
+                try:
+                    write(final=not guarded)
+                except (ReportError, OSError) as e:
+                    progress.write(f"irgl-bench all --robust: warning: {e}\n")
+
+            broken = {g: sizes[g][2] for g in job.graphs if g in sizes and sizes[g][2]}
+            runnable = [g for g in job.graphs if g not in broken]
+            for g, why in broken.items():
+                on_cell(RobustCell(job.app, g, f"error: {why}", date=_now()))
+            if runnable:
+                try:
+                    run(dataclasses.replace(job, graphs=runnable), on_cell)
+                except Exception as e:  # a broken runner must not lose the table
+                    progress.write(f"irgl-bench all --robust: {job.app}: {e}\n")
+            seen = {c.graph for c in got}
+            for g in runnable:
+                if g not in seen:
+                    on_cell(RobustCell(job.app, g, "error: no result", date=_now()))
+    except KeyboardInterrupt:
+        progress.write("\nirgl-bench all --robust: interrupted\n")
+        return 130
+    missing = [c for c in cells if c.status.startswith("error") and not c.timed_out]
+    if guarded and missing:
+        note = (
+            f"{len(missing)} of {len(cells)} cells have no result: {md_path.name} "
+            f"and {json_path.name} were left as they were."
+        )
+        try:
+            write(final=False, notes=[note])
+        except ReportError as e:
+            raise UsageError(str(e)) from None
+        progress.write(
+            f"irgl-bench all --robust: {note} This run's results are in "
+            f"{md_partial} and {json_partial}\n"
+        )
+    else:
+        try:
+            write(final=True)
+        except ReportError as e:
+            raise UsageError(str(e)) from None
+        if guarded:
+            for stale in (md_partial, json_partial):
+                stale.unlink(missing_ok=True)
+    return _verdict(cells, md_path, json_path)
+
+
+def _verdict(cells: Sequence[RobustCell], md_path: Path, json_path: Path) -> int:
+    progress = sys.stderr
+    late = [c for c in cells if c.timed_out]
+    wrong = [c for c in cells if not c.correct and not c.timed_out]
+    odd = [
+        c
+        for c in cells
+        if (sp := explain_spread(c)) is not None and sp.flagged and not sp.explained
+    ]
+    if late:
+        progress.write(
+            f"irgl-bench all --robust: {len(late)} cells timed out: "
+            + ", ".join(f"{c.app} on {c.graph}" for c in late)
+            + "\n"
+        )
+    if odd:
+        progress.write(
+            f"irgl-bench all --robust: {len(odd)} cells have a spread the work "
+            "does not explain: "
+            + ", ".join(f"{c.app} on {c.graph}" for c in odd)
+            + "\n"
+        )
+    if wrong:
+        lines = [
+            f"irgl-bench all --robust: FAILED: {len(wrong)} of {len(cells)} cells:"
+        ]
+        lines += [f"  {c.app} on {c.graph}: {c.status}" for c in wrong]
+        progress.write("\n".join(lines) + "\n")
+        return 1
+    progress.write(
+        f"irgl-bench all --robust: {len(cells) - len(late)} cells correct; "
+        f"report in {md_path} and {json_path} (or their .partial files)\n"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(worker_main())
