@@ -407,7 +407,8 @@ def _parser() -> argparse.ArgumentParser:
         "--merge",
         action="store_true",
         help="keep the results of earlier runs in results.json/ablation.json "
-        "that this run does not redo (split a long table over several runs)",
+        "(with --robust: robust.json) that this run does not redo (split a "
+        "long table over several runs)",
     )
     a.add_argument(
         "--rerun-identical",

@@ -62,6 +62,7 @@ __all__ = [
     "ROBUST_BEGIN_MARKER",
     "ROBUST_END_MARKER",
     "ROBUST_GRAPHS",
+    "ROBUST_SOURCE_GRAPHS",
     "RobustCell",
     "RobustJob",
     "RobustRunner",
@@ -85,13 +86,17 @@ ROBUST_GRAPHS: tuple[str, ...] = (
     "rmat:16@2",
     "rmat:18@3",
     "grid:512x512",
-    "path:100000",
+    "path:50000",
     "star:100000",
     "hub:100000:4",
     "random:200000:1600000",
     "isolated:1000000:1000000",
     "islands:200000:64",
 )
+
+#: Larger RMAT graphs that only the source-based apps (BFS, SSSP) run on by
+#: default: their references are fast, unlike those of TC or PageRank.
+ROBUST_SOURCE_GRAPHS: tuple[str, ...] = ("rmat:20@4",)
 
 #: ``--robust --quick``: the same families, tiny (the interpreter runs them).
 QUICK_ROBUST_GRAPHS: tuple[str, ...] = (
@@ -109,7 +114,7 @@ QUICK_ROBUST_GRAPHS: tuple[str, ...] = (
 DEFAULT_SOURCES = 16
 DEFAULT_SOURCE_SEED = 1
 DEFAULT_ROBUST_REPS = 3
-DEFAULT_ROBUST_TIMEOUT_S = 60.0
+DEFAULT_ROBUST_TIMEOUT_S = 30.0
 
 #: How long a worker may take before its first graph (loading the app:
 #: lowering and, when the program is not in the cache, nvcc).
@@ -347,13 +352,16 @@ def run_sources(
     sources: Sequence[tuple[int, str]],
     reps: int = DEFAULT_ROBUST_REPS,
     warmup: int = 1,
+    check_jobs: int = 1,
 ) -> list[SourceRun]:
     """Run ``app`` from each source (the graph uploaded once, ``warmup``
-    untimed runs before the first source only), check each against the CPU
-    reference and measure the work it reached."""
+    untimed runs before the first source only), then check each against the
+    CPU reference and measure the work it reached (in ``check_jobs`` forked
+    processes when more than 1: the references are the slow part)."""
     device_graph = program.upload_graph(graph)
     degrees = graph.degrees()
     out: list[SourceRun] = []
+    results: list[tuple[int, dict[str, np.ndarray], Any]] = []
     stats = getattr(program, "stats", None)  # the interpreter counts edge visits
     first = True  # the warm-up runs before the first source only
     for node, role in sources:
@@ -376,35 +384,82 @@ def run_sources(
             if i >= untimed:
                 ctx.times_ms.append(ms)
         visits_after = getattr(stats, "edge_visits", None)
-        ctx.result = program.last_result
-        ctx.outputs = {
+        outputs = {
             s.name: ctx.arrays[s.name].to_numpy() for s in app.outputs if s.read_back
         }
-        problem = app.check(ctx) if app.check is not None else None
-        status = (
-            "skipped"
-            if app.check is None
-            else ("passed" if problem is None else f"failed: {problem}")
-        )
-        primary = app.primary_output
-        output = ctx.outputs[primary] if primary is not None else None
+        results.append((node, outputs, program.last_result))
         run = SourceRun(
             node,
             role,
             int(degrees[node]),
-            status,
+            "unchecked",
             [round(t, 6) for t in ctx.times_ms],
             round(statistics.median(ctx.times_ms), 6),
         )
-        if output is not None:
-            levels = output if app.name == "bfs" and problem is None else None
-            run.reached_nodes, run.reached_edges, run.levels = reached_work(
-                graph, output, node, levels
-            )
         if isinstance(visits_before, int) and isinstance(visits_after, int):
             run.edge_visits = (visits_after - visits_before) // max(1, reps)
         out.append(run)
+    for run, (status, work) in zip(
+        out, _check_all(app, graph, results, check_jobs), strict=True
+    ):
+        run.status = status
+        if work is not None:
+            run.reached_nodes, run.reached_edges, run.levels = work
     return out
+
+
+#: What the forked checkers read (set before the pool forks).
+_CHECKING: tuple[AppSpec, CSRGraph] | None = None
+
+
+def _check_one(
+    item: tuple[int, dict[str, np.ndarray], Any],
+) -> tuple[str, tuple[int, int, int] | None]:
+    """The status and (reached nodes, edges, levels) of one source's output."""
+    assert _CHECKING is not None
+    app, graph = _CHECKING
+    node, outputs, result = item
+    ctx = RunContext(app, graph, node)
+    ctx.outputs, ctx.result = outputs, result
+    problem = app.check(ctx) if app.check is not None else None
+    status = (
+        "skipped"
+        if app.check is None
+        else ("passed" if problem is None else f"failed: {problem}")
+    )
+    primary = app.primary_output
+    if primary is None:
+        return status, None
+    output = outputs[primary]
+    levels = output if app.name == "bfs" and problem is None else None
+    return status, reached_work(graph, output, node, levels)
+
+
+def _check_all(
+    app: AppSpec,
+    graph: CSRGraph,
+    items: Sequence[tuple[int, dict[str, np.ndarray], Any]],
+    jobs: int,
+) -> list[tuple[str, tuple[int, int, int] | None]]:
+    """:func:`_check_one` of every item, in ``jobs`` forked processes if more
+    than 1 (where fork exists), else here."""
+    global _CHECKING
+    _CHECKING = (app, graph)
+    try:
+        jobs = min(jobs, len(items))
+        if jobs > 1 and hasattr(os, "fork"):
+            import multiprocessing
+            import warnings
+            from concurrent.futures import ProcessPoolExecutor
+
+            context = multiprocessing.get_context("fork")
+            with warnings.catch_warnings():  # the children only run numpy/scipy
+                warnings.simplefilter("ignore", DeprecationWarning)
+                with ProcessPoolExecutor(jobs, mp_context=context) as pool:
+                    return list(pool.map(_check_one, items))
+        return [_check_one(item) for item in items]
+    finally:
+        _CHECKING = None
 
 
 def _cell_status(runs: Sequence[SourceRun]) -> str:
@@ -435,7 +490,9 @@ def _worker_cell(
     if app.uses_source:
         sources = pick_sources(graph, args.sources, args.source_seed)
         warmup = BACKENDS[args.backend].warmup
-        runs = run_sources(app, program, graph, sources, args.reps, warmup)
+        runs = run_sources(
+            app, program, graph, sources, args.reps, warmup, args.check_jobs
+        )
         cell = RobustCell(
             app.name,
             graph_text,
@@ -485,6 +542,12 @@ def worker_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--sources", type=int, default=DEFAULT_SOURCES)
     p.add_argument("--source-seed", type=int, default=DEFAULT_SOURCE_SEED)
     p.add_argument("--reps", type=int, default=DEFAULT_ROBUST_REPS)
+    p.add_argument(
+        "--check-jobs",
+        type=int,
+        default=max(1, min(16, (os.cpu_count() or 1) - 1)),
+        help="processes that check the sources' outputs (default: CPUs - 1, <= 16)",
+    )
     p.add_argument("--backend", choices=list(BACKENDS), default="cuda")
     p.add_argument("-p", "--pipeline", default=None)
     p.add_argument("--cache-dir", type=Path, default=None)
@@ -890,7 +953,6 @@ def _usage_checks(args: argparse.Namespace) -> None:
     for flag, given in (
         ("--ablation", getattr(args, "ablation", False)),
         ("--configs", bool(getattr(args, "configs", None))),
-        ("--merge", getattr(args, "merge", False)),
         ("--rerun-identical", getattr(args, "rerun_identical", False)),
     ):
         if given:
@@ -921,6 +983,7 @@ def _plan(
     graphs = _split(args.graphs) or list(
         QUICK_ROBUST_GRAPHS if args.quick else ROBUST_GRAPHS
     )
+    larger = [] if args.graphs or args.quick else list(ROBUST_SOURCE_GRAPHS)
     for g in graphs:
         check_graph_arg(g)
     reps = args.reps if args.reps is not None else DEFAULT_ROBUST_REPS
@@ -938,6 +1001,8 @@ def _plan(
         app_graphs = graphs
         try:
             spec = load_app(name, bdir)
+            if spec.uses_source:
+                app_graphs = graphs + larger
             own = spec.params.get(
                 "bench_graphs_quick" if args.quick else "bench_graphs"
             )
@@ -1019,7 +1084,15 @@ def cmd_robust(args: argparse.Namespace, runner: RobustRunner | None = None) -> 
     except ReportError as e:
         raise UsageError(str(e)) from None
     jobs, sizes = _plan(args, progress)
-    planned = sum(len(j.graphs) for j in jobs)
+    kept: list[RobustCell] = []
+    if getattr(args, "merge", False) and json_path.is_file():
+        redo = {(j.app, g) for j in jobs for g in j.graphs}
+        try:
+            earlier, _ = read_robust_json(json_path)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise UsageError(f"cannot --merge {json_path}: {e}") from None
+        kept = [c for c in earlier if (c.app, c.graph) not in redo]
+    planned = len(kept) + sum(len(j.graphs) for j in jobs)
     meta: dict[str, Any] = {
         "generated": _now(),
         "command": "irgl-bench " + shlex.join(getattr(args, "argv", ["all"])),
@@ -1027,8 +1100,12 @@ def cmd_robust(args: argparse.Namespace, runner: RobustRunner | None = None) -> 
         "sources": args.sources,
         "source_seed": args.source_seed,
         "spread_limit": SPREAD_LIMIT,
-        "apps": [j.app for j in jobs],
-        "graphs": list(dict.fromkeys(g for j in jobs for g in j.graphs)),
+        "apps": list(dict.fromkeys([*(c.app for c in kept), *(j.app for j in jobs)])),
+        "graphs": list(
+            dict.fromkeys(
+                [*(c.graph for c in kept), *(g for j in jobs for g in j.graphs)]
+            )
+        ),
         "planned": planned,
     }
     where = f"{md_partial} ({md_path.name} once every cell has a result)"
@@ -1037,14 +1114,20 @@ def cmd_robust(args: argparse.Namespace, runner: RobustRunner | None = None) -> 
         f"{args.sources} sources per graph for source-based apps, {args.reps} "
         f"timed runs each) -> {where if guarded else md_path}\n"
     )
-    cells: list[RobustCell] = []
+    cells: list[RobustCell] = list(kept)
+
+    from .bench_all import discover_apps
+
+    rank = {a: k for k, a in enumerate(discover_apps(args.benchmarks_dir))}
+    merged = [f"{len(kept)} cells merged from {json_path.name}."] if kept else []
 
     def write(final: bool, notes: Sequence[str] = ()) -> None:
         gpus = sorted({c.gpu for c in cells if c.gpu})
         full = {**meta, "gpu": ", ".join(gpus) or None, "done": len(cells)}
         md, js = (md_path, json_path) if final else (md_partial, json_partial)
-        write_robust_json(js, cells, full)
-        section = render_robust_section(cells, full, notes)
+        ordered = sorted(cells, key=lambda c: rank.get(c.app, len(rank)))
+        write_robust_json(js, ordered, full)
+        section = render_robust_section(ordered, full, [*notes, *merged])
         update_markdown(md, section, ROBUST_BEGIN_MARKER, ROBUST_END_MARKER)
 
     width = len(str(planned))

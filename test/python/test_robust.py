@@ -396,3 +396,42 @@ def test_work_follows_the_reached_edges(app_name: str, family: str) -> None:
             assert run.edge_visits <= per_edge * run.reached_edges, what
         if family.startswith("islands"):
             assert run.reached_edges <= 6 * 5 * 2, what  # one island at most
+
+
+def test_checks_in_forked_processes_agree() -> None:
+    """The per-source checks give the same verdicts and work in 2 forked
+    processes as here (the worker checks in parallel on a many-core host)."""
+    app = load_app("sssp")
+    graph = generate("random:60:100")
+    sources = pick_sources(graph, 5)
+    here = run_sources(app, interp_program(app, "sequential"), graph, sources, 1, 0)
+    forked = run_sources(
+        app, interp_program(app, "sequential"), graph, sources, 1, 0, check_jobs=2
+    )
+    strip = [dataclasses.replace(r, times_ms=[], median_ms=None) for r in here]
+    assert [
+        dataclasses.replace(r, times_ms=[], median_ms=None) for r in forked
+    ] == strip
+    assert all(r.status == "passed" for r in forked)
+
+
+def test_default_graphs_and_merge(tmp_path: Path, bench: Path) -> None:
+    """Without --graphs, the source-based apps also get the larger RMAT
+    graphs; --merge keeps the cells of robust.json that a run does not redo."""
+    out = tmp_path / "out"
+    base = ["all", "--robust", "--benchmarks-dir", str(bench), "--out-dir", str(out)]
+    runner = FakeRobustRunner()
+    assert _main([*base, "--no-cache", "--apps", "bfs,cc"], runner) == 0
+    assert runner.jobs[0].graphs == [*ROBUST_GRAPHS, *robust.ROBUST_SOURCE_GRAPHS]
+    assert runner.jobs[1].graphs == list(ROBUST_GRAPHS)
+    assert _main([*base, "--no-cache", "--graphs", "path:9"], FakeRobustRunner()) == 0
+    again = [*base, "--no-cache", "--merge", "--apps", "cc", "--graphs", "star:7"]
+    assert _main(again, FakeRobustRunner()) == 0
+    doc = json.loads((out / "robust.json").read_text())
+    assert [(c["app"], c["graph"]) for c in doc["cells"]] == [
+        ("bfs", "path:9"),
+        ("cc", "path:9"),
+        ("cc", "star:7"),
+        ("dmr", "random:30:0"),
+    ]
+    assert "3 cells merged from robust.json." in (out / "RESULTS.md").read_text()
