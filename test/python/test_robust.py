@@ -124,6 +124,13 @@ def test_spread_explained_by_levels_and_unexplained() -> None:
     odd = explain_spread(_cell(("random", 1.0, 500, 10), ("hub", 1.5, 520, 10)))
     assert odd is not None and odd.flagged and not odd.explained
     assert odd.unexplained == [1] and "**unexplained**" in odd.reason
+    assert "e.g. hub 1 1.5× random 0 (520 vs 500 edges" in odd.reason
+    # slow against a source of the same work, not only against the fastest
+    hub = explain_spread(
+        _cell(("isolated", 0.05, 0, 1), ("random", 1.0, 500, 10), ("hub", 2, 500, 9))
+    )
+    assert hub is not None and hub.unexplained == [2]
+    assert "hub 2 2× random 1" in hub.reason
     calm = explain_spread(_cell(("random", 1.0, 500, 10), ("hub", 1.1, 500, 10)))
     assert calm is not None and not calm.flagged and calm.reason == ""
     noise = explain_spread(_cell(("isolated", 0.010, 0, 1), ("random", 0.025, 0, 1)))
