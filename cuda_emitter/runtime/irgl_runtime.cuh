@@ -22,8 +22,6 @@
 // store the message (irgl_last_error()) and return an error value.
 #pragma once
 
-#include <cooperative_groups.h>
-#include <cuda/atomic>
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -415,39 +413,128 @@ __device__ __forceinline__ void irgl_cell_block_flush(irgl::Cell c) {
   }
 }
 
+// Device-scope atomics and the grid barrier: the PTX that libcu++'s
+// cuda::atomic_ref<T, cuda::thread_scope_device> and cooperative_groups'
+// this_grid().sync() emit on sm_70 and newer,
+// written out so that no program parses those headers (<cuda/atomic> alone
+// is about 1.4 CPU s of every program's nvcc run, docs/performance-notes.md):
+// device code uses these, not cuda::atomic_ref.
+namespace irgl {
+namespace scoped {
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700
+#error "the IrGL runtime needs sm_70 or newer"
+#endif
+#define IRGL_SCOPED_ATOMIC(T, B, R, ADD)                                                       \
+  __device__ __forceinline__ T load_relaxed(const T* p) {                                         \
+    T v;                                                                                          \
+    asm volatile("ld.relaxed.gpu.b" #B " %0,[%1];" : "=" R(v) : "l"(p) : "memory");              \
+    return v;                                                                                     \
+  }                                                                                               \
+  __device__ __forceinline__ void store_relaxed(T* p, T v) {                                      \
+    asm volatile("st.relaxed.gpu.b" #B " [%0],%1;" ::"l"(p), R(v) : "memory");                   \
+  }                                                                                               \
+  __device__ __forceinline__ void store_release(T* p, T v) {                                      \
+    asm volatile("st.release.gpu.b" #B " [%0],%1;" ::"l"(p), R(v) : "memory");                   \
+  }                                                                                               \
+  __device__ __forceinline__ T cas_relaxed(T* p, T expected, T desired) {                         \
+    T old;                                                                                        \
+    asm volatile("atom.cas.relaxed.gpu.b" #B " %0,[%1],%2,%3;"                                   \
+                 : "=" R(old) : "l"(p), R(expected), R(desired) : "memory");                      \
+    return old;                                                                                   \
+  }                                                                                               \
+  __device__ __forceinline__ T cas_acquire(T* p, T expected, T desired) {                         \
+    T old;                                                                                        \
+    asm volatile("atom.cas.acquire.gpu.b" #B " %0,[%1],%2,%3;"                                   \
+                 : "=" R(old) : "l"(p), R(expected), R(desired) : "memory");                      \
+    return old;                                                                                   \
+  }                                                                                               \
+  __device__ __forceinline__ T cas_release(T* p, T expected, T desired) {                         \
+    T old;                                                                                        \
+    asm volatile("atom.cas.release.gpu.b" #B " %0,[%1],%2,%3;"                                   \
+                 : "=" R(old) : "l"(p), R(expected), R(desired) : "memory");                      \
+    return old;                                                                                   \
+  }                                                                                               \
+  __device__ __forceinline__ T add_relaxed(T* p, T v) {                                           \
+    T old;                                                                                        \
+    asm volatile("atom.add.relaxed.gpu." #ADD " %0,[%1],%2;" : "=" R(old) : "l"(p), R(v) : "memory"); \
+    return old;                                                                                   \
+  }                                                                                               \
+  __device__ __forceinline__ T add_release(T* p, T v) {                                           \
+    T old;                                                                                        \
+    asm volatile("atom.add.release.gpu." #ADD " %0,[%1],%2;" : "=" R(old) : "l"(p), R(v) : "memory"); \
+    return old;                                                                                   \
+  }
+// load / store (relaxed, release), compare-and-swap (the old value) and
+// fetch-add, at device scope, on 32- and 64-bit words
+IRGL_SCOPED_ATOMIC(int32_t, 32, "r", s32)
+IRGL_SCOPED_ATOMIC(int64_t, 64, "l", u64)
+#undef IRGL_SCOPED_ATOMIC
+
+/// cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device).
+__device__ __forceinline__ void fence_acquire() {
+  asm volatile("fence.acq_rel.gpu;" ::: "memory");
+}
+
+/// cooperative_groups::this_grid().sync(): thread 0 of each block adds to
+/// the barrier word of the grid workspace that a cooperative launch gets
+/// from the driver (its address in %envreg1:%envreg2), block 0 adding
+/// 0x80000000 - (blocks - 1), so that the top bit flips when the last block
+/// arrives; a launch that is not cooperative (no workspace) traps.
+__device__ __forceinline__ void grid_sync() {
+  unsigned int reg;
+  asm("mov.u32 %0, %%envreg2;" : "=r"(reg));
+  const unsigned long long lo = reg;
+  asm("mov.u32 %0, %%envreg1;" : "=r"(reg));
+  const unsigned long long hi = reg;
+  unsigned int* const workspace = reinterpret_cast<unsigned int*>((hi << 32) | lo);
+  if (workspace == nullptr) __trap();
+  unsigned int* const arrived = workspace + 1;  // {wsSize, barrier}
+  unsigned int old = 0;
+  __barrier_sync(0);
+  if (threadIdx.x + threadIdx.y + threadIdx.z == 0) {  // arrive
+    const unsigned int expected = gridDim.x * gridDim.y * gridDim.z;
+    unsigned int nb = 1;
+    if (blockIdx.x + blockIdx.y + blockIdx.z == 0) nb = 0x80000000u - (expected - 1);
+    asm volatile("atom.add.release.gpu.u32 %0,[%1],%2;" : "=r"(old) : "l"(arrived), "r"(nb) : "memory");
+  }
+  if (threadIdx.x + threadIdx.y + threadIdx.z == 0) {  // wait
+    unsigned int current;
+    do {
+      asm volatile("ld.acquire.gpu.u32 %0,[%1];" : "=r"(current) : "l"(arrived) : "memory");
+    } while (((old ^ current) & 0x80000000u) == 0);
+  }
+  __barrier_sync(0);
+}
+
+}  // namespace scoped
+}  // namespace irgl
+
 /// Tries to take spin lock locks[i] (0 = free, 1 = held): a CAS 0->1 with
 /// acquire semantics at device scope, preceded by a relaxed read so that
 /// contended locks are not hammered with CASes. Never blocks. Callers retry
 /// in a divergence-safe loop (`while (!done) { if (try) {...; release; done =
 /// true;} }`), which is correct under independent thread scheduling.
 __device__ __forceinline__ bool irgl_lock_try_i32(int32_t* locks, irgl_index i) {
-  cuda::atomic_ref<int32_t, cuda::thread_scope_device> lock(locks[i]);
-  if (lock.load(cuda::memory_order_relaxed) != 0) return false;
-  int32_t expected = 0;
-  return lock.compare_exchange_strong(expected, 1, cuda::memory_order_acquire,
-                                      cuda::memory_order_relaxed);
+  if (irgl::scoped::load_relaxed(&locks[i]) != 0) return false;
+  return irgl::scoped::cas_acquire(&locks[i], 0, 1) == 0;
 }
 
 /// Releases spin lock locks[i]: a release store of 0 at device scope (writes
 /// made in the critical section are visible to the next acquirer).
 __device__ __forceinline__ void irgl_lock_release_i32(int32_t* locks, irgl_index i) {
-  cuda::atomic_ref<int32_t, cuda::thread_scope_device> lock(locks[i]);
-  lock.store(0, cuda::memory_order_release);
+  irgl::scoped::store_release(&locks[i], 0);
 }
 
 /// irgl_lock_try_i32 for 64-bit lock words (0 = free, 1 = held).
 __device__ __forceinline__ bool irgl_lock_try_i64(int64_t* locks, irgl_index i) {
-  cuda::atomic_ref<int64_t, cuda::thread_scope_device> lock(locks[i]);
-  if (lock.load(cuda::memory_order_relaxed) != 0) return false;
-  int64_t expected = 0;
-  return lock.compare_exchange_strong(expected, 1, cuda::memory_order_acquire,
-                                      cuda::memory_order_relaxed);
+  if (irgl::scoped::load_relaxed(&locks[i]) != 0) return false;
+  return irgl::scoped::cas_acquire(&locks[i], int64_t(0), int64_t(1)) == 0;
 }
 
 /// irgl_lock_release_i32 for 64-bit lock words.
 __device__ __forceinline__ void irgl_lock_release_i64(int64_t* locks, irgl_index i) {
-  cuda::atomic_ref<int64_t, cuda::thread_scope_device> lock(locks[i]);
-  lock.store(0, cuda::memory_order_release);
+  irgl::scoped::store_release(&locks[i], int64_t(0));
 }
 
 /// Acquires ticket lock locks[i] (blocking, FIFO). One 64-bit word per lock:
@@ -457,28 +544,27 @@ __device__ __forceinline__ void irgl_lock_release_i64(int64_t* locks, irgl_index
 /// queue, and finishes with an acquire fence. Requires independent thread
 /// scheduling (sm_70+) since lanes of one warp may wait on each other.
 __device__ __forceinline__ void irgl_ticket_acquire_i64(int64_t* locks, irgl_index i) {
-  cuda::atomic_ref<int64_t, cuda::thread_scope_device> word(locks[i]);
-  const uint64_t old = static_cast<uint64_t>(word.fetch_add(int64_t(1) << 32, cuda::memory_order_relaxed));
+  int64_t* word = &locks[i];
+  const uint64_t old = static_cast<uint64_t>(irgl::scoped::add_relaxed(word, int64_t(1) << 32));
   const uint32_t ticket = static_cast<uint32_t>(old >> 32);
   uint32_t serving = static_cast<uint32_t>(old);
   while (serving != ticket) {
     uint32_t distance = ticket - serving;  // wraps correctly
     __nanosleep((distance < 64u ? distance : 64u) * 32u);
-    serving = static_cast<uint32_t>(static_cast<uint64_t>(word.load(cuda::memory_order_relaxed)));
+    serving = static_cast<uint32_t>(static_cast<uint64_t>(irgl::scoped::load_relaxed(word)));
   }
-  cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
+  irgl::scoped::fence_acquire();
 }
 
 /// Releases ticket lock locks[i]: increments "now serving" with release
 /// semantics. When serving wraps from 0xffffffff to 0 the add is corrected so
 /// that no carry reaches the next-ticket half (only the holder writes it).
 __device__ __forceinline__ void irgl_ticket_release_i64(int64_t* locks, irgl_index i) {
-  cuda::atomic_ref<int64_t, cuda::thread_scope_device> word(locks[i]);
-  const uint32_t serving =
-      static_cast<uint32_t>(static_cast<uint64_t>(word.load(cuda::memory_order_relaxed)));
+  int64_t* word = &locks[i];
+  const uint32_t serving = static_cast<uint32_t>(static_cast<uint64_t>(irgl::scoped::load_relaxed(word)));
   const int64_t inc = serving == 0xffffffffu ? static_cast<int64_t>(1) - (static_cast<int64_t>(1) << 32)
                                              : static_cast<int64_t>(1);
-  word.fetch_add(inc, cuda::memory_order_release);
+  irgl::scoped::add_release(word, inc);
 }
 
 /// Acquires ticket lock locks[i] held in a 32-bit word (blocking, FIFO):
@@ -488,48 +574,46 @@ __device__ __forceinline__ void irgl_ticket_release_i64(int64_t* locks, irgl_ind
 /// while 65535 threads hold or wait for the lock; otherwise as
 /// irgl_ticket_acquire_i64 (backoff by distance, acquire fence, sm_70+).
 __device__ __forceinline__ void irgl_ticket_acquire_i32(int32_t* locks, irgl_index i) {
-  cuda::atomic_ref<int32_t, cuda::thread_scope_device> word(locks[i]);
-  uint32_t old = static_cast<uint32_t>(word.load(cuda::memory_order_relaxed));
+  int32_t* word = &locks[i];
+  uint32_t old = static_cast<uint32_t>(irgl::scoped::load_relaxed(word));
   for (;;) {
     const uint16_t queued = static_cast<uint16_t>((old >> 16) - (old & 0xffffu));
     if (queued == 0xffffu) {  // every 16-bit ticket is out: wait for one back
       __nanosleep(2048);
-      old = static_cast<uint32_t>(word.load(cuda::memory_order_relaxed));
+      old = static_cast<uint32_t>(irgl::scoped::load_relaxed(word));
       continue;
     }
-    int32_t expected = static_cast<int32_t>(old);
+    const int32_t expected = static_cast<int32_t>(old);
     // next + 1 in the high half (its carry out of bit 31 is dropped)
     const int32_t taken = static_cast<int32_t>(old + (1u << 16));
-    if (word.compare_exchange_weak(expected, taken, cuda::memory_order_relaxed,
-                                   cuda::memory_order_relaxed))
-      break;
-    old = static_cast<uint32_t>(expected);
+    const int32_t seen = irgl::scoped::cas_relaxed(word, expected, taken);
+    if (seen == expected) break;
+    old = static_cast<uint32_t>(seen);
   }
   const uint16_t ticket = static_cast<uint16_t>(old >> 16);
   uint16_t serving = static_cast<uint16_t>(old);
   while (serving != ticket) {
     const uint32_t distance = static_cast<uint16_t>(ticket - serving);  // wraps
     __nanosleep((distance < 64u ? distance : 64u) * 32u);
-    serving = static_cast<uint16_t>(static_cast<uint32_t>(word.load(cuda::memory_order_relaxed)));
+    serving = static_cast<uint16_t>(static_cast<uint32_t>(irgl::scoped::load_relaxed(word)));
   }
-  cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
+  irgl::scoped::fence_acquire();
 }
 
 /// Releases ticket lock locks[i] held in a 32-bit word: increments "now
 /// serving" (low 16 bits) with release semantics; from 0xffff it wraps to 0
 /// without a carry into the next-ticket half.
 __device__ __forceinline__ void irgl_ticket_release_i32(int32_t* locks, irgl_index i) {
-  cuda::atomic_ref<int32_t, cuda::thread_scope_device> word(locks[i]);
-  const uint32_t serving = static_cast<uint32_t>(word.load(cuda::memory_order_relaxed)) & 0xffffu;
+  int32_t* word = &locks[i];
+  const uint32_t serving = static_cast<uint32_t>(irgl::scoped::load_relaxed(word)) & 0xffffu;
   const int32_t inc = serving == 0xffffu ? -0xffff : 1;
-  word.fetch_add(inc, cuda::memory_order_release);
+  irgl::scoped::add_release(word, inc);
 }
 
 /// Exclusive, race phase: writes priority `prio` into claim cell claims[i]
 /// (a relaxed store at device scope; of racing writers, one wins).
 __device__ __forceinline__ void irgl_claim_write(int32_t* claims, irgl_index i, int32_t prio) {
-  cuda::atomic_ref<int32_t, cuda::thread_scope_device> cell(claims[i]);
-  cell.store(prio, cuda::memory_order_relaxed);
+  irgl::scoped::store_relaxed(&claims[i], prio);
 }
 
 /// Exclusive, priority phase: raises claims[i] to at least `prio` (atomicMax).
@@ -540,8 +624,7 @@ __device__ __forceinline__ void irgl_claim_raise(int32_t* claims, irgl_index i, 
 /// Exclusive: the priority currently in claim cell claims[i] (relaxed load
 /// at device scope; the phases are separated by irgl_grid_sync).
 __device__ __forceinline__ int32_t irgl_claim_read(int32_t* claims, irgl_index i) {
-  cuda::atomic_ref<int32_t, cuda::thread_scope_device> cell(claims[i]);
-  return cell.load(cuda::memory_order_relaxed);
+  return irgl::scoped::load_relaxed(&claims[i]);
 }
 
 /// The GPU's global nanosecond timer (%globaltimer): the small-worklist
@@ -581,7 +664,7 @@ __device__ __forceinline__ void irgl_grid_sync() {
 #ifdef IRGL_PROFILE_CONTROL
   __syncthreads();  // the whole block has arrived: its own stragglers are not the barrier's
   const int64_t start = threadIdx.x == 0 ? irgl_ctl_clock() : 0;
-  cooperative_groups::this_grid().sync();
+  irgl::scoped::grid_sync();
   if (threadIdx.x == 0) {
     const unsigned long long wait = static_cast<unsigned long long>(irgl_ctl_clock() - start);
     const unsigned long long k = blockIdx.x < IRGL_PROFILE_BLOCKS ? irgl_profile_barriers[blockIdx.x]++ : 0;
@@ -597,7 +680,7 @@ __device__ __forceinline__ void irgl_grid_sync() {
     }
   }
 #else
-  cooperative_groups::this_grid().sync();
+  irgl::scoped::grid_sync();
 #endif
 }
 
