@@ -71,7 +71,10 @@ DEFAULT_TARGET = "cuda"
 
 DEFAULT_NVCC_FLAGS: tuple[str, ...] = (
     "-arch=sm_90",
-    "-O3",
+    # nvcc's -O sets the host compiler's level only (device code is the same,
+    # cubin for cubin); the host side is launches and checks, and -O1 builds
+    # it in about 0.5 CPU s less than -O3 (docs/performance-notes.md)
+    "-O1",
     "-std=c++17",
     "-shared",
     "-Xcompiler",

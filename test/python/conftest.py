@@ -106,7 +106,7 @@ def nvcc_object_errors(cuda: str) -> str | None:
     None on success, else nvcc's diagnostics.
 
     The build is ``irgl_runner``'s own (``DEFAULT_NVCC_FLAGS``: ``-arch=sm_90
-    -O3 -std=c++17 -shared``, a superset of the ``-c`` object build: it
+    -O1 -std=c++17 -shared``, a superset of the ``-c`` object build: it
     compiles the same code and links it) into :func:`shared_build_cache`,
     so a program that several tests check, or that a test also loads, is
     compiled once per session.

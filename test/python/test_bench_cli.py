@@ -483,7 +483,7 @@ def test_compile_cuda_cache_with_fake_nvcc(tmp_path: Path) -> None:
     so2 = compile_cuda("int x;\n", nvcc=str(fake), cache=cache)
     assert so1 == so2 and so1.is_file() and len(log.read_text().splitlines()) == 1
     args = log.read_text().split()
-    for flag in ["-arch=sm_90", "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC"]:
+    for flag in ["-arch=sm_90", "-O1", "-std=c++17", "-shared", "-Xcompiler", "-fPIC"]:
         assert flag in args
     so3 = compile_cuda("int y;\n", nvcc=str(fake), cache=cache)
     so4 = compile_cuda("int x;\n", nvcc=str(fake), cache=cache, flags=["-O0"])
