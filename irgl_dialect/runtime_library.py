@@ -195,6 +195,12 @@ def _functions() -> list[RuntimeFunction]:
         _fn("irgl_claim_write", (dynamic_memref(i32), _index, i32)),
         _fn("irgl_claim_raise", (dynamic_memref(i32), _index, i32)),
         _fn("irgl_claim_read", (dynamic_memref(i32), _index), (i32,)),
+        # Exclusive with claim locks (conflicts retried in place)
+        _fn("irgl_claim_priority", (_index, _index), (i32,), b),
+        _fn("irgl_claim_try", (dynamic_memref(i32), _index, i32), (i1,)),
+        _fn("irgl_claim_lock", (dynamic_memref(i32), _index, i32), (i1,)),
+        _fn("irgl_claim_unlock", (dynamic_memref(i32), _index, i32)),
+        _fn("irgl_retry_pause", (_index,)),
         _fn("irgl_grid_sync", ()),
         _fn("irgl_global_thread_id", (), (_index,)),
         _fn("irgl_global_num_threads", (), (_index,)),

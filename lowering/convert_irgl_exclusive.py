@@ -19,6 +19,18 @@ and positive, but no longer ordered like the ranks, so that in a chain of
 overlapping neighbourhoods held by consecutive threads (a mesh, a graph's
 adjacent nodes) not only the last one wins: the winners are those whose
 priority beats their neighbours', as in Luby's independent sets.
+
+A collective marked `locks` (convert-irgl-loops `exclusive_locks`: the
+kernel retries its lost conflicts in place, without grid barriers) becomes
+wait-die claim locks instead: the contender's priority is
+`irgl_claim_priority(rank, count)` (larger claims first, then a hash of the
+rank); a pass of `irgl_claim_try` over the elements (one CAS each, issued
+back to back) takes the free ones; if one was not free, a pass of
+`irgl_claim_lock` (wait for a lower holder, give up on a higher one) takes
+the rest or gives up; the winner runs the body and releases its cells
+(`irgl_claim_unlock`), a contender that gave up releases them and runs the
+else statements. No two holders share a cell; waits only go from higher to
+lower priorities, so the highest contender always gets through.
 """
 
 from __future__ import annotations
@@ -42,6 +54,7 @@ from irgl_dialect.runtime import CollectiveOp
 from irgl_dialect.runtime_library import runtime_function
 from irgl_dialect.sync import ExclusiveOp
 from lowering.builders import LoweringBuilder, take_body
+from lowering.convert_irgl_loops import LOCKS_ATTR
 from lowering.runtime_calls import fail, symbol_table_of
 
 
@@ -161,6 +174,83 @@ def _lower_exclusive(
     at.call(runtime_function("irgl_grid_sync"), [])
 
 
+def _lower_exclusive_locked(
+    op: ExclusiveOp, rank: SSAValue, at: LoweringBuilder
+) -> None:
+    """Lower one Exclusive at `at` to wait-die claim locks (see the module
+    docstring); `rank` is unique among the threads running at once."""
+    claims = op.object
+    if op.form.data == ExclusiveForm.ARRAY:
+        count = op.range[0]
+    else:
+        start, end, step = op.range
+        count = at.op(arith.CeilDivSIOp(at.op(arith.SubiOp(end, start)), step))
+    (prio,) = at.call(runtime_function("irgl_claim_priority"), [rank, count])
+    true = at.const(1, IntegerType(1))
+
+    def each(name: str, b: LoweringBuilder) -> None:
+        def visit(
+            inner: LoweringBuilder, element: SSAValue, _: list[SSAValue]
+        ) -> list[SSAValue]:
+            inner.call(runtime_function(name), [claims, element, prio])
+            return []
+
+        _for_each_element(b, op, visit)
+
+    def try_all(
+        inner: LoweringBuilder, element: SSAValue, carried: list[SSAValue]
+    ) -> list[SSAValue]:
+        (took,) = inner.call(
+            runtime_function("irgl_claim_try"), [claims, element, prio]
+        )
+        return [inner.op(arith.AndIOp(carried[0], took))]
+
+    (fast,) = _for_each_element(at, op, try_all, [true])
+
+    # slow path: wait for lower holders, give up on a higher one
+    slow_block = Block()
+    slow = at.nested(InsertPoint.at_end(slow_block))
+
+    def lock_rest(
+        inner: LoweringBuilder, element: SSAValue, carried: list[SSAValue]
+    ) -> list[SSAValue]:
+        then_block, else_block = Block(), Block()
+        then_at = inner.nested(InsertPoint.at_end(then_block))
+        (held,) = then_at.call(
+            runtime_function("irgl_claim_lock"), [claims, element, prio]
+        )
+        then_block.add_op(scf.YieldOp(held))
+        else_block.add_op(scf.YieldOp(carried[0]))
+        return [
+            inner.op(
+                scf.IfOp(
+                    carried[0], [IntegerType(1)], Region(then_block), Region(else_block)
+                )
+            )
+        ]
+
+    (held,) = _for_each_element(slow, op, lock_rest, [true])
+    slow_block.add_op(scf.YieldOp(held))
+    fast_block = Block()
+    fast_block.add_op(scf.YieldOp(true))
+    won = at.op(
+        scf.IfOp(fast, [IntegerType(1)], Region(fast_block), Region(slow_block))
+    )
+
+    body = take_body(op.body)
+    each("irgl_claim_unlock", at.nested(InsertPoint.before(body.last_op)))  # type: ignore[arg-type]
+    lost_block = Block()
+    each("irgl_claim_unlock", at.nested(InsertPoint.at_end(lost_block)))
+    else_region = _else_region(op)
+    if else_region is not None:
+        for inner_op in list(else_region.block.ops):
+            inner_op.detach()
+            lost_block.add_op(inner_op)
+    else:
+        lost_block.add_op(scf.YieldOp())
+    at.stmt(scf.IfOp(won, [], Region(body), Region(lost_block)))
+
+
 def _else_region(op: ExclusiveOp) -> Region | None:
     if not op.else_body.blocks:
         return None
@@ -168,7 +258,8 @@ def _else_region(op: ExclusiveOp) -> Region | None:
 
 
 class LowerExclusive(RewritePattern):
-    """`irgl_rt.collective` around an Exclusive → the claim protocol."""
+    """`irgl_rt.collective` around an Exclusive → the claim protocol (claim
+    locks where the collective is marked `locks`)."""
 
     def __init__(self, hashed_priority: bool = False) -> None:
         self.hashed_priority = hashed_priority
@@ -181,7 +272,10 @@ class LowerExclusive(RewritePattern):
         at = LoweringBuilder(
             InsertPoint.before(op), table=symbol_table_of(op), rewriter=rewriter
         )
-        _lower_exclusive(exclusive, op.active, op.rank, at, self.hashed_priority)
+        if LOCKS_ATTR in op.attributes:
+            _lower_exclusive_locked(exclusive, op.rank, at)
+        else:
+            _lower_exclusive(exclusive, op.active, op.rank, at, self.hashed_priority)
         rewriter.erase(op, safe_erase=False)
 
 

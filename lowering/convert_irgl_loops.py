@@ -27,6 +27,18 @@ Retry and Respawn become worklist runtime calls.
   the host side of the backoff (convert-irgl-orchestration: retry launches
   sized by `irgl_pipe_backoff_grid`) a persistent conflict ends in one
   thread running what is left serially.
+- Claim locks (`exclusive_locks`): in a kernel whose outermost ForAll over
+  the worklist holds Exclusives and no other collective point, and whose
+  every `irgl.retry` without `merge` sits in an Exclusive's else statements
+  and retries the item popped from the ForAll's slot, a lost conflict is
+  retried in place: the ForAll is grid-stride (no uniform rounds, no grid
+  barriers), its body runs in `scf.while` until no Retry fired in it (a
+  per-thread flag, `memref.alloca`; `irgl_retry_pause(attempt)` between
+  attempts), and each Exclusive is wrapped in `irgl_rt.collective` marked
+  `locks` for convert-irgl-exclusive's wait-die claim locks
+  (`#irgl_rt.forall<grid_stride>`). A hub's contenders then
+  queue on its claim cell instead of every loser re-running in every retry
+  round (see convert-irgl-exclusive).
 - Warp spread (`warp_spread`): the position of a thread in the outermost
   ForAll's mapping is not its global id but `(w * grid_dim + k) * 32 + l`
   for lane `l` of warp `w` of block `k`: a warp still runs 32 consecutive
@@ -68,6 +80,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     ModuleOp,
+    UnitAttr,
 )
 from xdsl.ir import (
     Attribute,
@@ -492,6 +505,132 @@ def _top_level_op(op: Operation, block: Block | None) -> Operation:
     return current
 
 
+#: Attribute of an `irgl_rt.collective` whose Exclusive takes claim locks.
+LOCKS_ATTR = "locks"
+
+
+def _in_place_retries(loop: Operation) -> list[RetryOp] | None:
+    """The conflict Retries of `loop` if its lost conflicts can be retried in
+    place (see the module docstring), else None: an outermost ForAll over
+    the worklist of a plain kernel holding Exclusives (none nested in
+    another) and no barrier or shared edge loop, whose kernel's every Retry
+    without `merge` sits in the else statements of one of those Exclusives
+    and retries `irgl.wl.pop` of the ForAll's slot."""
+    if not (
+        isinstance(loop, ForAllOp)
+        and loop.iterator.data == IteratorKind.WORKLIST
+        and kernel_kind_of(loop) == "plain"
+        and not enclosing_foralls(loop)
+    ):
+        return None
+    inner = [op for op in loop.walk() if op is not loop]
+    exclusives = [op for op in inner if isinstance(op, ExclusiveOp)]
+    if not exclusives or any(
+        isinstance(op, SyncRunningThreadsOp | LocalBarrierOp) or _is_nested_edges(op)
+        for op in inner
+    ):
+        return None
+    if any(isinstance(p, ExclusiveOp) for e in exclusives for p in _ancestors(e)):
+        return None
+    kernel = enclosing_gpu_func(loop)
+    scope = kernel if kernel is not None else loop
+    retries = [
+        op for op in scope.walk() if isinstance(op, RetryOp) and op.merge is None
+    ]
+    slot = loop.body.block.args[0]
+    for retry in retries:
+        item = retry.item
+        if not (
+            isinstance(item, OpResult)
+            and isinstance(item.op, PopOp)
+            and item.op.slot is slot
+            and _in_else_of_exclusive(retry, loop)
+        ):
+            return None
+    return retries or None
+
+
+def _ancestors(op: Operation) -> list[Operation]:
+    """The operations around `op`, innermost first."""
+    found: list[Operation] = []
+    current = op.parent_op()
+    while current is not None:
+        found.append(current)
+        current = current.parent_op()
+    return found
+
+
+def _in_else_of_exclusive(op: Operation, loop: Operation) -> bool:
+    """Does `op` sit in the else statements of an Exclusive inside `loop`?"""
+    region = op.parent_region()
+    while region is not None and region.parent is not loop:
+        parent = region.parent
+        if isinstance(parent, ExclusiveOp) and region is parent.else_body:
+            return True
+        region = parent.parent_region() if parent is not None else None
+    return False
+
+
+def _flag_retries(loop: Operation, retries: list[RetryOp]) -> SSAValue:
+    """A per-thread flag before `loop` (`memref.alloca() : memref<1xi8>`);
+    each Retry of `retries` becomes a store of 1 to it."""
+    b = LoweringBuilder(InsertPoint.before(loop))
+    flag = b.op(memref.AllocaOp.get(IntegerType(8), shape=[1]))
+    flag.name_hint = "retry_flag"
+    for retry in retries:
+        at = LoweringBuilder(InsertPoint.before(retry))
+        at.stmt(memref.StoreOp.get(at.const(1, IntegerType(8)), flag, [at.index(0)]))
+        Rewriter.erase_op(retry)
+    return flag
+
+
+def _lower_in_place(loop: LoopBase, flag: SSAValue) -> None:
+    """Grid-stride ForAll whose body runs again while it set `flag` (its
+    item lost a conflict): `scf.while` around the body, `irgl_retry_pause`
+    between attempts; each Exclusive in an `irgl_rt.collective {locks}`
+    ranked by the thread's global id."""
+    table = symbol_table_of(loop)
+    b = LoweringBuilder(InsertPoint.before(loop), table=table)
+    lb, ub, step = _bounds(loop, b)
+    tid, nthreads = _thread_geometry(b)
+    start = b.op(arith.AddiOp(lb, b.op(arith.MuliOp(tid, step))))
+    stride = b.op(arith.MuliOp(nthreads, step))
+    true = b.const(1, IntegerType(1))
+    for exclusive in [op for op in loop.walk() if isinstance(op, ExclusiveOp)]:
+        collective = CollectiveOp(true, tid, Region(Block()))
+        collective.attributes[LOCKS_ATTR] = UnitAttr()
+        Rewriter.insert_op(collective, InsertPoint.before(exclusive))
+        exclusive.detach()
+        collective.body.block.add_op(exclusive)
+    old = take_body(loop.body)
+    body = Block(arg_types=[IndexType()])
+    old.args[0].replace_all_uses_with(body.args[0])
+    before = Block(arg_types=[IndexType()])
+    at = LoweringBuilder(InsertPoint.at_end(before))
+    zero8 = at.const(0, IntegerType(8))
+    at.stmt(memref.StoreOp.get(zero8, flag, [at.index(0)]))
+    for op in list(old.ops):
+        op.detach()
+        if not isinstance(op, scf.YieldOp):
+            before.add_op(op)
+    at = LoweringBuilder(InsertPoint.at_end(before))
+    fired = at.op(memref.LoadOp.get(flag, [at.index(0)]))
+    again = at.op(arith.CmpiOp(fired, at.const(0, IntegerType(8)), "ne"))
+    before.add_op(scf.ConditionOp(again, before.args[0]))
+    after = Block(arg_types=[IndexType()])
+    then = LoweringBuilder(InsertPoint.at_end(after), table=table)
+    attempt = then.op(arith.AddiOp(after.args[0], then.index(1)))
+    then.call(runtime_function("irgl_retry_pause"), [attempt])
+    after.add_op(scf.YieldOp(attempt))
+    inner = LoweringBuilder(InsertPoint.at_end(body))
+    first = inner.index(0)
+    inner.stmt(scf.WhileOp([first], [IndexType()], Region(before), Region(after)))
+    body.add_op(scf.YieldOp())
+    lowered = scf.ForOp(start, ub, stride, [], Region(body))
+    ForAllAttr(ForAllAttr.GRID_STRIDE).attach(lowered)
+    Rewriter.replace_op(loop, lowered)
+
+
 def _lower_loop(
     loop: LoopBase,
     backoff: frozenset[gpu.FuncOp] = frozenset(),
@@ -613,7 +752,9 @@ class ConvertIrglLoops(ModulePass):
     `block_push_edges` (bool, false): the same for the kernels whose every
     push sits in a ForAll over edges;
     `retry_backoff` (bool, false): contiguous blocks of iterations per
-    thread in the retry rounds of retrying kernels; `warp_spread` (bool,
+    thread in the retry rounds of retrying kernels; `exclusive_locks`
+    (bool, false): lost conflicts retried in place under claim locks;
+    `warp_spread` (bool,
     false): runs of 32 iterations dealt to the blocks in turn (see the
     module docstring; `-p 'convert-irgl-loops{block_push=true}'`).
     """
@@ -638,8 +779,19 @@ class ConvertIrglLoops(ModulePass):
     `w * grid_dim + k`) instead of filling block 0 first; not where the
     ForAll holds an Exclusive (its priorities follow the mapping)."""
 
+    exclusive_locks: bool = False
+    """Retry lost conflicts in place, the Exclusives taking wait-die claim
+    locks, in the kernels that admit it (`_in_place_retries`)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        # before the Retries are lowered: kernels re-launched after conflicts
+        # before the Retries are lowered: in-place retries, and kernels
+        # re-launched after conflicts
+        in_place: dict[Operation, SSAValue] = {}
+        if self.exclusive_locks:
+            for loop in [o for o in op.walk() if isinstance(o, ForAllOp)]:
+                retries = _in_place_retries(loop)
+                if retries is not None:
+                    in_place[loop] = _flag_retries(loop, retries)
         backoff = frozenset(
             k
             for k in op.walk()
@@ -668,4 +820,7 @@ class ConvertIrglLoops(ModulePass):
             if isinstance(o, ForAllOp | ForOp) and not _is_nested_edges(o)
         ]
         for loop in reversed(loops):
-            _lower_loop(loop, backoff, self.warp_spread)
+            if loop in in_place:
+                _lower_in_place(loop, in_place[loop])
+            else:
+                _lower_loop(loop, backoff, self.warp_spread)

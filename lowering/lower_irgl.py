@@ -102,6 +102,11 @@ class LowerIrgl(ModulePass):
     - `hashed_priority` (bool, false): Exclusive's contenders get a hash
       of their rank as priority instead of the rank
       (convert-irgl-exclusive `hashed_priority`).
+    - `exclusive_locks` (bool, true): a kernel whose Exclusives' losers
+      `irgl.retry` the item they popped retries it in place, on the same
+      thread, its Exclusives taking wait-die claim locks instead of the
+      three-phase protocol (no grid barriers, no re-launch per retry round;
+      convert-irgl-loops `exclusive_locks`, convert-irgl-exclusive).
     - `include_dirs` (strings, none): where convert-irgl-c finds the headers
       of `irgl.cinclude`.
     - `distribute` (string, none): `oec` or `cvc` lowers the program for
@@ -182,6 +187,9 @@ class LowerIrgl(ModulePass):
     a contiguous block of at least 2^r items, on a grid shrunk to match."""
     hashed_priority: bool = False
     """Exclusive's priorities are a hash of the contender's rank."""
+    exclusive_locks: bool = True
+    """Kernels that retry their lost conflicts retry them in place, their
+    Exclusives taking wait-die claim locks (convert-irgl-loops)."""
     include_dirs: tuple[str, ...] = ()
     """Where `irgl.cinclude` headers are looked up, in order."""
     distribute: str = ""
@@ -242,6 +250,7 @@ class LowerIrgl(ModulePass):
                 block_push_edges=self.block_push_edges,
                 retry_backoff=self.retry_backoff,
                 warp_spread=self.warp_spread,
+                exclusive_locks=self.exclusive_locks,
             ),
             ConvertIrglExclusive(hashed_priority=self.hashed_priority),
             ConvertIrglNestedEdges(

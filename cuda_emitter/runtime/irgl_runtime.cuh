@@ -627,6 +627,70 @@ __device__ __forceinline__ int32_t irgl_claim_read(int32_t* claims, irgl_index i
   return irgl::scoped::load_relaxed(&claims[i]);
 }
 
+// Exclusive with claim locks (convert-irgl-exclusive on a collective marked
+// `locks`: a kernel whose conflicts are retried in place, no grid barriers).
+// A cell holds -prio while the contender of priority prio holds it, and is
+// free when it is 0 (or positive: a priority left by the three-phase
+// protocol). Wait-die: a contender waits for a cell held by a lower
+// priority and gives up ("dies") on one held by a higher priority, so
+// waits only go from higher to lower priorities (no deadlock) and the
+// highest contender never gives up (progress). Priorities are unique among
+// the contenders running at once and kept by a contender across its
+// retries. Requires independent thread scheduling (sm_70+).
+
+/// The priority of the contender of `rank` claiming `count` cells: larger
+/// claims first (the bit length of `count` in bits 25..29), then a hash of
+/// the rank (an odd multiplier permutes the ranks modulo 2^25); positive,
+/// at most 2^30, unique for ranks below 2^25.
+__host__ __device__ __forceinline__ int32_t irgl_claim_priority(irgl_index rank, irgl_index count) {
+  uint32_t bits = 0;
+  for (uint64_t c = count > 0 ? static_cast<uint64_t>(count) : 0u; c != 0 && bits < 31u; c >>= 1) ++bits;
+  const uint32_t hashed = static_cast<uint32_t>(static_cast<uint64_t>(rank) * 0x9E3779B1ull) & 0x1ffffffu;
+  return static_cast<int32_t>(((bits < 31u ? bits : 31u) << 25) + hashed + 1u);
+}
+
+/// Fast path of a claim lock: one CAS 0 -> -prio (acquire); true when the
+/// cell is now held by `prio` (also when it already was: an element named
+/// twice). Never waits; a false leaves the cell as it was.
+__device__ __forceinline__ bool irgl_claim_try(int32_t* claims, irgl_index i, int32_t prio) {
+  const int32_t old = irgl::scoped::cas_acquire(&claims[i], 0, -prio);
+  return old == 0 || old == -prio;
+}
+
+/// Wait-die claim lock on claims[i] for `prio`: true once held (acquire);
+/// false, at once, when a higher priority holds it (the caller releases
+/// its cells and retries). Waits, with a short __nanosleep backoff, while
+/// a lower priority holds it.
+__device__ __forceinline__ bool irgl_claim_lock(int32_t* claims, irgl_index i, int32_t prio) {
+  unsigned pause = 32;
+  for (;;) {
+    const int32_t v = irgl::scoped::load_relaxed(&claims[i]);
+    if (v == -prio) return true;
+    if (v >= 0) {
+      if (irgl::scoped::cas_acquire(&claims[i], v, -prio) == v) return true;
+      continue;
+    }
+    if (-v > prio) return false;
+    __nanosleep(pause);
+    if (pause < 256) pause *= 2;
+  }
+}
+
+/// Releases claims[i] if `prio` holds it: a CAS -prio -> 0 with release
+/// semantics (the body's writes are visible to the next holder); a cell
+/// named twice is released once, a cell not held is left alone.
+__device__ __forceinline__ void irgl_claim_unlock(int32_t* claims, irgl_index i, int32_t prio) {
+  irgl::scoped::cas_release(&claims[i], -prio, 0);
+}
+
+/// Pause before in-place retry number `attempt` (1, 2, ...) of an iteration
+/// that lost a conflict: __nanosleep of 64 ns doubling per attempt, at most
+/// 2 us.
+__device__ __forceinline__ void irgl_retry_pause(irgl_index attempt) {
+  const irgl_index shift = attempt < 5 ? attempt : 5;
+  __nanosleep(static_cast<unsigned>(64) << shift);
+}
+
 /// The GPU's global nanosecond timer (%globaltimer): the small-worklist
 /// mode's time limit and the barrier profile below.
 __device__ __forceinline__ int64_t irgl_ctl_clock() {

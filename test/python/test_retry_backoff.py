@@ -34,7 +34,8 @@ from irgl_runner.graphs import COOGraph, CSRGraph, clean, write_gr
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
 RUNTIME_DIR = ROOT / "cuda_emitter" / "runtime"
-BACKOFF = "lower-irgl{retry_backoff=true}"
+#: Retry backoff on the three-phase protocol (claim locks retry in place).
+BACKOFF = "lower-irgl{retry_backoff=true exclusive_locks=false}"
 ALL_APPS = sorted(p.parent.name for p in BENCHMARKS.glob("*/app.py"))
 
 
@@ -62,7 +63,9 @@ def test_color_is_a_benchmark() -> None:
 def test_every_app_lowers_with_backoff(app: str) -> None:
     """Only kernels re-launched after conflicts are blocked in retry rounds:
     color's @color (dmr's @refine retries with merge, re-launching nothing)."""
-    lowered = _lower(app, "lower-irgl{retry_backoff=true outline=false}")
+    lowered = _lower(
+        app, "lower-irgl{retry_backoff=true outline=false exclusive_locks=false}"
+    )
     blocked = lowered.count("retry_blocked>")
     retrying = 1 if app == "color" else 0
     assert blocked == retrying, lowered
@@ -75,9 +78,18 @@ def test_color_kernel_is_blocked_in_retry_rounds() -> None:
     # backoff keeps the Pipe a host loop whose re-launches shrink the grid
     assert "@irgl_pipe_backoff_grid(" in lowered
     assert "@irgl_wl_next_round(" not in lowered
-    off = _lower("color", "lower-irgl")
+    off = _lower("color", "lower-irgl{exclusive_locks=false}")
     assert "retry_blocked" not in off
     assert "irgl_wl_next_round" not in off
+
+
+def test_claim_locks_leave_nothing_to_back_off() -> None:
+    """With claim locks (the default) color retries in place: no Retry is
+    left to re-launch on, so backoff changes nothing."""
+    lowered = _lower("color", "lower-irgl{retry_backoff=true}")
+    assert "retry_blocked" not in lowered
+    assert "@irgl_claim_lock(" in lowered
+    assert "@irgl_claim_write(" not in lowered
 
 
 @pytest.mark.parametrize(
@@ -247,9 +259,11 @@ def _run_color(tmp_path: Path, graph: str, pipeline: str) -> dict:
         "lower-irgl",
         BACKOFF,
         "lower-irgl{outline=false}",
-        "lower-irgl{retry_backoff=true outline=false}",
-        "lower-irgl{hashed_priority=true}",
-        "lower-irgl{hashed_priority=true retry_backoff=true}",
+        "lower-irgl{retry_backoff=true outline=false exclusive_locks=false}",
+        "lower-irgl{exclusive_locks=false}",
+        "lower-irgl{exclusive_locks=false outline=false}",
+        "lower-irgl{hashed_priority=true exclusive_locks=false}",
+        "lower-irgl{hashed_priority=true retry_backoff=true exclusive_locks=false}",
     ],
 )
 def test_color_runs_on_gpu(tmp_path: Path, graph: str, pipeline: str) -> None:
@@ -269,12 +283,27 @@ def test_backoff_cuts_launches_on_a_star(tmp_path: Path, outline: str) -> None:
     if nvcc_path() is None:
         pytest.skip("nvcc not found")
     star = "star:4000"
-    plain = _run_color(tmp_path, star, f"lower-irgl{{outline={outline}}}")
+    rounds = "exclusive_locks=false"
+    plain = _run_color(tmp_path, star, f"lower-irgl{{outline={outline} {rounds}}}")
     backoff = _run_color(
-        tmp_path, star, f"lower-irgl{{retry_backoff=true outline={outline}}}"
+        tmp_path,
+        star,
+        f"lower-irgl{{retry_backoff=true outline={outline} {rounds}}}",
     )
     assert backoff["launches"] <= 64, backoff
     assert backoff["launches"] * 10 < plain["launches"], (plain, backoff)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("outline", ["true", "false"])
+def test_claim_locks_color_a_star_in_one_launch(tmp_path: Path, outline: str) -> None:
+    """With claim locks the leaves queue on the hub's cell in place: one
+    launch of @color, whatever the conflicts."""
+    if nvcc_path() is None:
+        pytest.skip("nvcc not found")
+    out = _run_color(tmp_path, "star:4000", f"lower-irgl{{outline={outline}}}")
+    assert out["problem"] is None
+    assert out["launches"] == 1, out
 
 
 #: A graph per app for the on/off run (DMR builds its mesh from the node count).
