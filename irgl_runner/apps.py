@@ -175,6 +175,9 @@ class AppSpec:
     - ``describe``: ``describe(ctx) -> dict`` facts about the output that
       ``irgl-bench run`` adds to its JSON record (e.g. DMR's final triangle
       count and smallest angle); ``None``: none.
+    - ``distributed_mlir``: the program ``--gpus N`` runs when ``mlir``
+      cannot be distributed (irgl-distribute says why), e.g. BFS's
+      level-synchronous form; ``None``: ``mlir``.
     - ``min_weight``: the smallest edge weight the app accepts (``None``:
       any), with ``min_weight_reason`` saying why; :meth:`check_graph`
       rejects graphs below it (SSSP: 0, since a negative edge makes a negative
@@ -196,9 +199,12 @@ class AppSpec:
     describe: Callable[[RunContext], dict[str, Any]] | None = None
     min_weight: int | None = None
     min_weight_reason: str = ""
+    distributed_mlir: Path | None = None
 
     def __post_init__(self) -> None:
         self.mlir = Path(self.mlir)
+        if self.distributed_mlir is not None:
+            self.distributed_mlir = Path(self.distributed_mlir)
         names = [a.name for a in self.outputs]
         if len(set(names)) != len(names):
             raise AppError(f"app {self.name!r}: duplicate array names in {names}")

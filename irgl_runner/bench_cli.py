@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from . import scaling
 from .ablation import OPTIMIZATIONS
 from .apps import AppError, RunContext, execute, load_app
 from .backends import BACKENDS, DEFAULT_BACKEND, load_plugins
@@ -488,6 +489,13 @@ def _parser() -> argparse.ArgumentParser:
         "--benchmarks-dir", type=Path, default=None, help="where app directories live"
     )
     b.set_defaults(func=cmd_build)
+    sc = sub.add_parser(
+        "scaling",
+        help="the distributable apps on 1, 2, 4 GPUs of this node "
+        "(benchmarks/scaling.json and a table in RESULTS.md)",
+    )
+    scaling.add_arguments(sc)
+    sc.set_defaults(func=scaling.run)
     return p
 
 

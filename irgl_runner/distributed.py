@@ -256,6 +256,17 @@ def _timeout() -> float:
     return value
 
 
+def gpu_count() -> int:
+    """GPUs ``nvidia-smi -L`` lists on this node (0 without a driver)."""
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    return sum(1 for line in out.splitlines() if line.startswith("GPU "))
+
+
 def _dist_dir() -> Path:
     text = os.environ.get("IRGL_DIST_DIR")
     if text:
@@ -380,9 +391,14 @@ class DistributedProgram:
         self.node_arrays = node_arrays
         self.timeout = _timeout() if timeout is None else timeout
         _select_gpu(self.env)  # before the library touches CUDA
+        # every NCCL connection made while the communicator is created, the
+        # one step bounded on a thread of its own (see irgl_dist_init)
+        os.environ.setdefault("NCCL_RUNTIME_CONNECT", "0")
         self.program = Program(so_path)
         self.last_result: Any = None
         self.graphs: list[DistGraph] = []
+        #: per call: the change of :meth:`stats` (bytes, steps, comm_s, rounds)
+        self.call_stats: list[dict[str, float]] = []
         lib = self.program._lib  # pyright: ignore[reportPrivateUsage]
         from irgl_dialect.runtime_library import DIST_EXPORTS
 
@@ -485,12 +501,20 @@ class DistributedProgram:
         self._check(self._lib.irgl_dist_barrier(), "barrier")
 
     def stats(self) -> dict[str, float]:
-        """Bytes this rank sent, collective steps, seconds waiting for NCCL."""
-        out = (ctypes.c_double * 3)()
+        """Since the communicator was made: bytes this rank sent, collective
+        steps, seconds of its communication stream's time (from the
+        compute it waits for to the data in place), rounds (termination
+        tests: all-reduced host values)."""
+        out = (ctypes.c_double * 4)()
         self._check(
             self._lib.irgl_dist_stats(ctypes.cast(out, ctypes.c_void_p)), "stats"
         )
-        return {"bytes_sent": out[0], "collectives": out[1], "comm_s": out[2]}
+        return {
+            "bytes_sent": out[0],
+            "collectives": out[1],
+            "comm_s": out[2],
+            "rounds": out[3],
+        }
 
     def _upload(self, values: np.ndarray) -> DeviceArray:
         array = self.program.alloc(len(values), values.dtype)
@@ -526,11 +550,14 @@ class DistributedProgram:
                     device_args.append(arg)
             self.program.synchronize()
             self.barrier()
+            before = self.stats()
             t0 = time.perf_counter()
             result = self.program.call(host_fn, *device_args)
             self.program.synchronize()
+            after = self.stats()  # this rank's own steps, not the barrier's
             self.barrier()
             self.last_ms = (time.perf_counter() - t0) * 1e3
+            self.call_stats.append({k: after[k] - before[k] for k in after})
             for i, arg, device in uploaded:
                 if i in nodes:
                     assert graph is not None
@@ -616,7 +643,25 @@ def _load(args: argparse.Namespace) -> tuple[AppSpec, CSRGraph, Any, int]:
         raise UsageError(f"source {source} out of range for {graph.num_nodes} nodes")
     if getattr(args, "mlir", None):
         app = replace(app, mlir=Path(args.mlir))
+    elif app.distributed_mlir is not None:
+        app = replace(app, mlir=app.distributed_mlir)
     return app, graph, spec, source
+
+
+def _per_call(calls: list[dict[str, float]]) -> dict[str, float]:
+    """Rank 0's communication in a timed call (medians over the calls):
+    bytes sent, milliseconds of its communication stream, rounds, bytes per
+    round."""
+    if not calls:
+        return {}
+    bytes_sent = statistics.median(c["bytes_sent"] for c in calls)
+    rounds = statistics.median(c["rounds"] for c in calls)
+    return {
+        "bytes_per_call": round(bytes_sent),
+        "comm_ms": round(statistics.median(c["comm_s"] for c in calls) * 1e3, 6),
+        "rounds": round(rounds),
+        "bytes_per_round": round(bytes_sent / rounds) if rounds else 0,
+    }
 
 
 def run_rank(args: argparse.Namespace) -> int:
@@ -656,6 +701,7 @@ def run_rank(args: argparse.Namespace) -> int:
             else ("passed" if problem is None else "failed"),
             "rank0_bytes_sent": stats["bytes_sent"],
             "rank0_comm_s": round(stats["comm_s"], 6),
+            **_per_call(program.call_stats[-len(ctx.times_ms) :]),
         }
         if ctx.result is not None:
             record["result"] = ctx.result

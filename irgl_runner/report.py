@@ -548,8 +548,13 @@ def write_chart(
 
 def write_output(path: str | Path, values: np.ndarray) -> None:
     """Write ``"node value"`` lines (floats with 9 significant digits, 17 for
-    float64: enough to read the value back exactly)."""
+    float64: enough to read the value back exactly); a path ending in
+    ``.npy``: the values in numpy's binary format instead."""
     values = np.asarray(values).ravel()
+    if str(path).endswith(".npy"):
+        with open(path, "wb") as f:  # np.save(path) would append .npy to a temp name
+            np.save(f, values)
+        return
     nodes = np.arange(values.shape[0])
     with open(path, "w") as f:
         if values.dtype.kind == "f":

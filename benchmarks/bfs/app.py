@@ -33,6 +33,8 @@ def check(ctx: RunContext) -> str | None:
 APP = AppSpec(
     name="bfs",
     mlir=Path(__file__).with_name("bfs.mlir"),
+    # --gpus N: the level-synchronous form (irgl-distribute refuses bfs.mlir)
+    distributed_mlir=Path(__file__).resolve().parents[2] / "examples" / "bfs.mlir",
     host_fn="main",
     outputs=[ArraySpec("level", "int32", init=init_level)],
     args=lambda ctx: [ctx.device_graph, ctx.arrays["level"], ctx.source],

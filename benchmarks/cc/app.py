@@ -22,6 +22,8 @@ def check(ctx: RunContext) -> str | None:
 APP = AppSpec(
     name="cc",
     mlir=Path(__file__).with_name("cc.mlir"),
+    # --gpus N: label propagation (irgl-distribute refuses cc.mlir's pointer jumping)
+    distributed_mlir=Path(__file__).with_name("cc_lp.mlir"),
     host_fn="main",
     outputs=[ArraySpec("comp", "int32", init=0)],
     args=lambda ctx: [ctx.device_graph, ctx.arrays["comp"]],

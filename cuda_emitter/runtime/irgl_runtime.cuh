@@ -2188,6 +2188,9 @@ IRGL_DEVICE_STORE(f64, double)
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <future>
+#include <memory>
 #include <thread>
 
 /// Local id -> global id of the rank's nodes (device; irgl_dist_global_id).
@@ -2198,6 +2201,11 @@ __device__ irgl_index irgl_dist_num_masters_device;
 namespace irgl {
 namespace dist {
 
+/// Lists whose entries take at least this many bytes (4 each) move only
+/// their changed entries (update tracking); smaller ones move whole, which
+/// costs less than the host round trip that exchanges the counts.
+constexpr int64_t kTrackBytes = int64_t(8) << 20;
+
 /// Reduction codes (the irgl_dist.reduction enum, in this order).
 enum Red : int { kMin = 0, kMax = 1, kMinU = 2, kMaxU = 3, kAdd = 4, kSet = 5, kOr = 6, kAnd = 7 };
 
@@ -2205,6 +2213,7 @@ enum Red : int { kMin = 0, kMax = 1, kMinU = 2, kMaxU = 3, kAdd = 4, kSet = 5, k
 struct Snapshot {
   void* data = nullptr;
   size_t bytes = 0;
+  bool agreed = false;  // equal on every replica (update tracking may use it)
 };
 
 /// The process's rank: communicator, partition lists, scratch buffers.
@@ -2230,15 +2239,45 @@ struct State {
   unsigned char* recv_flags = nullptr;
   unsigned char* mark = nullptr;              // num_local
   char* value = nullptr;                      // 16 bytes: one all-reduced value
+  // update tracking: entries that changed go as (position, value) pairs
+  int32_t* send_pos = nullptr;                // max(total) positions
+  int32_t* recv_pos = nullptr;
+  char* send_dense = nullptr;                 // 8 * max(total) bytes: whole segments
+  int64_t* mir_off_dev = nullptr;             // device, world + 1: segment starts, then the total
+  int64_t* mas_off_dev = nullptr;
+  int64_t* row = nullptr;                     // device, world: this rank's count per peer
+  int64_t* matrix = nullptr;                  // device, world * world: every rank's row
+  int64_t* matrix_host = nullptr;             // pinned copy of matrix
+  bool track_updates = true;                  // only changed entries move (see irgl_dist_setup)
+  cudaEvent_t ready_event = nullptr;          // the default stream's work before a step
+  cudaEvent_t start_event = nullptr;          // the rank's stream: a step's communication starts
+  cudaEvent_t end_event = nullptr;            // ... and is done (device time of communication)
   std::map<const void*, Snapshot> snapshots;
   // communication counters (irgl_dist_stats)
-  double bytes_sent = 0, seconds = 0, collectives = 0;
+  double bytes_sent = 0, seconds = 0, collectives = 0, termination_tests = 0;
+  // IRGL_DIST_PROFILE=1: host seconds and calls per operation, printed by
+  // irgl_dist_finalize
+  bool profile = false;
+  std::map<std::string, std::pair<double, double>> host_profile;
 };
 
 inline State& state() {
   static State s;
   return s;
 }
+
+/// Adds the host time of a scope to the operation's profile entry.
+struct Profiled {
+  State& s;
+  const char* name;
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  ~Profiled() {
+    if (!s.profile) return;
+    auto& entry = s.host_profile[name];
+    entry.first += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    entry.second += 1;
+  }
+};
 
 inline std::string where() {
   return "rank " + std::to_string(state().rank) + " of " + std::to_string(state().world) + ": ";
@@ -2286,9 +2325,12 @@ inline void nccl_done(State& s, ncclResult_t r, const char* what) {
   }
 }
 
-/// Waits (bounded) for everything queued on the rank's stream.
+/// Waits (bounded) for everything queued on the rank's stream; counts the
+/// stream's time since the step began (or the previous wait) as time in
+/// communication.
 inline void wait_stream(State& s, const char* what) {
   const auto t0 = std::chrono::steady_clock::now();
+  if (s.end_event != nullptr) IRGL_CHECK(cudaEventRecord(s.end_event, s.stream));
   for (;;) {
     const cudaError_t e = cudaStreamQuery(s.stream);
     if (e == cudaSuccess) break;
@@ -2300,20 +2342,37 @@ inline void wait_stream(State& s, const char* what) {
     if (s.comm != nullptr && ncclCommGetAsyncError(s.comm, &async) == ncclSuccess && async != ncclSuccess &&
         async != ncclInProgress)
       nccl_done(s, async, what);
-    if (seconds_since(t0) > s.timeout_s) {
+    const double waited = seconds_since(t0);
+    if (waited > s.timeout_s) {
       abort_comm(s);
       throw Error(where() + what + ": the collective did not complete within " + std::to_string(s.timeout_s) +
                   " s (IRGL_DIST_TIMEOUT): a rank died, never started or is stuck");
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(20));
+    // spin for the first milliseconds (a round's step takes microseconds),
+    // then poll gently
+    if (waited < 2e-3) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
-  s.seconds += seconds_since(t0);
+  if (s.end_event != nullptr) {
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, s.start_event, s.end_event) == cudaSuccess) s.seconds += ms * 1e-3;
+    IRGL_CHECK(cudaEventRecord(s.start_event, s.stream));
+  } else {
+    s.seconds += seconds_since(t0);
+  }
 }
 
-/// Starts a step: the default stream's kernels are done (they wrote what
-/// is sent), counters.
+/// Starts a step: the rank's stream waits (on the device, not the host)
+/// for the default stream's kernels, which wrote what is sent; counters.
 inline void begin(State& s) {
-  IRGL_CHECK(cudaStreamSynchronize(0));
+  if (s.ready_event == nullptr) {
+    IRGL_CHECK(cudaEventCreateWithFlags(&s.ready_event, cudaEventDisableTiming));
+    IRGL_CHECK(cudaEventCreate(&s.start_event));
+    IRGL_CHECK(cudaEventCreate(&s.end_event));
+  }
+  IRGL_CHECK(cudaEventRecord(s.ready_event, 0));
+  IRGL_CHECK(cudaStreamWaitEvent(s.stream, s.ready_event, 0));
+  IRGL_CHECK(cudaEventRecord(s.start_event, s.stream));
   s.collectives += 1;
 }
 
@@ -2410,6 +2469,212 @@ __global__ void assign_kernel(T* a, const irgl_index* ids, int64_t n, const T* r
   IRGL_DIST_GRID_LOOP(i, n) { a[ids[i]] = recv[i]; }
 }
 
+// -- update tracking: only changed entries move -----------------------------
+//
+// A list (mirrors or masters, concatenated by peer) is compacted per peer:
+// the entries whose value differs from the agreed copy become (position in
+// the peer's segment, value or change) pairs, counted per peer in `row`.
+// The ranks all-gather their rows (one bounded host wait) so that every
+// send has its matching receive; a segment where most entries changed goes
+// whole instead (the same choice on both sides: `goes_whole`).
+
+/// The peer whose segment holds entry i (off: world + 1 segment starts).
+__device__ __forceinline__ int peer_of(const int64_t* off, int world, int64_t i) {
+  int q = 0;
+  while (q + 1 < world && i >= off[q + 1]) ++q;
+  return q;
+}
+
+/// This thread's slot among peer q's entries (warp-aggregated atomics).
+__device__ __forceinline__ int64_t claim_slot(int64_t* row, int q) {
+  const unsigned active = __activemask();
+  const unsigned peers = __match_any_sync(active, q);
+  const int leader = __ffs(peers) - 1;
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  unsigned long long base = 0;
+  if (lane == leader)
+    base = atomicAdd(reinterpret_cast<unsigned long long*>(row + q), static_cast<unsigned long long>(__popc(peers)));
+  base = __shfl_sync(peers, base, leader);
+  return static_cast<int64_t>(base) + __popc(peers & ((1u << lane) - 1u));
+}
+
+/// The entries i < n of a per-peer list whose a[ids[i]] differs from the
+/// agreed copy, compacted per peer: pos = i - off[q], val = the value (or,
+/// `change`, the value minus the agreed one).
+template <class T>
+__global__ void compact_changed_kernel(const T* a, const T* snap, const irgl_index* ids, int64_t n,
+                                       const int64_t* off, int world, bool change, int64_t* row, int32_t* pos,
+                                       T* val) {
+  IRGL_DIST_GRID_LOOP(i, n) {
+    const irgl_index m = ids[i];
+    const T v = a[m];
+    const T old = snap[m];
+    if (!(v == old)) {
+      const int q = peer_of(off, world, i);
+      const int64_t at = off[q] + claim_slot(row, q);
+      pos[at] = static_cast<int32_t>(i - off[q]);
+      val[at] = change ? static_cast<T>(v - old) : v;
+    }
+  }
+}
+
+/// a[ids[pos[i]]] = combine(a[...], val[i]) for i < n (one peer's pairs).
+template <class T>
+__global__ void apply_pairs_kernel(T* a, const irgl_index* ids, const int32_t* pos, const T* val, int64_t n,
+                                   int red) {
+  IRGL_DIST_GRID_LOOP(i, n) {
+    const irgl_index m = ids[pos[i]];
+    a[m] = combine<T>(red, a[m], val[i]);
+  }
+}
+
+/// The flagged entries i < n of a per-peer list, as positions per peer.
+__global__ void compact_flags_kernel(const unsigned char* flags, int64_t n, const int64_t* off, int world,
+                                     int64_t* row, int32_t* pos) {
+  IRGL_DIST_GRID_LOOP(i, n) {
+    if (flags[i]) {
+      const int q = peer_of(off, world, i);
+      pos[off[q] + claim_slot(row, q)] = static_cast<int32_t>(i - off[q]);
+    }
+  }
+}
+
+/// flags[pos[i]] = 1 for i < n.
+__global__ void scatter_flags_kernel(const int32_t* pos, int64_t n, unsigned char* flags) {
+  IRGL_DIST_GRID_LOOP(i, n) { flags[pos[i]] = 1; }
+}
+
+/// Every rank's count per peer (s.row, zeroed before the compaction) into
+/// s.matrix_host: matrix_host[r * world + q] is what r sends q.
+inline void share_counts(State& s, const char* what) {
+  nccl_done(s, ncclAllGather(s.row, s.matrix, static_cast<size_t>(s.world), ncclInt64, s.comm, s.stream), what);
+  s.bytes_sent += 8.0 * s.world * (s.world - 1);
+  IRGL_CHECK(cudaMemcpyAsync(s.matrix_host, s.matrix, sizeof(int64_t) * s.world * s.world, cudaMemcpyDeviceToHost,
+                             s.stream));
+  wait_stream(s, what);
+}
+
+/// What rank `from` sends rank `to` (after share_counts).
+inline int64_t sent(const State& s, int from, int to) { return s.matrix_host[static_cast<int64_t>(from) * s.world + to]; }
+
+/// Whether `count` changed entries of a segment of `length` go as the whole
+/// segment (`whole` bytes each) rather than as pairs (`pair` bytes each).
+inline bool goes_whole(int64_t count, int64_t length, size_t pair, size_t whole) {
+  return static_cast<double>(count) * pair >= static_cast<double>(length) * whole;
+}
+
+/// Sends each peer q the flagged entries of its segment of `flags` (off,
+/// cnt) and receives the peers' into `out` (roff, rcnt, rtotal entries;
+/// zeroed first): as positions, or the whole segment where most are flagged.
+inline void exchange_flags(State& s, const unsigned char* flags, const int64_t* off_dev,
+                           const std::vector<int64_t>& off, const std::vector<int64_t>& cnt, int64_t total,
+                           unsigned char* out, const std::vector<int64_t>& roff, const std::vector<int64_t>& rcnt,
+                           int64_t rtotal, const char* what) {
+  IRGL_CHECK(cudaMemsetAsync(s.row, 0, sizeof(int64_t) * s.world, s.stream));
+  if (total > 0)
+    compact_flags_kernel<<<blocks_for(total), 256, 0, s.stream>>>(flags, total, off_dev, s.world, s.row, s.send_pos);
+  IRGL_CHECK(cudaGetLastError());
+  share_counts(s, what);
+  if (rtotal > 0) IRGL_CHECK(cudaMemsetAsync(out, 0, static_cast<size_t>(rtotal), s.stream));
+  group_start(s, what);
+  for (int q = 0; q < s.world; ++q) {
+    if (q == s.rank) continue;
+    const int64_t c_out = sent(s, s.rank, q), c_in = sent(s, q, s.rank);
+    if (c_out > 0) {
+      const bool whole = goes_whole(c_out, cnt[q], 4, 1);
+      const size_t bytes = whole ? static_cast<size_t>(cnt[q]) : static_cast<size_t>(c_out) * 4;
+      const void* from = whole ? static_cast<const void*>(flags + off[q]) : static_cast<const void*>(s.send_pos + off[q]);
+      nccl_done(s, ncclSend(from, bytes, ncclChar, q, s.comm, s.stream), what);
+      s.bytes_sent += static_cast<double>(bytes);
+    }
+    if (c_in > 0) {
+      const bool whole = goes_whole(c_in, rcnt[q], 4, 1);
+      const size_t bytes = whole ? static_cast<size_t>(rcnt[q]) : static_cast<size_t>(c_in) * 4;
+      void* into = whole ? static_cast<void*>(out + roff[q]) : static_cast<void*>(s.recv_pos + roff[q]);
+      nccl_done(s, ncclRecv(into, bytes, ncclChar, q, s.comm, s.stream), what);
+    }
+  }
+  group_end(s, what);
+  for (int q = 0; q < s.world; ++q) {
+    const int64_t c_in = q == s.rank ? 0 : sent(s, q, s.rank);
+    if (c_in > 0 && !goes_whole(c_in, rcnt[q], 4, 1))
+      scatter_flags_kernel<<<blocks_for(c_in), 256, 0, s.stream>>>(s.recv_pos + roff[q], c_in, out + roff[q]);
+  }
+  IRGL_CHECK(cudaGetLastError());
+}
+
+/// One direction of a tracked sync_nodes: the entries of `ids` (by peer:
+/// off, cnt) that changed since the agreed copy go to the peers, whose
+/// entries of `rids` (roff, rcnt) take them with `red` (add: changes).
+/// Whole segments go where most changed (never for set: an unchanged
+/// entry must not overwrite another peer's change).
+template <class T>
+inline void push_changes(State& s, T* a, const T* snap, const irgl_index* ids, const int64_t* off_dev,
+                         const std::vector<int64_t>& off, const std::vector<int64_t>& cnt, int64_t total,
+                         const irgl_index* rids, const std::vector<int64_t>& roff, const std::vector<int64_t>& rcnt,
+                         int red, bool may_go_whole, const char* what) {
+  T* send = reinterpret_cast<T*>(s.send);
+  T* recv = reinterpret_cast<T*>(s.recv);
+  T* dense = reinterpret_cast<T*>(s.send_dense);
+  IRGL_CHECK(cudaMemsetAsync(s.row, 0, sizeof(int64_t) * s.world, s.stream));
+  if (total > 0)
+    compact_changed_kernel<T><<<blocks_for(total), 256, 0, s.stream>>>(a, snap, ids, total, off_dev, s.world,
+                                                                       red == kAdd, s.row, s.send_pos, send);
+  IRGL_CHECK(cudaGetLastError());
+  share_counts(s, what);
+  auto whole = [&](int64_t count, int64_t length) {
+    return may_go_whole && goes_whole(count, length, 4 + sizeof(T), sizeof(T));
+  };
+  for (int q = 0; q < s.world; ++q) {  // whole segments: every entry's value (add: change)
+    const int64_t c_out = q == s.rank ? 0 : sent(s, s.rank, q);
+    if (c_out > 0 && whole(c_out, cnt[q]))
+      gather_kernel<T><<<blocks_for(cnt[q]), 256, 0, s.stream>>>(a, snap, ids + off[q], cnt[q], red == kAdd ? kAdd : kMin,
+                                                                 dense + off[q], nullptr);
+  }
+  IRGL_CHECK(cudaGetLastError());
+  group_start(s, what);
+  for (int q = 0; q < s.world; ++q) {
+    if (q == s.rank) continue;
+    const int64_t c_out = sent(s, s.rank, q), c_in = sent(s, q, s.rank);
+    if (c_out > 0) {
+      if (whole(c_out, cnt[q])) {
+        nccl_done(s, ncclSend(dense + off[q], static_cast<size_t>(cnt[q]) * sizeof(T), ncclChar, q, s.comm, s.stream),
+                  what);
+        s.bytes_sent += static_cast<double>(cnt[q]) * sizeof(T);
+      } else {
+        nccl_done(s, ncclSend(s.send_pos + off[q], static_cast<size_t>(c_out) * 4, ncclChar, q, s.comm, s.stream), what);
+        nccl_done(s, ncclSend(send + off[q], static_cast<size_t>(c_out) * sizeof(T), ncclChar, q, s.comm, s.stream),
+                  what);
+        s.bytes_sent += static_cast<double>(c_out) * (4 + sizeof(T));
+      }
+    }
+    if (c_in > 0) {
+      if (whole(c_in, rcnt[q])) {
+        nccl_done(s, ncclRecv(recv + roff[q], static_cast<size_t>(rcnt[q]) * sizeof(T), ncclChar, q, s.comm, s.stream),
+                  what);
+      } else {
+        nccl_done(s, ncclRecv(s.recv_pos + roff[q], static_cast<size_t>(c_in) * 4, ncclChar, q, s.comm, s.stream), what);
+        nccl_done(s, ncclRecv(recv + roff[q], static_cast<size_t>(c_in) * sizeof(T), ncclChar, q, s.comm, s.stream),
+                  what);
+      }
+    }
+  }
+  group_end(s, what);
+  for (int q = 0; q < s.world; ++q) {  // one peer at a time: an entry may come from several
+    const int64_t c_in = q == s.rank ? 0 : sent(s, q, s.rank);
+    if (c_in == 0) continue;
+    if (whole(c_in, rcnt[q]) && red == kSet)  // a broadcast: each entry has one master
+      assign_kernel<T><<<blocks_for(rcnt[q]), 256, 0, s.stream>>>(a, rids + roff[q], rcnt[q], recv + roff[q]);
+    else if (whole(c_in, rcnt[q]))
+      reduce_kernel<T><<<blocks_for(rcnt[q]), 256, 0, s.stream>>>(a, rids + roff[q], rcnt[q], red, recv + roff[q],
+                                                                  nullptr);
+    else
+      apply_pairs_kernel<T><<<blocks_for(c_in), 256, 0, s.stream>>>(a, rids + roff[q], s.recv_pos + roff[q],
+                                                                    recv + roff[q], c_in, red);
+  }
+  IRGL_CHECK(cudaGetLastError());
+}
+
 /// The agreed copy of a tracked array (throws if it is not tracked).
 inline void* snapshot_of(State& s, const void* a, size_t bytes, const char* what) {
   auto it = s.snapshots.find(a);
@@ -2424,9 +2689,27 @@ inline void refresh(State& s, const void* a, void* snap, size_t bytes) {
   if (bytes > 0) IRGL_CHECK(cudaMemcpyAsync(snap, a, bytes, cudaMemcpyDeviceToDevice, s.stream));
 }
 
-/// irgl_dist.sync_nodes on a node array of T (num_local entries).
+/// irgl_dist.sync_nodes with update tracking: mirrors that changed since
+/// the agreed copy go to their masters (reduce), masters that changed go
+/// to their mirrors (broadcast); the agreed copy is then taken again.
 template <class T>
-inline void sync_nodes(T* a, int red) {
+inline void sync_nodes_tracked(T* a, T* snap, int red) {
+  State& s = ready_state();
+  const char* what = "irgl_dist.sync_nodes";
+  const size_t bytes = static_cast<size_t>(s.num_local) * sizeof(T);
+  begin(s);
+  push_changes<T>(s, a, snap, s.mirrors, s.mir_off_dev, s.mir_off, s.mir_cnt, s.total_mirrors, s.masters, s.mas_off,
+                  s.mas_cnt, red, red != kSet, what);
+  push_changes<T>(s, a, snap, s.masters, s.mas_off_dev, s.mas_off, s.mas_cnt, s.total_masters, s.mirrors, s.mir_off,
+                  s.mir_cnt, kSet, true, what);
+  refresh(s, a, snap, bytes);
+  wait_stream(s, what);
+}
+
+/// irgl_dist.sync_nodes moving every listed entry (add and set need the
+/// agreed copy: changes, changed flags).
+template <class T>
+inline void sync_nodes_dense(T* a, int red) {
   State& s = ready_state();
   const char* what = "irgl_dist.sync_nodes";
   static_assert(sizeof(T) <= 8, "node array elements are at most 8 bytes");
@@ -2458,8 +2741,32 @@ inline void sync_nodes(T* a, int red) {
   if (s.total_mirrors > 0)
     assign_kernel<T><<<blocks_for(s.total_mirrors), 256, 0, s.stream>>>(a, s.mirrors, s.total_mirrors, recv);
   IRGL_CHECK(cudaGetLastError());
-  if (snap != nullptr) refresh(s, a, snap, bytes);
+  auto it = s.snapshots.find(a);  // min/max too: the copy is now agreed
+  if (it != s.snapshots.end() && it->second.bytes >= bytes) {
+    refresh(s, a, it->second.data, bytes);
+    it->second.agreed = true;
+  }
   wait_stream(s, what);
+}
+
+/// irgl_dist.sync_nodes on a node array of T (num_local entries): tracked
+/// where the array has an agreed copy (unless IRGL_DIST_DENSE=1), else
+/// every listed entry moves (the first sync of an array the program
+/// allocated: its replicas start out different).
+template <class T>
+inline void sync_nodes(T* a, int red) {
+  State& s = ready_state();
+  const Profiled timed{s, "sync_nodes"};
+  static_assert(sizeof(T) <= 8, "node array elements are at most 8 bytes");
+  if (s.track_updates && s.world > 1) {
+    auto it = s.snapshots.find(a);
+    if (it != s.snapshots.end() && it->second.agreed &&
+        it->second.bytes >= static_cast<size_t>(s.num_local) * sizeof(T)) {
+      sync_nodes_tracked<T>(a, static_cast<T*>(it->second.data), red);
+      return;
+    }
+  }
+  sync_nodes_dense<T>(a, red);
 }
 
 template <class T>
@@ -2499,6 +2806,7 @@ __global__ void cells_kernel(T* a, T* snap, const T* copies, int64_t n, int worl
 template <class T>
 inline void allreduce_cells(T* a, irgl_index n, int red) {
   State& s = ready_state();
+  const Profiled timed{s, "allreduce_cells"};
   const char* what = "irgl_dist.allreduce_cells";
   if (n <= 0) return;
   const size_t bytes = static_cast<size_t>(n) * sizeof(T);
@@ -2511,6 +2819,7 @@ inline void allreduce_cells(T* a, irgl_index n, int red) {
       s.bytes_sent += static_cast<double>(bytes) * (s.world - 1);
       cells_kernel<T><<<blocks_for(n), 256, 0, s.stream>>>(a, snap, copies, n, s.world, red);
       IRGL_CHECK(cudaGetLastError());
+      s.snapshots.find(a)->second.agreed = true;
       wait_stream(s, what);
     } catch (...) {
       scratch_free(copies);
@@ -2524,7 +2833,10 @@ inline void allreduce_cells(T* a, irgl_index n, int red) {
             what);
   s.bytes_sent += static_cast<double>(bytes) * (s.world - 1);
   auto it = s.snapshots.find(a);
-  if (it != s.snapshots.end() && it->second.bytes >= bytes) refresh(s, a, it->second.data, bytes);
+  if (it != s.snapshots.end() && it->second.bytes >= bytes) {
+    refresh(s, a, it->second.data, bytes);
+    it->second.agreed = true;
+  }
   wait_stream(s, what);
 }
 
@@ -2532,6 +2844,7 @@ inline void allreduce_cells(T* a, irgl_index n, int red) {
 template <class T>
 inline T allreduce_value(T v, int red) {
   State& s = ready_state();
+  const Profiled timed{s, "allreduce"};
   const char* what = "irgl_dist.allreduce";
   begin(s);
   IRGL_CHECK(cudaMemcpyAsync(s.value, &v, sizeof(T), cudaMemcpyHostToDevice, s.stream));
@@ -2571,7 +2884,15 @@ __global__ void flags_of_kernel(const irgl_index* ids, int64_t n, const unsigned
 /// in := the marked local nodes (tail counts them).
 __global__ void rebuild_kernel(const unsigned char* mark, int64_t n, int32_t* items, irgl_index* tail) {
   IRGL_DIST_GRID_LOOP(i, n) {
-    if (mark[i]) items[detail::atomic_add_index(tail, irgl_index(1))] = static_cast<int32_t>(i);
+    if (mark[i]) {  // one atomic per warp
+      const unsigned active = __activemask();
+      const int leader = __ffs(active) - 1;
+      const int lane = static_cast<int>(threadIdx.x & 31u);
+      irgl_index base = 0;
+      if (lane == leader) base = detail::atomic_add_index(tail, static_cast<irgl_index>(__popc(active)));
+      base = __shfl_sync(active, base, leader);
+      items[base + __popc(active & ((1u << lane) - 1u))] = static_cast<int32_t>(i);
+    }
   }
 }
 
@@ -2579,6 +2900,7 @@ __global__ void rebuild_kernel(const unsigned char* mark, int64_t n, int32_t* it
 /// worklist of an Iterate/Pipe across ranks, whose non-masters are dropped).
 inline void sync_worklist(Pipe* p, bool initial) {
   State& s = ready_state();
+  const Profiled timed{s, "sync_worklist"};
   const char* what = initial ? "the initial worklist of an irgl.iterate/irgl.pipe across ranks"
                              : "irgl_dist.sync_worklist";
   if (s.num_local > p->capacity)
@@ -2592,7 +2914,11 @@ inline void sync_worklist(Pipe* p, bool initial) {
     mark_items_kernel<<<blocks_for(n), 256, 0, s.stream>>>(p->in.items, n, s.num_masters, s.num_local, initial,
                                                           s.mark, s.send_flags);
   IRGL_CHECK(cudaGetLastError());
-  exchange(s, s.send_flags, s.mir_off, s.mir_cnt, s.recv_flags, s.mas_off, s.mas_cnt, 1, what);
+  if (s.track_updates)
+    exchange_flags(s, s.send_flags, s.mir_off_dev, s.mir_off, s.mir_cnt, s.total_mirrors, s.recv_flags, s.mas_off,
+                   s.mas_cnt, s.total_masters, what);
+  else
+    exchange(s, s.send_flags, s.mir_off, s.mir_cnt, s.recv_flags, s.mas_off, s.mas_cnt, 1, what);
   if (s.total_masters > 0)
     mark_flagged_kernel<<<blocks_for(s.total_masters), 256, 0, s.stream>>>(s.masters, s.total_masters, s.recv_flags,
                                                                           nullptr, s.mark);
@@ -2602,7 +2928,11 @@ inline void sync_worklist(Pipe* p, bool initial) {
       flags_of_kernel<<<blocks_for(s.total_masters), 256, 0, s.stream>>>(s.masters, s.total_masters, s.mark,
                                                                         s.send_flags);
     IRGL_CHECK(cudaGetLastError());
-    exchange(s, s.send_flags, s.mas_off, s.mas_cnt, s.recv_flags, s.mir_off, s.mir_cnt, 1, what);
+    if (s.track_updates)
+      exchange_flags(s, s.send_flags, s.mas_off_dev, s.mas_off, s.mas_cnt, s.total_masters, s.recv_flags, s.mir_off,
+                     s.mir_cnt, s.total_mirrors, what);
+    else
+      exchange(s, s.send_flags, s.mas_off, s.mas_cnt, s.recv_flags, s.mir_off, s.mir_cnt, 1, what);
     if (s.total_mirrors > 0)
       mark_flagged_kernel<<<blocks_for(s.total_mirrors), 256, 0, s.stream>>>(s.mirrors, s.total_mirrors,
                                                                             s.recv_flags, s.has_edges, s.mark);
@@ -2616,10 +2946,14 @@ inline void sync_worklist(Pipe* p, bool initial) {
   p->in.retry_round = 0;
 }
 
-/// Takes the agreed copy of `bytes` bytes of device array `a` (see irgl_dist_track).
-inline void track(const void* a, int64_t bytes) {
+/// Takes the copy of `bytes` bytes of device array `a` that later
+/// synchronizations compare with (see irgl_dist_track); `agreed`: every
+/// rank's replicas hold the same values (an argument the runner
+/// scattered), not so for an array the program just allocated.
+inline void track(const void* a, int64_t bytes, bool agreed) {
   State& s = state();
   Snapshot& snap = s.snapshots[a];
+  snap.agreed = agreed;
   if (snap.data == nullptr || snap.bytes < static_cast<size_t>(bytes)) {
     scratch_free(snap.data);
     snap.data = nullptr;
@@ -2634,8 +2968,15 @@ inline void free_partition(State& s) {
   for (void* ptr : {static_cast<void*>(s.l2g), static_cast<void*>(s.mirrors), static_cast<void*>(s.masters),
                     static_cast<void*>(s.has_edges), static_cast<void*>(s.send), static_cast<void*>(s.recv),
                     static_cast<void*>(s.send_flags), static_cast<void*>(s.recv_flags), static_cast<void*>(s.mark),
-                    static_cast<void*>(s.value)})
+                    static_cast<void*>(s.value), static_cast<void*>(s.send_pos), static_cast<void*>(s.recv_pos),
+                    static_cast<void*>(s.send_dense), static_cast<void*>(s.mir_off_dev),
+                    static_cast<void*>(s.mas_off_dev), static_cast<void*>(s.row), static_cast<void*>(s.matrix)})
     scratch_free(ptr);
+  if (s.matrix_host != nullptr) cudaFreeHost(s.matrix_host);
+  s.matrix_host = nullptr;
+  s.send_pos = s.recv_pos = nullptr;
+  s.send_dense = nullptr;
+  s.mir_off_dev = s.mas_off_dev = s.row = s.matrix = nullptr;
   s.l2g = nullptr;
   s.mirrors = s.masters = nullptr;
   s.has_edges = s.send_flags = s.recv_flags = s.mark = nullptr;
@@ -2695,11 +3036,12 @@ inline void irgl_dist_initial_worklist(irgl::Pipe* p) { irgl::dist::sync_worklis
     irgl::dist::allreduce_cells<T>(a, n, red);                                         \
   }                                                                                    \
   inline void irgl_dist_track_##SUFFIX(T* a, irgl_index n) {                           \
-    irgl::dist::track(a, static_cast<int64_t>(n) * static_cast<int64_t>(sizeof(T)));    \
+    irgl::dist::track(a, static_cast<int64_t>(n) * static_cast<int64_t>(sizeof(T)), false); \
   }
 /// irgl_dist.allreduce of a host value, per type.
 #define IRGL_DIST_VALUE(SUFFIX, T)                                                     \
   inline T irgl_dist_allreduce_##SUFFIX(T v, int32_t red) {                            \
+    irgl::dist::state().termination_tests += 1;                                        \
     return irgl::dist::allreduce_value<T>(v, red);                                     \
   }
 
@@ -2733,7 +3075,37 @@ IRGL_EXPORT int irgl_dist_init(int rank, int world, int device, const char* uniq
     ncclUniqueId id;
     std::memcpy(id.internal, unique_id, sizeof(id.internal));
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    config.blocking = 0;
+    const char* profile = std::getenv("IRGL_DIST_PROFILE");
+    s.profile = profile != nullptr && std::strcmp(profile, "1") == 0;
+    const char* blocking = std::getenv("IRGL_DIST_BLOCKING");
+    if (blocking == nullptr || std::strcmp(blocking, "0") != 0) {
+      // A blocking communicator: its calls enqueue at once (a non-blocking
+      // one hands them to a thread: ~2x the time of a round on 2 GPUs).
+      // Its creation, the only call that waits for the other ranks (the
+      // runner sets NCCL_RUNTIME_CONNECT=0: every connection is made
+      // here), runs on a thread of its own, bounded by the timeout; a
+      // stuck creation leaves that thread behind and fails this rank.
+      config.blocking = 1;
+      auto done = std::make_shared<std::promise<std::pair<ncclResult_t, ncclComm_t>>>();
+      std::future<std::pair<ncclResult_t, ncclComm_t>> result = done->get_future();
+      std::thread([done, world, id, rank, device, config]() mutable {
+        ncclComm_t comm = nullptr;
+        ncclResult_t r = cudaSetDevice(device) == cudaSuccess ? ncclCommInitRankConfig(&comm, world, id, rank, &config)
+                                                              : ncclUnhandledCudaError;
+        done->set_value({r, comm});
+      }).detach();
+      if (result.wait_for(std::chrono::duration<double>(s.timeout_s)) != std::future_status::ready)
+        throw irgl::Error(irgl::dist::where() + "creating the NCCL communicator: not done within " +
+                          std::to_string(s.timeout_s) +
+                          " s (IRGL_DIST_TIMEOUT): a rank died, never started or is stuck");
+      const auto made = result.get();
+      if (made.first != ncclSuccess)
+        throw irgl::Error(irgl::dist::where() + "ncclCommInitRankConfig: " + ncclGetErrorString(made.first));
+      s.comm = made.second;
+      s.ready = true;
+      return;
+    }
+    config.blocking = 0;  // IRGL_DIST_BLOCKING=0: every call bounded by the timeout
     ncclResult_t r = ncclCommInitRankConfig(&s.comm, world, id, rank, &config);
     if (r != ncclSuccess && r != ncclInProgress) {
       s.comm = nullptr;
@@ -2794,7 +3166,31 @@ IRGL_EXPORT int irgl_dist_setup(int64_t num_local, int64_t num_masters, int64_t 
     s.recv_flags = irgl::scratch_alloc<unsigned char>(static_cast<irgl_index>(most));
     s.mark = irgl::scratch_alloc<unsigned char>(static_cast<irgl_index>(num_local > 0 ? num_local : 1));
     s.value = static_cast<char*>(irgl::scratch_bytes(16));
+    s.send_pos = irgl::scratch_alloc<int32_t>(static_cast<irgl_index>(most));
+    s.recv_pos = irgl::scratch_alloc<int32_t>(static_cast<irgl_index>(most));
+    s.send_dense = static_cast<char*>(irgl::scratch_bytes(static_cast<size_t>(most) * 8, false));
+    std::vector<int64_t> mir_bounds(s.mir_off), mas_bounds(s.mas_off);
+    mir_bounds.push_back(s.total_mirrors);
+    mas_bounds.push_back(s.total_masters);
+    s.mir_off_dev = irgl::scratch_alloc<int64_t>(static_cast<irgl_index>(s.world + 1));
+    s.mas_off_dev = irgl::scratch_alloc<int64_t>(static_cast<irgl_index>(s.world + 1));
+    IRGL_CHECK(cudaMemcpy(s.mir_off_dev, mir_bounds.data(), 8 * mir_bounds.size(), cudaMemcpyHostToDevice));
+    IRGL_CHECK(cudaMemcpy(s.mas_off_dev, mas_bounds.data(), 8 * mas_bounds.size(), cudaMemcpyHostToDevice));
+    s.row = irgl::scratch_alloc<int64_t>(static_cast<irgl_index>(s.world));
+    s.matrix = irgl::scratch_alloc<int64_t>(static_cast<irgl_index>(s.world * s.world));
+    IRGL_CHECK(cudaMallocHost(reinterpret_cast<void**>(&s.matrix_host), 8 * static_cast<size_t>(s.world * s.world)));
     s.partition = true;
+    // Update tracking costs a host round trip per direction (the counts);
+    // it pays where a whole list takes longer than that to send. Every rank
+    // must choose alike: the largest list decides (IRGL_DIST_TRACK=0/1
+    // forces a choice).
+    const char* track = std::getenv("IRGL_DIST_TRACK");
+    if (track != nullptr && (std::strcmp(track, "0") == 0 || std::strcmp(track, "1") == 0)) {
+      s.track_updates = track[0] == '1';
+    } else {
+      const int64_t largest = irgl::dist::allreduce_value<int64_t>(most, irgl::dist::kMax);
+      s.track_updates = largest * 4 >= irgl::dist::kTrackBytes;
+    }
   });
 }
 
@@ -2802,7 +3198,7 @@ IRGL_EXPORT int irgl_dist_setup(int64_t num_local, int64_t num_masters, int64_t 
 /// calls it for every array argument before a call; lowered code for every
 /// array a distributed program allocates).
 IRGL_EXPORT int irgl_dist_track(const void* a, int64_t bytes) {
-  return irgl::guard([&] { irgl::dist::track(a, bytes); });
+  return irgl::guard([&] { irgl::dist::track(a, bytes, true); });
 }
 
 /// Every rank gets the global array of a node array's masters: rank r's
@@ -2833,13 +3229,15 @@ IRGL_EXPORT int irgl_dist_barrier() {
 }
 
 /// Communication counters since init: bytes sent, collective steps, seconds
-/// waited for NCCL (out[0..2]).
+/// waited for NCCL, all-reduced host values (the rounds' termination
+/// tests) (out[0..3]).
 IRGL_EXPORT int irgl_dist_stats(double* out) {
   return irgl::guard([&] {
     const irgl::dist::State& s = irgl::dist::state();
     out[0] = s.bytes_sent;
     out[1] = s.collectives;
     out[2] = s.seconds;
+    out[3] = s.termination_tests;
   });
 }
 
@@ -2848,6 +3246,10 @@ IRGL_EXPORT int irgl_dist_stats(double* out) {
 IRGL_EXPORT int irgl_dist_finalize() {
   return irgl::guard([&] {
     irgl::dist::State& s = irgl::dist::state();
+    for (const auto& entry : s.host_profile)
+      std::fprintf(stderr, "irgl_dist profile: rank %d: %s: %.0f calls, %.3f ms host time, %.1f us per call\n", s.rank,
+                   entry.first.c_str(), entry.second.second, entry.second.first * 1e3,
+                   entry.second.first * 1e6 / (entry.second.second > 0 ? entry.second.second : 1));
     irgl::dist::free_partition(s);
     if (s.comm != nullptr) {
       irgl::dist::nccl_done(s, ncclCommFinalize(s.comm), "finalizing the NCCL communicator");

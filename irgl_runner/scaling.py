@@ -1,0 +1,345 @@
+"""``irgl-bench scaling``: the distributable apps on 1, 2, 4, ... GPUs of this
+node, written to ``benchmarks/scaling.json`` and a table in RESULTS.md.
+
+Every cell runs in its own processes: the 1-GPU baseline is the app's
+distributable program (:attr:`~irgl_runner.apps.AppSpec.distributed_mlir`)
+built for one GPU without ``irgl-distribute`` (the single-GPU lowering, in a
+subprocess: ``python -m irgl_runner.scaling --one-gpu``); N GPUs run the same
+program lowered with ``lower-irgl{distribute=POLICY}`` through
+:func:`irgl_runner.distributed.launch` (one process per GPU, NCCL). A row per
+app x graph x gpus x policy: median time, correctness (the app's CPU check),
+rank 0's bytes sent, rounds, bytes per round and time in communication per
+call, the GPU model; ``exceeds_one_gpu`` where the 1-GPU run ran out of
+memory (the graph does not fit one card). Speed-up is against the 1-GPU row
+of the same app and graph in the same invocation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from irgl_runner.report import update_markdown, write_output
+
+BEGIN_MARKER = "<!-- irgl-bench scaling: begin -->"
+END_MARKER = "<!-- irgl-bench scaling: end -->"
+
+DEFAULT_APPS = ("bfs", "sssp", "cc", "pr_pull")
+DEFAULT_GRAPHS = ("rmat:22", "grid:2048x2048")
+#: what a row takes from a run's JSON record besides time and correctness
+RECORD_KEYS = (
+    "gpu",
+    "nodes",
+    "edges",
+    "bytes_per_call",
+    "bytes_per_round",
+    "rounds",
+    "comm_ms",
+)
+
+
+def _last_json(text: str) -> dict[str, Any] | None:
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if line.startswith("{") and line.endswith("}"):
+            try:
+                return json.loads(line)
+            except json.JSONDecodeError:
+                continue
+    return None
+
+
+def one_gpu(
+    app_name: str,
+    graph: str,
+    reps: int,
+    source: int | None,
+    output: str | None = None,
+    check: bool = True,
+) -> dict[str, Any]:
+    """The 1-GPU baseline of one cell (runs in this process); its primary
+    output written to ``output``."""
+    from irgl_runner.api import Program
+    from irgl_runner.apps import execute, load_app
+    from irgl_runner.build import build
+    from irgl_runner.graph_args import default_cache_dir, default_source, resolve_graph
+
+    app = load_app(app_name)
+    if app.distributed_mlir is not None:
+        app = replace(app, mlir=app.distributed_mlir)
+    g, spec = resolve_graph(
+        graph, app.symmetrize, app.weighted, default_cache_dir(None)
+    )
+    src = source if source is not None else default_source(g, spec)
+    program = Program(build(app.mlir))
+    ctx = execute(app, program, g, src, reps=reps, warmup=1)
+    problem = None if app.check is None or not check else app.check(ctx)
+    if output is not None and app.primary_output is not None:
+        write_output(output, ctx.outputs[app.primary_output])
+    return {
+        "median_ms": round(statistics.median(ctx.times_ms), 6),
+        "times_ms": [round(t, 6) for t in ctx.times_ms],
+        "correct": problem is None,
+        "checked": check and app.check is not None,
+        "problem": problem,
+        "nodes": g.num_nodes,
+        "edges": g.num_edges,
+        "gpu": program.device_name(),
+    }
+
+
+def _run(argv: list[str], timeout: float) -> tuple[int, str, str]:
+    env = dict(os.environ)
+    env.setdefault("NCCL_NVLS_ENABLE", "0")
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=timeout, env=env
+        )
+    except subprocess.TimeoutExpired:
+        return 124, "", f"timed out after {timeout:.0f} s"
+    return done.returncode, done.stdout, done.stderr
+
+
+def _cell(
+    app: str, graph: str, n: int, policy: str, opts: argparse.Namespace, out: Path
+) -> dict[str, Any]:
+    """One row: ``n`` GPUs (1: the single-GPU baseline, checked against the
+    CPU reference) in fresh processes; the primary output goes to ``out``."""
+    row: dict[str, Any] = {"app": app, "graph": graph, "gpus": n, "policy": policy}
+    if n == 1:
+        argv = ["-m", "irgl_runner.scaling", "--one-gpu", app, graph]
+        argv += [] if opts.check else ["--no-check"]
+    else:
+        argv = ["-m", "irgl_runner.distributed", app, "--graph", graph]
+        argv += ["--gpus", str(n), "--policy", policy, "--no-check"]
+    argv += ["--reps", str(opts.reps), "--output", str(out)]
+    code, stdout, err = _run([sys.executable, *argv], opts.timeout)
+    record = _last_json(stdout)
+    if record is None:
+        last = (err.strip().splitlines() or [f"exit {code}"])[-1]
+        row.update(correct=False, error=last[:300])
+        row["exceeds_one_gpu"] = n == 1 and "out of memory" in err
+        return row
+    row["median_ms"] = record["median_ms"]
+    row["correct"] = record.get("correct", True)
+    row["exceeds_one_gpu"] = False
+    for key in RECORD_KEYS:
+        if key in record:
+            row[key] = record[key]
+    return row
+
+
+def same_output(got: Path, want: Path) -> bool:
+    """Whether N GPUs gave the 1-GPU output: equal integers; floats (PageRank,
+    summed in another order) within 1e-3 of the largest value."""
+    a, b = np.load(got), np.load(want)
+    if a.shape != b.shape:
+        return False
+    if a.dtype.kind != "f":
+        return bool(np.array_equal(a, b))
+    scale = float(np.max(np.abs(b))) if b.size else 0.0
+    return bool(np.allclose(a, b, rtol=0.0, atol=1e-3 * scale + 1e-12))
+
+
+def measure(
+    apps: Sequence[str],
+    graphs: Sequence[str],
+    gpus: Sequence[int],
+    policies: Sequence[str],
+    opts: argparse.Namespace,
+) -> list[dict[str, Any]]:
+    """Every cell, in order; a failed cell is a row with its error. A run on
+    several GPUs is correct when its output is the 1-GPU run's."""
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="irgl-scaling-") as tmp:
+        for graph in graphs:
+            for app in apps:
+                base = Path(tmp) / f"{app}.1.npy"
+                for n in gpus:
+                    for policy in ("none",) if n == 1 else policies:
+                        out = base if n == 1 else Path(tmp) / f"{app}.{n}.{policy}.npy"
+                        row = _cell(app, graph, n, policy, opts, out)
+                        if n > 1 and "median_ms" in row:
+                            row["correct"] = (
+                                base.exists()
+                                and out.exists()
+                                and same_output(out, base)
+                            )
+                        print(json.dumps(row), flush=True)
+                        rows.append(row)
+                base.unlink(missing_ok=True)
+    return rows
+
+
+def _speedup(rows: list[dict[str, Any]], row: dict[str, Any]) -> str:
+    """The 1-GPU row's time over this row's (same app and graph)."""
+    base = [
+        r
+        for r in rows
+        if (r["app"], r["graph"], r["gpus"]) == (row["app"], row["graph"], 1)
+        and "median_ms" in r
+    ]
+    if not base or "median_ms" not in row:
+        return ""
+    return f"{base[0]['median_ms'] / row['median_ms']:.2f}×"
+
+
+def _cells(rows: list[dict[str, Any]], r: dict[str, Any]) -> list[str]:
+    """One table row's cells."""
+    head = [r["app"], r["graph"], str(r["gpus"]), r["policy"]]
+    if "median_ms" not in r:
+        why = "exceeds one GPU" if r.get("exceeds_one_gpu") else "error: "
+        return [*head, "—", "", why + r.get("error", ""), "", "", "", ""]
+    mb = f"{r['bytes_per_call'] / 1e6:.2f}" if "bytes_per_call" in r else ""
+    kb = f"{r['bytes_per_round'] / 1e3:.1f}" if "bytes_per_round" in r else ""
+    comm = f"{r['comm_ms']:.3f}" if "comm_ms" in r else ""
+    ok = "yes" if r["correct"] else "NO"
+    return [
+        *head,
+        f"{r['median_ms']:.3f}",
+        _speedup(rows, r),
+        ok,
+        str(r.get("rounds", "")),
+        mb,
+        kb,
+        comm,
+    ]
+
+
+def markdown(rows: list[dict[str, Any]], gpu: str, date: str, commit: str) -> str:
+    """The RESULTS.md section of a scaling run."""
+    lines = [
+        f"## Several GPUs: strong scaling — {gpu}, {date} (commit {commit})",
+        "",
+        "Generated by `irgl-bench scaling`; rows in `benchmarks/scaling.json`.",
+        "One process per GPU over NCCL (NVLink); 1 GPU is the same program",
+        "lowered without `irgl-distribute`. Speed-up against that row; bytes,",
+        "rounds and communication time are rank 0's per call (median), the",
+        "communication time being its NCCL stream's time from the round's",
+        "kernels to the data in place. Correct: the 1-GPU output equals the",
+        "CPU reference, N GPUs give the 1-GPU output (PageRank within its",
+        "tolerance).",
+        "",
+        "| app | graph | GPUs | policy | median ms | speed-up | correct | rounds"
+        " | MB sent | KB/round | comm ms |",
+        "| --- | --- | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |",
+    ]
+    for r in rows:
+        lines.append("| " + " | ".join(_cells(rows, r)) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _commit() -> str:
+    try:
+        return (
+            subprocess.run(
+                ["git", "rev-parse", "--short", "HEAD"],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                cwd=Path(__file__).resolve().parent,
+            ).stdout.strip()
+            or "unknown"
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """``irgl-bench scaling``'s options."""
+    p.add_argument("--apps", default=",".join(DEFAULT_APPS))
+    p.add_argument("--graphs", default=",".join(DEFAULT_GRAPHS))
+    p.add_argument("--gpus", default="1,2,4", help="GPU counts, e.g. 1,2,4")
+    p.add_argument("--policies", default="oec,cvc")
+    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--timeout", type=float, default=900.0, help="seconds per cell")
+    p.add_argument(
+        "--no-check",
+        dest="check",
+        action="store_false",
+        help="skip the 1-GPU run's CPU reference check (several GPUs are "
+        "always compared with the 1-GPU output)",
+    )
+    p.add_argument(
+        "--json", default="benchmarks/scaling.json", help="rows written here"
+    )
+    p.add_argument(
+        "--results",
+        default="benchmarks/RESULTS.md",
+        help="table written here ('' : none)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """``irgl-bench scaling``: measure, then write the JSON and the table
+    (only when every cell ran: a failed run overwrites nothing)."""
+    from irgl_runner.distributed import gpu_count
+
+    counts = [int(x) for x in args.gpus.split(",") if x]
+    have = gpu_count()
+    if have < max(counts):
+        need = max(counts)
+        print(f"error: scaling needs {need} GPUs here, found {have}", file=sys.stderr)
+        return 2
+    if 1 not in counts:
+        counts.insert(0, 1)  # the baseline every speed-up and output is against
+    rows = measure(
+        [a for a in args.apps.split(",") if a],
+        [g for g in args.graphs.split(",") if g],
+        counts,
+        [p for p in args.policies.split(",") if p],
+        args,
+    )
+    gpu = next((r["gpu"] for r in rows if r.get("gpu")), "unknown GPU")
+    date = datetime.date.today().isoformat()
+    commit = _commit()
+    payload = {"gpu": gpu, "date": date, "commit": commit, "rows": rows}
+    Path(args.json).write_text(json.dumps(payload, indent=1) + "\n")
+    if args.results:
+        update_markdown(
+            args.results, markdown(rows, gpu, date, commit), BEGIN_MARKER, END_MARKER
+        )
+    return 0 if all(r.get("correct") for r in rows) else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m irgl_runner.scaling``: ``--one-gpu APP GRAPH`` prints one
+    baseline record; otherwise the whole scaling run."""
+    p = argparse.ArgumentParser(prog="python -m irgl_runner.scaling")
+    p.add_argument("--one-gpu", nargs=2, metavar=("APP", "GRAPH"), default=None)
+    p.add_argument("--source", type=int, default=None)
+    p.add_argument("--output", default=None, help=argparse.SUPPRESS)
+    add_arguments(p)
+    args = p.parse_args(argv)
+    if args.one_gpu:
+        print(
+            json.dumps(
+                one_gpu(
+                    args.one_gpu[0],
+                    args.one_gpu[1],
+                    args.reps,
+                    args.source,
+                    args.output,
+                    args.check,
+                )
+            ),
+            flush=True,
+        )
+        return 0
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
