@@ -91,9 +91,10 @@ from lowering.runtime_calls import enclosing_gpu_func, fail, symbol_table_of
 #: Per-thread values a grid job holds (`IRGL_GRID_JOB_VALUES` of the runtime).
 GRID_JOB_VALUES = 16
 
-#: Default `grid_rounds`: nodes of at least this many block sizes of edges
-#: go to the grid phase (64 rounds of the block's threads: long enough that
-#: the donation, a few atomics and a wait, is small beside them).
+#: The `grid_rounds` to turn the grid phase on with: nodes of at least this
+#: many block sizes of edges go to the grid phase (64 rounds of the block's
+#: threads: long enough that the donation, a few atomics and a wait, is
+#: small beside them). Off by default (see lower-irgl `edge_grid_rounds`).
 GRID_ROUNDS = 64
 
 
@@ -726,10 +727,10 @@ class ConvertIrglNestedEdges(ModulePass):
     the accumulator, so fewer copies can pay (PageRank's pull measured
     slower with 4)."""
 
-    grid_rounds: int = GRID_ROUNDS
+    grid_rounds: int = 0
     """Nodes of at least this many block sizes of edges go to the grid
-    phase, shared by every block of the grid (non-reducing loops; 0: no
-    grid phase)."""
+    phase, shared by every block of the grid (non-reducing loops; 0, the
+    default: no grid phase; GRID_ROUNDS turns it on)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         # each rewrite restructures a whole round body: apply the pattern

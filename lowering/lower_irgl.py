@@ -23,7 +23,7 @@ from lowering.convert_irgl_graph import ConvertIrglGraph
 from lowering.convert_irgl_host_memory import ConvertIrglHostMemory
 from lowering.convert_irgl_kernels import ConvertIrglKernels
 from lowering.convert_irgl_loops import ConvertIrglLoops
-from lowering.convert_irgl_nested_edges import GRID_ROUNDS, ConvertIrglNestedEdges
+from lowering.convert_irgl_nested_edges import ConvertIrglNestedEdges
 from lowering.convert_irgl_orchestration import ConvertIrglOrchestration
 from lowering.convert_irgl_sync import ConvertIrglSync
 from lowering.nested_parallelism import IrglNestedParallelism
@@ -88,9 +88,11 @@ class LowerIrgl(ModulePass):
       (convert-irgl-nested-edges `interleave`);
     - `edge_interleave_reduce` (int, 1): the same for edge loops with a
       reduction (convert-irgl-nested-edges `interleave_reduce`);
-    - `edge_grid_rounds` (int, 64; 0: off): nodes of at least this many
+    - `edge_grid_rounds` (int, 0: off): nodes of at least this many
       block sizes of edges are shared by every block of the grid
-      (convert-irgl-nested-edges `grid_rounds`);
+      (convert-irgl-nested-edges `grid_rounds`; 64 halves CC on a star of
+      1M leaves but slows RMAT and grids, and a run hung on star:100000:
+      off until that is fixed);
     - `retry_backoff` (bool, false): retry backoff for kernels re-launched
       on retried items: contiguous blocks of at least 2^r iterations per
       thread in retry round r (convert-irgl-loops), retry launches sized to
@@ -102,7 +104,8 @@ class LowerIrgl(ModulePass):
     - `hashed_priority` (bool, false): Exclusive's contenders get a hash
       of their rank as priority instead of the rank
       (convert-irgl-exclusive `hashed_priority`).
-    - `exclusive_locks` (bool, true): a kernel whose Exclusives' losers
+    - `exclusive_locks` (bool, false; experimental: colour hung with it on
+      rmat:12 on an H200): a kernel whose Exclusives' losers
       `irgl.retry` the item they popped retries it in place, on the same
       thread, its Exclusives taking wait-die claim locks instead of the
       three-phase protocol (no grid barriers, no re-launch per retry round;
@@ -179,7 +182,7 @@ class LowerIrgl(ModulePass):
     """Iterations of an edge loop interleaved per thread (each phase)."""
     edge_interleave_reduce: int = 1
     """`edge_interleave` for edge loops with a reduction."""
-    edge_grid_rounds: int = GRID_ROUNDS
+    edge_grid_rounds: int = 0
     """Nested parallelism's grid phase: nodes of at least this many block
     sizes of edges shared by the whole grid (0: none)."""
     retry_backoff: bool = False
@@ -187,7 +190,7 @@ class LowerIrgl(ModulePass):
     a contiguous block of at least 2^r items, on a grid shrunk to match."""
     hashed_priority: bool = False
     """Exclusive's priorities are a hash of the contender's rank."""
-    exclusive_locks: bool = True
+    exclusive_locks: bool = False
     """Kernels that retry their lost conflicts retry them in place, their
     Exclusives taking wait-die claim locks (convert-irgl-loops)."""
     include_dirs: tuple[str, ...] = ()

