@@ -709,7 +709,8 @@ def run_rank(args: argparse.Namespace) -> int:
             record["problem"] = problem
         print(json.dumps(record), flush=True)
         if args.output and app.primary_output is not None:
-            tmp = Path(args.output).with_name(f".{Path(args.output).name}.tmp")
+            # the suffix stays: write_output picks the format by it (.npy)
+            tmp = Path(args.output).with_name(f".tmp.{Path(args.output).name}")
             write_output(tmp, ctx.outputs[app.primary_output])
             os.replace(tmp, args.output)  # nothing half-written
     if problem is not None:
