@@ -8,6 +8,8 @@
 // it is a host-side launch. Prints one JSON object.
 #include "../../cuda_emitter/runtime/irgl_runtime.cuh"
 
+#include <cooperative_groups.h>  // cluster barriers (the runtime no longer includes it)
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
