@@ -156,6 +156,7 @@ def _functions() -> list[RuntimeFunction]:
         _fn("irgl_graph_first_edge", (_graph, _index), (_index,), d),
         _fn("irgl_graph_last_edge", (_graph, _index), (_index,), d),
         _fn("irgl_graph_degree", (_graph, _index), (_index,), d),
+        _fn("irgl_graph_max_degree", (_graph,), (_index,), b),
         _fn("irgl_graph_edge_dst", (_graph, _index), (_index,), d),
         _fn("irgl_graph_edge_weight", (_graph, _index), (i32,), d),
         _fn("irgl_graph_capacity", (_graph,), (_index,), b),

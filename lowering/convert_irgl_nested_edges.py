@@ -27,7 +27,13 @@ number per loop) and walks them with its threads, values read back with
 until every chunk is done (`irgl_grid_finish`: later code of its iteration
 sees all the edges walked, as after the block phase). A block that finishes
 its rounds runs the help loop once more after them. A donor that finds no
-free slot leaves its node to the block phase.
+free slot leaves its node to the block phase. `irgl_grid_take` starts with
+a barrier, so the donor's own block sees the job and walks every chunk no
+other block takes: a donor never waits on blocks that have finished or
+are not resident. The grid phase and the linger run only under a
+grid-uniform test that the graph has a node that qualifies
+(`irgl_graph_max_degree(g)` at least R block sizes, and more than one
+block): graphs without such nodes skip them (no barrier, no global load).
 
 The elected node's edge range and the per-thread values that the loop body
 uses are broadcast (`irgl_block_bcast_*`, `irgl_warp_shfl_*`); the body is
@@ -275,23 +281,35 @@ def _grid_help(
     at.stmt(scf.WhileOp([], [i32], Region(before), Region(after)))
 
 
+def _hubs(at: LoweringBuilder, graph: SSAValue, threshold: int) -> SSAValue:
+    """Grid-uniform: the graph has a node of at least `threshold` edges and
+    the grid has more than one block (else no thread donates)."""
+    most = at.call_value(runtime_function("irgl_graph_max_degree"), [graph])
+    some = at.op(arith.CmpiOp(most, at.const(threshold, IndexType()), "sge"))
+    grid = at.op(gpu.GridDimOp(gpu.DimensionAttr(gpu.DimensionEnum.X)))
+    several = at.op(arith.CmpiOp(grid, at.const(1, IndexType()), "ugt"))
+    return at.both(some, several)
+
+
 def _grid_phase(
-    at: LoweringBuilder,
+    outer: LoweringBuilder,
     loop: ForAllOp,
     live: list[SSAValue],
     lo: SSAValue,
     hi: SSAValue,
-    wanted: SSAValue,
+    want: SSAValue,
+    hubs: SSAValue,
     site: int,
     unroll: int,
     interleave: int,
 ) -> SSAValue:
-    """Donate the edges of a node that `wanted` (see the module docstring),
-    help every block's donations, wait for this thread's; returns whether
-    this thread donated (its node then skips the block phase)."""
-    grid = at.op(gpu.GridDimOp(gpu.DimensionAttr(gpu.DimensionEnum.X)))
-    several = at.op(arith.CmpiOp(grid, at.const(1, IndexType()), "ugt"))
-    want = at.both(wanted, several)
+    """If `hubs` (grid-uniform): donate the edges of a node that `want`s
+    (see the module docstring), help every block's donations, wait for
+    this thread's; returns whether this thread donated (its node then skips
+    the block phase)."""
+    grid_block, no_grid = Block(), Block()
+    no_grid.add_op(scf.YieldOp(outer.nested(InsertPoint.at_end(no_grid)).const(0, i1)))
+    at = outer.nested(InsertPoint.at_end(grid_block))
     then, other = Block(), Block()
     t = at.nested(InsertPoint.at_end(then))
     site_value = t.const(site, i32)
@@ -316,7 +334,11 @@ def _grid_phase(
     f.call(runtime_function("irgl_grid_finish"), [job])
     finish.add_op(scf.YieldOp())
     at.stmt(scf.IfOp(donated, [], Region(finish)))
-    return donated
+    grid_block.add_op(scf.YieldOp(donated))
+    (result,) = outer.insert(
+        scf.IfOp(hubs, [i1], Region(grid_block), Region(no_grid))
+    ).results
+    return result
 
 
 def _round_loop(op: Operation) -> scf.ForOp | None:
@@ -339,13 +361,22 @@ def _linger(
     site: int,
     unroll: int,
     interleave: int,
+    threshold: int,
 ) -> None:
     """The help loop once more after the round loop: a block that is done
-    with its own rounds helps the donations of slower blocks."""
+    with its own rounds helps the donations of slower blocks (only if the
+    graph has a node of at least `threshold` edges)."""
     rounds = _round_loop(loop)
     if rounds is None:
         return
-    at = LoweringBuilder(InsertPoint.after(rounds), table=table, rewriter=rewriter)
+    outer = LoweringBuilder(InsertPoint.after(rounds), table=table, rewriter=rewriter)
+    graph = loop.bounds[0]
+    owner = graph.owner
+    linger: Block | None = None
+    at = outer
+    if not (isinstance(owner, Operation) and rounds.is_ancestor(owner)):
+        linger = Block()
+        at = outer.nested(InsertPoint.at_end(linger))
     mapping: dict[SSAValue, SSAValue] = {}
     for inner in loop.body.walk():
         for operand in inner.operands:
@@ -357,6 +388,9 @@ def _linger(
             ):
                 mapping[operand] = at.op(owner.clone())
     _grid_help(at, loop, live, site, unroll, interleave, mapping)
+    if linger is not None:
+        linger.add_op(scf.YieldOp())
+        outer.stmt(scf.IfOp(_hubs(outer, graph, threshold), [], Region(linger)))
 
 
 def _lower_shared_edges(
@@ -421,10 +455,14 @@ def _lower_shared_edges(
                 check_interleavable(loop.body.block)
             except NotInterleavable:
                 grid_interleave = 1
-        _linger(loop, live, at.table, at.rewriter, site, unroll, grid_interleave)
-        wanted = at.both(active, at_least(grid_rounds * block_size))
+        threshold = grid_rounds * block_size
+        _linger(
+            loop, live, at.table, at.rewriter, site, unroll, grid_interleave, threshold
+        )
+        wanted = at.both(active, at_least(threshold))
+        hubs = _hubs(at, graph, threshold)
         donated = _grid_phase(
-            at, loop, live, lo, hi, wanted, site, unroll, grid_interleave
+            at, loop, live, lo, hi, wanted, hubs, site, unroll, grid_interleave
         )
         huge = at.both(huge, at.negate(donated))
 

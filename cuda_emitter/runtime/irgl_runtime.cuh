@@ -116,12 +116,14 @@ namespace irgl {
 
 /// A CSR graph resident on the device. row_start has nnodes+1 entries,
 /// edge_dst and edge_weight nedges (edge_weight is all 1s for an unweighted
-/// graph). Created by irgl_graph_create, which returns an irgl::Graph*.
+/// graph). `max_degree` is the largest out-degree (0 without nodes).
+/// Created by irgl_graph_create, which returns an irgl::Graph*.
 struct Graph {
   irgl_index nnodes, nedges;
   irgl_index* row_start;
   irgl_index* edge_dst;
   int32_t* edge_weight;
+  irgl_index max_degree = 0;
 };
 
 /// One device worklist: `capacity` int32 items, a tail counter (number of
@@ -205,6 +207,8 @@ __device__ __forceinline__ irgl_index irgl_graph_last_edge(irgl::Graph g, irgl_i
 __device__ __forceinline__ irgl_index irgl_graph_degree(irgl::Graph g, irgl_index n) {
   return g.row_start[n + 1] - g.row_start[n];
 }
+/// The largest out-degree of the graph (computed by irgl_graph_create).
+__host__ __device__ __forceinline__ irgl_index irgl_graph_max_degree(irgl::Graph g) { return g.max_degree; }
 /// Destination node of edge e.
 __device__ __forceinline__ irgl_index irgl_graph_edge_dst(irgl::Graph g, irgl_index e) {
   return g.edge_dst[e];
@@ -847,7 +851,16 @@ IRGL_BLOCK_BCAST(f64, double)
 // block then takes chunks of blockDim * IRGL_GRID_CHUNK_ROUNDS edges of the
 // published jobs of its edge loop (`irgl_grid_take`, block-uniform) until
 // none is left, and the donor waits until every chunk is done
-// (`irgl_grid_finish`), which frees the slot. A job's cursor holds a
+// (`irgl_grid_finish`), which frees the slot. `irgl_grid_take` begins with a
+// barrier: a job donated by a thread of the block is published before the
+// block's thread 0 looks for jobs, so the donor's own block always walks
+// what no other block takes, and a donor never depends on other blocks
+// (which may have finished, or may not be resident yet) to take its
+// chunks: when its block's help loop ends every chunk is taken, and each
+// is being walked by a block inside its help loop, which waits for nothing
+// outside itself. Lowered code reaches the grid phase only under a
+// grid-uniform test that some node qualifies (`irgl_graph_max_degree`), so
+// graphs without such nodes pay nothing. A job's cursor holds a
 // generation (bits 40..63) and the next edge offset (bits 0..39); chunks are
 // taken by compare-and-swap on it, so a block that saw an older job in a slot
 // never takes edges of a newer one.
@@ -897,6 +910,9 @@ __device__ __forceinline__ unsigned long long grid_word(const unsigned long long
 __device__ __forceinline__ int32_t irgl_grid_donate(int32_t site, irgl_index lo, irgl_index hi) {
   using namespace irgl::detail;
   const int32_t first = static_cast<int32_t>(blockIdx.x % IRGL_GRID_JOBS);
+  // not unrolled: 64 unrolled compare-and-swaps took the CC hook kernel
+  // from 32 to 245 registers (sm_90), an eighth of the occupancy
+#pragma unroll 1
   for (int32_t k = 0; k < IRGL_GRID_JOBS; ++k) {
     const int32_t s = (first + k) % IRGL_GRID_JOBS;
     if (atomicCAS(&grid_jobs[s].state, 0, 1) == 0) {
@@ -948,15 +964,19 @@ __device__ __forceinline__ void irgl_grid_publish(int32_t slot) {
 
 /// Block-uniform: take the next chunk of a published job of edge loop
 /// `site` (its slot; `irgl_grid_start` / `irgl_grid_end` give its edges),
-/// or -1 when no job of `site` has edges left.
+/// or -1 when no job of `site` has edges left. The first barrier orders the
+/// jobs that the block's threads published before the call (and the
+/// previous call's reads of the chunk) before thread 0 looks.
 __device__ __forceinline__ int32_t irgl_grid_take(int32_t site) {
   using namespace irgl::detail;
   GridChunk& chunk = grid_chunk();
+  __syncthreads();
   if (threadIdx.x == 0) {
     chunk.slot = -1;
     const unsigned long long size =
         static_cast<unsigned long long>(blockDim.x) * IRGL_GRID_CHUNK_ROUNDS;
     if (*reinterpret_cast<volatile int*>(&grid_active) > 0) {
+#pragma unroll 1
       for (int32_t s = 0; s < IRGL_GRID_JOBS && chunk.slot < 0; ++s) {
         GridJob& job = grid_jobs[s];
         unsigned long long c = grid_word(&job.cursor);
@@ -989,7 +1009,9 @@ __device__ __forceinline__ int32_t irgl_grid_take(int32_t site) {
 __device__ __forceinline__ irgl_index irgl_grid_start() { return irgl::detail::grid_chunk().start; }
 __device__ __forceinline__ irgl_index irgl_grid_end() { return irgl::detail::grid_chunk().end; }
 
-/// Block-uniform: the block is done with its chunk of job `slot`.
+/// Block-uniform: the block is done with its chunk of job `slot`. (Only
+/// thread 0 reads the chunk after the barrier; the next irgl_grid_take's
+/// first barrier comes before it writes the next one.)
 __device__ __forceinline__ void irgl_grid_done(int32_t slot) {
   using namespace irgl::detail;
   __threadfence();
@@ -998,7 +1020,6 @@ __device__ __forceinline__ void irgl_grid_done(int32_t slot) {
     const GridChunk& chunk = grid_chunk();
     atomicAdd(&grid_jobs[slot].done, static_cast<unsigned long long>(chunk.end - chunk.start));
   }
-  __syncthreads();
 }
 
 /// The donor of job `slot` waits until every chunk is done, then frees it.
@@ -1561,10 +1582,12 @@ IRGL_EXPORT void* irgl_graph_create(int64_t nnodes, int64_t nedges, const int64_
       throw irgl::Error("irgl_graph_create: row_start[" + std::to_string(nnodes) + "] is " +
                         std::to_string(row_start[nnodes]) + ", not the edge count " + std::to_string(nedges));
     std::vector<irgl_index> rs(static_cast<size_t>(nnodes) + 1), dst(static_cast<size_t>(nedges));
+    int64_t max_degree = 0;
     for (int64_t n = 0; n <= nnodes; ++n) {
       if (n > 0 && row_start[n] < row_start[n - 1])
         throw irgl::Error("irgl_graph_create: row_start is not monotone at node " + std::to_string(n - 1) + " (" +
                           std::to_string(row_start[n - 1]) + " > " + std::to_string(row_start[n]) + ")");
+      if (n > 0 && row_start[n] - row_start[n - 1] > max_degree) max_degree = row_start[n] - row_start[n - 1];
       rs[static_cast<size_t>(n)] = static_cast<irgl_index>(row_start[n]);
     }
     for (int64_t e = 0; e < nedges; ++e) {
@@ -1580,6 +1603,7 @@ IRGL_EXPORT void* irgl_graph_create(int64_t nnodes, int64_t nedges, const int64_
     irgl::Graph g;
     g.nnodes = static_cast<irgl_index>(nnodes);
     g.nedges = static_cast<irgl_index>(nedges);
+    g.max_degree = static_cast<irgl_index>(max_degree);
     g.row_start = nullptr;
     g.edge_dst = nullptr;
     g.edge_weight = nullptr;

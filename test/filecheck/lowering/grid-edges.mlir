@@ -7,7 +7,9 @@
 // donated to the runtime's job table with the per-thread values the body
 // uses (%d); every block helps with chunks of its loop's jobs until none is
 // left, the donor waits for its job, and the node skips the block phase.
-// After the round loop a block helps once more (the linger).
+// After the round loop a block helps once more (the linger). Both run only
+// under a grid-uniform test that the graph's largest degree reaches the
+// threshold (graphs without hubs skip them).
 irgl.kernel @relax(%g: !irgl.graph, %dist: memref<?xi32>) {
   irgl.forall %slot in worklist {
     %n = irgl.wl.pop %slot
@@ -40,11 +42,16 @@ irgl.kernel @count(%g: !irgl.graph, %out: memref<?xi32>) {
 // CHECK-NEXT:     %[[HUGE:.*]] = arith.cmpi sge, %[[DEG]], %[[BLOCK]] : index
 // CHECK:          %[[GT:.*]] = arith.constant 16384 : index
 // CHECK-NEXT:     %[[GRIDDEG:.*]] = arith.cmpi sge, %[[DEG]], %[[GT]] : index
-// CHECK-NEXT:     %[[WANTED:.*]] = arith.andi %[[ACTIVE]], %[[GRIDDEG]] : i1
+// CHECK-NEXT:     %[[WANT:.*]] = arith.andi %[[ACTIVE]], %[[GRIDDEG]] : i1
+// CHECK-NEXT:     %[[GR:.*]] = builtin.unrealized_conversion_cast %g
+// CHECK-NEXT:     %[[MAXDEG:.*]] = func.call @irgl_graph_max_degree(%[[GR]]) : (!irgl_rt.graph) -> index
+// CHECK-NEXT:     %[[GT2:.*]] = arith.constant 16384 : index
+// CHECK-NEXT:     %[[SOME:.*]] = arith.cmpi sge, %[[MAXDEG]], %[[GT2]] : index
 // CHECK-NEXT:     %[[GRID:.*]] = "gpu.grid_dim"() <{dimension = #gpu<dim x>}> : () -> index
 // CHECK-NEXT:     %[[ONE:.*]] = arith.constant 1 : index
 // CHECK-NEXT:     %[[SEVERAL:.*]] = arith.cmpi ugt, %[[GRID]], %[[ONE]] : index
-// CHECK-NEXT:     %[[WANT:.*]] = arith.andi %[[WANTED]], %[[SEVERAL]] : i1
+// CHECK-NEXT:     %[[HUBS:.*]] = arith.andi %[[SOME]], %[[SEVERAL]] : i1
+// CHECK-NEXT:     %[[DONATED:.*]] = scf.if %[[HUBS]] -> (i1) {
 // CHECK-NEXT:     %[[JOB:.*]] = scf.if %[[WANT]] -> (i32) {
 // CHECK-NEXT:       %[[SITE:.*]] = arith.constant 0 : i32
 // CHECK-NEXT:       %[[TAKEN:.*]] = func.call @irgl_grid_donate(%[[SITE]], %[[LO]], %[[HI]]) : (i32, index, index) -> i32
@@ -54,8 +61,8 @@ irgl.kernel @count(%g: !irgl.graph, %out: memref<?xi32>) {
 // CHECK-NEXT:       scf.yield %[[NONE]] : i32
 // CHECK-NEXT:     }
 // CHECK-NEXT:     %{{.*}} = arith.constant 0 : i32
-// CHECK-NEXT:     %[[DONATED:.*]] = arith.cmpi sge, %[[JOB]], %{{.*}} : i32
-// CHECK-NEXT:     scf.if %[[DONATED]] {
+// CHECK-NEXT:     %[[MINE:.*]] = arith.cmpi sge, %[[JOB]], %{{.*}} : i32
+// CHECK-NEXT:     scf.if %[[MINE]] {
 // CHECK-NEXT:       %[[K:.*]] = arith.constant 0 : i32
 // CHECK-NEXT:       func.call @irgl_grid_put_i32(%[[JOB]], %[[K]], %[[D]]) : (i32, i32, i32) -> ()
 // CHECK-NEXT:       func.call @irgl_grid_publish(%[[JOB]]) : (i32) -> ()
@@ -83,9 +90,14 @@ irgl.kernel @count(%g: !irgl.graph, %out: memref<?xi32>) {
 // CHECK-NEXT:       func.call @irgl_grid_done(%[[J]]) : (i32) -> ()
 // CHECK-NEXT:       scf.yield
 // CHECK-NEXT:     }
-// CHECK-NEXT:     scf.if %[[DONATED]] {
+// CHECK-NEXT:     scf.if %[[MINE]] {
 // CHECK-NEXT:       func.call @irgl_grid_finish(%[[JOB]]) : (i32) -> ()
 // CHECK-NEXT:     }
+// CHECK-NEXT:     scf.yield %[[MINE]] : i1
+// CHECK-NEXT:   } else {
+// CHECK-NEXT:     %[[NO:.*]] = arith.constant false
+// CHECK-NEXT:     scf.yield %[[NO]] : i1
+// CHECK-NEXT:   }
 // A donated node skips the block phase.
 // CHECK-NEXT:     %[[T:.*]] = arith.constant true
 // CHECK-NEXT:     %[[KEPT:.*]] = arith.xori %[[DONATED]], %[[T]] : i1
@@ -93,8 +105,14 @@ irgl.kernel @count(%g: !irgl.graph, %out: memref<?xi32>) {
 // CHECK:            arith.andi %[[BLOCKED]], %{{.*}} : i1
 // CHECK-NEXT:       func.call @irgl_block_elect
 // CHECK:        } {irgl_rt.forall = #irgl_rt.forall<uniform>}
-// The linger after the rounds.
-// CHECK-NEXT:   %{{.*}} = scf.while () : () -> i32 {
+// The linger after the rounds, under the same test.
+// CHECK-NEXT:   %[[GR3:.*]] = builtin.unrealized_conversion_cast %g
+// CHECK-NEXT:   %[[MAXDEG3:.*]] = func.call @irgl_graph_max_degree(%[[GR3]]) : (!irgl_rt.graph) -> index
+// CHECK-NEXT:   %[[GT3:.*]] = arith.constant 16384 : index
+// CHECK-NEXT:   %[[SOME3:.*]] = arith.cmpi sge, %[[MAXDEG3]], %[[GT3]] : index
+// CHECK:        %[[HUBS3:.*]] = arith.andi %[[SOME3]], %{{.*}} : i1
+// CHECK-NEXT:   scf.if %[[HUBS3]] {
+// CHECK:          %{{.*}} = scf.while () : () -> i32 {
 // CHECK-NEXT:     %[[S3:.*]] = arith.constant 0 : i32
 // CHECK-NEXT:     func.call @irgl_grid_take(%[[S3]]) : (i32) -> i32
 // CHECK:          func.call @irgl_grid_get_i32
