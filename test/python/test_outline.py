@@ -288,7 +288,7 @@ def _barrier_profile_source() -> str:
 def test_barrier_profile_compiles(tmp_path: Path) -> None:
     """-DIRGL_PROFILE_CONTROL (the control kernels' barrier profile) builds
     without warnings; without it the runtime has no profile counters."""
-    from conftest import nvcc_path
+    from conftest import COMPILE_CHECK_FLAGS, nvcc_path
 
     nvcc = nvcc_path()
     if nvcc is None:
@@ -300,6 +300,7 @@ def test_barrier_profile_compiles(tmp_path: Path) -> None:
             nvcc,
             "-arch=sm_90",
             "-std=c++17",
+            *COMPILE_CHECK_FLAGS,
             "-DIRGL_PROFILE_CONTROL",
             "-c",
             str(source),
