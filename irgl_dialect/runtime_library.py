@@ -200,6 +200,7 @@ def _functions() -> list[RuntimeFunction]:
         _fn("irgl_claim_priority", (_index, _index), (i32,), b),
         _fn("irgl_claim_try", (dynamic_memref(i32), _index, i32), (i1,)),
         _fn("irgl_claim_lock", (dynamic_memref(i32), _index, i32), (i1,)),
+        _fn("irgl_claim_commit", (dynamic_memref(i32), _index, i32), (i1,)),
         _fn("irgl_claim_unlock", (dynamic_memref(i32), _index, i32)),
         _fn("irgl_retry_pause", (_index,)),
         _fn("irgl_grid_sync", ()),

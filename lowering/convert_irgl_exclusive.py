@@ -22,15 +22,23 @@ priority beats their neighbours', as in Luby's independent sets.
 
 A collective marked `locks` (convert-irgl-loops `exclusive_locks`: the
 kernel retries its lost conflicts in place, without grid barriers) becomes
-wait-die claim locks instead: the contender's priority is
+claim locks instead: the contender's priority is
 `irgl_claim_priority(rank, count)` (larger claims first, then a hash of the
 rank); a pass of `irgl_claim_try` over the elements (one CAS each, issued
 back to back) takes the free ones; if one was not free, a pass of
-`irgl_claim_lock` (wait for a lower holder, give up on a higher one) takes
-the rest or gives up; the winner runs the body and releases its cells
+`irgl_claim_lock` (take a free cell or one a lower priority holds without
+having committed it, wait for a lower priority's committed cell, give up
+on a higher one) takes the rest or gives up; then a pass of
+`irgl_claim_commit` over the elements (a contender whose cell a higher one
+took gives up). The winner runs the body and releases its cells
 (`irgl_claim_unlock`), a contender that gave up releases them and runs the
-else statements. No two holders share a cell; waits only go from higher to
-lower priorities, so the highest contender always gets through.
+else statements. No committed cell is taken, so no two winners share a
+cell; waits go only to committed cells, whose holders wait for nobody, and
+the highest contender loses no cell and gives up on none, so it always gets
+through. (Without the commit pass, a contender that only waited for a
+lower holder to release could be starved: lower contenders took every such
+cell again as soon as it was free, gave up on the waiter's other cells,
+released it and took it again; colour on rmat:12 did not finish.)
 """
 
 from __future__ import annotations
@@ -177,7 +185,7 @@ def _lower_exclusive(
 def _lower_exclusive_locked(
     op: ExclusiveOp, rank: SSAValue, at: LoweringBuilder
 ) -> None:
-    """Lower one Exclusive at `at` to wait-die claim locks (see the module
+    """Lower one Exclusive at `at` to claim locks (see the module
     docstring); `rank` is unique among the threads running at once."""
     claims = op.object
     if op.form.data == ExclusiveForm.ARRAY:
@@ -233,8 +241,30 @@ def _lower_exclusive_locked(
     slow_block.add_op(scf.YieldOp(held))
     fast_block = Block()
     fast_block.add_op(scf.YieldOp(true))
-    won = at.op(
+    taken = at.op(
         scf.IfOp(fast, [IntegerType(1)], Region(fast_block), Region(slow_block))
+    )
+
+    # commit: every cell, unless a higher priority took it meanwhile (one
+    # CAS each, issued back to back like the fast path's)
+    def commit_all(
+        inner: LoweringBuilder, element: SSAValue, carried: list[SSAValue]
+    ) -> list[SSAValue]:
+        (kept,) = inner.call(
+            runtime_function("irgl_claim_commit"), [claims, element, prio]
+        )
+        return [inner.op(arith.AndIOp(carried[0], kept))]
+
+    commit_block = Block()
+    commit_at = at.nested(InsertPoint.at_end(commit_block))
+    (committed,) = _for_each_element(commit_at, op, commit_all, [true])
+    commit_block.add_op(scf.YieldOp(committed))
+    gave_up_block = Block()
+    gave_up_block.add_op(scf.YieldOp(taken))
+    won = at.op(
+        scf.IfOp(
+            taken, [IntegerType(1)], Region(commit_block), Region(gave_up_block)
+        )
     )
 
     body = take_body(op.body)

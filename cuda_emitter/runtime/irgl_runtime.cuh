@@ -633,14 +633,31 @@ __device__ __forceinline__ int32_t irgl_claim_read(int32_t* claims, irgl_index i
 
 // Exclusive with claim locks (convert-irgl-exclusive on a collective marked
 // `locks`: a kernel whose conflicts are retried in place, no grid barriers).
-// A cell holds -prio while the contender of priority prio holds it, and is
-// free when it is 0 (or positive: a priority left by the three-phase
-// protocol). Wait-die: a contender waits for a cell held by a lower
-// priority and gives up ("dies") on one held by a higher priority, so
-// waits only go from higher to lower priorities (no deadlock) and the
-// highest contender never gives up (progress). Priorities are unique among
-// the contenders running at once and kept by a contender across its
-// retries. Requires independent thread scheduling (sm_70+).
+// A cell is free when it is 0 (or positive: a priority left by the
+// three-phase protocol); it holds -prio while the contender of priority
+// prio is taking its cells (held, not committed), and -(prio + 2^30) once
+// that contender has taken every cell and committed it (it runs, or is
+// about to run, the body).
+//
+// Taking: irgl_claim_try (free cells, one CAS each), then irgl_claim_lock
+// for the rest: a free cell is taken; a cell held, not committed, by a
+// lower priority is taken from it (the lower contender finds out when it
+// commits, and gives up); a cell committed by a lower priority is waited
+// for (its holder never waits while it holds committed cells: it commits,
+// runs the body and releases, or gives up and releases); a cell held or
+// committed by a higher priority makes the contender give up (release its
+// cells, run the else statements, retry). Then irgl_claim_commit of every
+// cell: a contender whose cell was taken from it gives up. No committed
+// cell is ever taken, so two contenders never run the body on a shared
+// cell; waits only go to committed holders, so there is no deadlock; and
+// the highest contender is never given up on nor waits on anyone who
+// waits, so it gets through (progress). Cells are not handed on in
+// priority order: a contender that only waited for a free cell (the first
+// claim locks) could be starved by lower ones that took every cell it
+// waited for as soon as it was released, and then gave up on its other
+// cells (colour on rmat:12 did not finish). Priorities are unique among the
+// contenders running at once and kept by a contender across its retries.
+// Requires independent thread scheduling (sm_70+).
 
 /// The priority of the contender of `rank` claiming `count` cells: larger
 /// claims first (the bit length of `count` in bits 25..29), then a hash of
@@ -653,6 +670,20 @@ __host__ __device__ __forceinline__ int32_t irgl_claim_priority(irgl_index rank,
   return static_cast<int32_t>(((bits < 31u ? bits : 31u) << 25) + hashed + 1u);
 }
 
+/// The claim cell value of a cell committed by `prio` (-(prio + 2^30): at
+/// least INT32_MIN since prio is at most 2^30, below any held value).
+__host__ __device__ __forceinline__ int32_t irgl_claim_committed(int32_t prio) {
+  return static_cast<int32_t>(-(static_cast<int64_t>(prio) + (int64_t(1) << 30)));
+}
+
+/// The priority holding claim cell value `v` (held or committed); 0 when
+/// the cell is free.
+__host__ __device__ __forceinline__ int32_t irgl_claim_holder(int32_t v) {
+  if (v >= 0) return 0;
+  const int64_t m = -static_cast<int64_t>(v);
+  return static_cast<int32_t>(m > (int64_t(1) << 30) ? m - (int64_t(1) << 30) : m);
+}
+
 /// Fast path of a claim lock: one CAS 0 -> -prio (acquire); true when the
 /// cell is now held by `prio` (also when it already was: an element named
 /// twice). Never waits; a false leaves the cell as it was.
@@ -661,30 +692,45 @@ __device__ __forceinline__ bool irgl_claim_try(int32_t* claims, irgl_index i, in
   return old == 0 || old == -prio;
 }
 
-/// Wait-die claim lock on claims[i] for `prio`: true once held (acquire);
-/// false, at once, when a higher priority holds it (the caller releases
-/// its cells and retries). Waits, with a short __nanosleep backoff, while
-/// a lower priority holds it.
+/// Claim lock on claims[i] for `prio` (not committed): true once held
+/// (acquire); takes the cell when it is free or held, not committed, by a
+/// lower priority; waits, with a short __nanosleep backoff, while a lower
+/// priority has committed it; false, at once, when a higher priority holds
+/// or has committed it (the caller releases its cells and retries).
 __device__ __forceinline__ bool irgl_claim_lock(int32_t* claims, irgl_index i, int32_t prio) {
+  const int32_t committed = irgl_claim_committed(prio);
   unsigned pause = 32;
   for (;;) {
     const int32_t v = irgl::scoped::load_relaxed(&claims[i]);
-    if (v == -prio) return true;
-    if (v >= 0) {
+    if (v == -prio || v == committed) return true;
+    const int32_t holder = irgl_claim_holder(v);
+    if (holder > prio) return false;
+    if (v >= 0 || v == -holder) {  // free, or held by a lower priority: take it
       if (irgl::scoped::cas_acquire(&claims[i], v, -prio) == v) return true;
       continue;
     }
-    if (-v > prio) return false;
-    __nanosleep(pause);
+    __nanosleep(pause);  // committed by a lower priority: it releases soon
     if (pause < 256) pause *= 2;
   }
 }
 
-/// Releases claims[i] if `prio` holds it: a CAS -prio -> 0 with release
-/// semantics (the body's writes are visible to the next holder); a cell
-/// named twice is released once, a cell not held is left alone.
+/// Commits claims[i] for `prio`: a CAS -prio -> committed (acquire); true
+/// when the cell is now committed by `prio` (also when it already was: an
+/// element named twice); false when a higher priority took it (the caller
+/// releases its cells and retries).
+__device__ __forceinline__ bool irgl_claim_commit(int32_t* claims, irgl_index i, int32_t prio) {
+  const int32_t committed = irgl_claim_committed(prio);
+  const int32_t old = irgl::scoped::cas_acquire(&claims[i], -prio, committed);
+  return old == -prio || old == committed;
+}
+
+/// Releases claims[i] if `prio` holds or has committed it: a CAS to 0 with
+/// release semantics (the body's writes are visible to the next holder);
+/// a cell named twice is released once, a cell not held (or taken by a
+/// higher priority) is left alone.
 __device__ __forceinline__ void irgl_claim_unlock(int32_t* claims, irgl_index i, int32_t prio) {
-  irgl::scoped::cas_release(&claims[i], -prio, 0);
+  const int32_t old = irgl::scoped::cas_release(&claims[i], irgl_claim_committed(prio), 0);
+  if (old == -prio) irgl::scoped::cas_release(&claims[i], -prio, 0);
 }
 
 /// Pause before in-place retry number `attempt` (1, 2, ...) of an iteration

@@ -1,7 +1,10 @@
 """Claim locks (`lower-irgl{exclusive_locks=true}`, experimental, off by
 default: colour hung with them on an H200): a kernel
 whose Exclusives' losers retry the item they popped retries it in place
-under wait-die claim locks.
+under claim locks (a cell is taken from a lower priority that has not
+committed it, so the highest contender is never starved: the first claim
+locks, pure wait-die, let lower contenders take every released cell the
+highest waited for, and colour on rmat:12 did not finish).
 
 Without a GPU: only color's @color changes among the benchmarks (dmr and
 mst lower to the same IR with the option on and off); the runtime's claim
@@ -56,6 +59,7 @@ def test_only_in_place_retries_change(app: str) -> None:
 
 CLAIM_HOST_TEST = r"""
 #include "irgl_runtime.cuh"
+#include <cstdint>
 #include <cstdio>
 #include <set>
 #define EXPECT(c) \
@@ -72,6 +76,17 @@ int main() {
   }
   EXPECT(irgl_claim_priority(0, 0) == 1);
   EXPECT(irgl_claim_priority((1 << 25) - 1, irgl_index(1) << 40) <= (1 << 30));
+  // cell values: free (0 or positive), held (-prio), committed; the holder
+  // of each, held and committed values apart from each other
+  for (int32_t p : {1, 2, 12345, (1 << 25) + 7, (1 << 30) - 1, 1 << 30}) {
+    const int32_t c = irgl_claim_committed(p);
+    EXPECT(c < -(1 << 30) && c != -p);
+    EXPECT(irgl_claim_holder(-p) == p && irgl_claim_holder(c) == p);
+    for (int32_t q : {1, 3, (1 << 30) - 1, 1 << 30})
+      EXPECT(q == p || (c != -q && c != irgl_claim_committed(q)));
+  }
+  EXPECT(irgl_claim_committed(1 << 30) == INT32_MIN);
+  EXPECT(irgl_claim_holder(0) == 0 && irgl_claim_holder(77) == 0);
   std::printf("ok\n");
   return 0;
 }

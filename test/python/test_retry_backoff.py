@@ -297,11 +297,14 @@ def test_backoff_cuts_launches_on_a_star(tmp_path: Path, outline: str) -> None:
 @pytest.mark.gpu
 @pytest.mark.parametrize("outline", ["true", "false"])
 def test_claim_locks_color_a_star_in_one_launch(tmp_path: Path, outline: str) -> None:
-    """With claim locks the leaves queue on the hub's cell in place: one
-    launch of @color, whatever the conflicts."""
+    """With claim locks (exclusive_locks=true, off by default) the leaves
+    retry on the hub's cell in place: one launch of @color, whatever the
+    conflicts."""
     if nvcc_path() is None:
         pytest.skip("nvcc not found")
-    out = _run_color(tmp_path, "star:4000", f"lower-irgl{{outline={outline}}}")
+    out = _run_color(
+        tmp_path, "star:4000", f"lower-irgl{{outline={outline} exclusive_locks=true}}"
+    )
     assert out["problem"] is None
     assert out["launches"] == 1, out
 

@@ -96,7 +96,9 @@ irgl.kernel host @main(%claims: memref<?xi32>, %nbhd: memref<?xi32>, %out: memre
 
 // The claim locks: priority from the rank and the claim's size, a pass of
 // irgl_claim_try, if one failed a pass of irgl_claim_lock (stopping at the
-// first give-up), then the body and irgl_claim_unlock of every element, or
+// first give-up), then, if every cell was taken, a pass of
+// irgl_claim_commit (a cell a higher priority took meanwhile makes it give
+// up), then the body and irgl_claim_unlock of every element, or
 // irgl_claim_unlock of every element and the else statements.
 // CHECK:         %[[COUNT:.*]] = arith.ceildivsi
 // CHECK:         %[[PRIO:.*]] = func.call @irgl_claim_priority(%{{.*}}, %[[COUNT]]) : (index, index) -> i32
@@ -104,12 +106,21 @@ irgl.kernel host @main(%claims: memref<?xi32>, %nbhd: memref<?xi32>, %out: memre
 // CHECK:           %[[TOOK:.*]] = func.call @irgl_claim_try(%claims, %{{.*}}, %[[PRIO]])
 // CHECK-NEXT:      %[[AND:.*]] = arith.andi %[[OK]], %[[TOOK]] : i1
 // CHECK-NEXT:      scf.yield %[[AND]] : i1
-// CHECK:         %[[WON:.*]] = scf.if %[[FAST]] -> (i1) {
+// CHECK:         %[[TAKEN:.*]] = scf.if %[[FAST]] -> (i1) {
 // CHECK:         } else {
 // CHECK:           scf.for {{.*}} -> (i1) {
 // CHECK:             scf.if %{{.*}} -> (i1) {
 // CHECK-NEXT:          %{{.*}} = func.call @irgl_claim_lock(%claims, %{{.*}}, %[[PRIO]])
-// CHECK:         scf.if %[[WON]] {
+// CHECK:         %[[WON:.*]] = scf.if %[[TAKEN]] -> (i1) {
+// CHECK-NEXT:      %[[ALL:.*]] = scf.for {{.*}} iter_args(%[[KEPT:.*]] = %{{.*}}) -> (i1) {
+// CHECK:             %[[COMMITTED:.*]] = func.call @irgl_claim_commit(%claims, %{{.*}}, %[[PRIO]])
+// CHECK-NEXT:        %[[BOTH:.*]] = arith.andi %[[KEPT]], %[[COMMITTED]] : i1
+// CHECK-NEXT:        scf.yield %[[BOTH]] : i1
+// CHECK:           scf.yield %[[ALL]] : i1
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      scf.yield %[[TAKEN]] : i1
+// CHECK-NEXT:    }
+// CHECK-NEXT:    scf.if %[[WON]] {
 // CHECK:           memref.store %{{.*}}, %out[%n]
 // CHECK:           func.call @irgl_claim_unlock(%claims, %{{.*}}, %[[PRIO]])
 // CHECK:         } else {
@@ -138,6 +149,7 @@ irgl.kernel host @main(%claims: memref<?xi32>, %nbhd: memref<?xi32>, %out: memre
 // CUDA:            int32_t [[PRIO:v[0-9]+]] = irgl_claim_priority(
 // CUDA:            bool {{v[0-9]+}} = irgl_claim_try(claims, {{v[0-9]+}}, [[PRIO]]);
 // CUDA:            bool {{v[0-9]+}} = irgl_claim_lock(claims, {{v[0-9]+}}, [[PRIO]]);
+// CUDA:            bool {{v[0-9]+}} = irgl_claim_commit(claims, {{v[0-9]+}}, [[PRIO]]);
 // CUDA:            irgl_claim_unlock(claims, {{v[0-9]+}}, [[PRIO]]);
 // CUDA:            retry_flag[0] = 1;
 // CUDA:            irgl_retry_pause(
