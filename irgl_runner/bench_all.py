@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TextIO
+from typing import IO, TextIO
 
 from .ablation import Configuration, configurations, select_configurations
 from .apps import AppError, AppSpec, default_benchmarks_dir, load_app
@@ -381,6 +381,27 @@ def run_all(
     return rows
 
 
+def prepare_graph(
+    g: str, cache: Path | None, progress: IO[str], label: str, weighted: bool
+) -> tuple[int | None, int | None, str | None]:
+    """Load or generate graph ``g`` (into ``cache``) once before the runs,
+    saying so on ``progress``: its node and edge counts, or the error that
+    makes every cell on it an error row."""
+    progress.write(f"{label}: preparing graph {g} ... ")
+    progress.flush()
+    start = time.monotonic()
+    try:
+        graph, _ = resolve_graph(g, True, weighted, cache)
+    except (GraphFormatError, UsageError, OSError, ValueError) as e:
+        progress.write(f"ERROR: {e}\n")
+        return None, None, f"graph does not load: {_one_line(str(e))}"
+    progress.write(
+        f"{graph.num_nodes:,} nodes, {graph.num_edges:,} edges "
+        f"({time.monotonic() - start:.1f} s)\n"
+    )
+    return graph.num_nodes, graph.num_edges, None
+
+
 def _twin(rows: Sequence[BenchRow], job: BenchJob) -> BenchRow | None:
     """The row of the configuration ``job`` has the same program as."""
     if job.same_as is None:
@@ -514,21 +535,7 @@ def _plan(
         if cache is None and parse_spec(g) is not None:
             sizes[g] = (None, None, None)  # each run generates it anyway
             continue
-        progress.write(f"irgl-bench all: preparing graph {g} ... ")
-        progress.flush()
-        start = time.monotonic()
-        try:
-            graph, _ = resolve_graph(g, True, False, cache)
-        except (GraphFormatError, UsageError, OSError, ValueError) as e:
-            sizes[g] = (None, None, f"graph does not load: {_one_line(str(e))}")
-            progress.write(f"ERROR: {e}\n")
-            continue
-        sizes[g] = (graph.num_nodes, graph.num_edges, None)
-        progress.write(
-            f"{graph.num_nodes:,} nodes, {graph.num_edges:,} edges "
-            f"({time.monotonic() - start:.1f} s)\n"
-        )
-        del graph
+        sizes[g] = prepare_graph(g, cache, progress, "irgl-bench all", weighted=False)
 
     jobs = []
     for name in apps:

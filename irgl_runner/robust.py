@@ -989,7 +989,7 @@ def _plan(
     args: argparse.Namespace, progress: IO[str]
 ) -> tuple[list[RobustJob], dict[str, tuple[int | None, int | None, str | None]]]:
     """The jobs (one per app) and each graph's size or why it does not load."""
-    from .bench_all import discover_apps
+    from .bench_all import discover_apps, prepare_graph
 
     bdir = args.benchmarks_dir
     found = discover_apps(bdir)
@@ -1047,19 +1047,8 @@ def _plan(
     for g in dict.fromkeys(x for j in jobs for x in j.graphs):
         if cache is None:
             continue  # each worker generates it anyway
-        progress.write(f"irgl-bench all --robust: preparing graph {g} ... ")
-        progress.flush()
-        start = time.monotonic()
-        try:
-            graph, _ = resolve_graph(g, True, True, cache)
-        except (GraphFormatError, UsageError, OSError, ValueError) as e:
-            sizes[g] = (None, None, f"graph does not load: {_one_line(str(e))}")
-            progress.write(f"ERROR: {e}\n")
-            continue
-        sizes[g] = (graph.num_nodes, graph.num_edges, None)
-        progress.write(
-            f"{graph.num_nodes:,} nodes, {graph.num_edges:,} edges "
-            f"({time.monotonic() - start:.1f} s)\n"
+        sizes[g] = prepare_graph(
+            g, cache, progress, "irgl-bench all --robust", weighted=True
         )
     return jobs, sizes
 

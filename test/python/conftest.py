@@ -194,3 +194,23 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) {
   }
 }
 """
+
+
+def run_host_program(tmp_path: Path, name: str, source: str) -> None:
+    """Build ``source`` (C++ including ``irgl_runtime.cuh``) with nvcc as a
+    host program, run it, and require it to print ``ok`` (skips without
+    nvcc)."""
+    nvcc = nvcc_path()
+    if nvcc is None:
+        pytest.skip("nvcc not found")
+    runtime = Path(__file__).resolve().parents[2] / "cuda_emitter" / "runtime"
+    (tmp_path / f"{name}.cu").write_text(source)
+    cmd = [nvcc, "-arch=sm_90", "-std=c++17", f"-I{runtime}", f"{name}.cu"]
+    build = subprocess.run(
+        [*cmd, "-o", name], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert build.returncode == 0, build.stderr
+    run = subprocess.run(
+        [str(tmp_path / name)], capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stdout

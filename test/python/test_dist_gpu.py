@@ -29,13 +29,9 @@ CASES = {
 
 @cache
 def gpu_count() -> int:
-    try:
-        out = subprocess.run(
-            ["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return 0
-    return sum(1 for line in out.splitlines() if line.startswith("GPU "))
+    from irgl_runner.distributed import gpu_count as count
+
+    return count()
 
 
 def _needs(gpus: int) -> None:

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import nvcc_path
+from conftest import nvcc_path, run_host_program
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
@@ -94,19 +94,7 @@ int main() {
 
 
 def test_claim_priority_on_the_host(tmp_path: Path) -> None:
-    nvcc = nvcc_path()
-    if nvcc is None:
-        pytest.skip("nvcc not found")
-    (tmp_path / "claims.cu").write_text(CLAIM_HOST_TEST)
-    cmd = [nvcc, "-arch=sm_90", "-std=c++17", f"-I{RUNTIME_DIR}", "claims.cu"]
-    build = subprocess.run(
-        [*cmd, "-o", "claims"], cwd=tmp_path, capture_output=True, text=True
-    )
-    assert build.returncode == 0, build.stderr
-    run = subprocess.run(
-        [str(tmp_path / "claims")], capture_output=True, text=True, timeout=60
-    )
-    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stdout
+    run_host_program(tmp_path, "claims", CLAIM_HOST_TEST)
 
 
 def _bench(app: str, graph: str, *extra: str) -> dict:

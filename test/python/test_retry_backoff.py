@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import nvcc_path, shared_build_cache
+from conftest import nvcc_path, run_host_program, shared_build_cache
 
 from irgl_runner.api import compile_cuda
 from irgl_runner.apps import RunContext, load_app
@@ -137,19 +137,7 @@ int main() {
 
 
 def test_backoff_arithmetic_on_the_host(tmp_path: Path) -> None:
-    nvcc = nvcc_path()
-    if nvcc is None:
-        pytest.skip("nvcc not found")
-    (tmp_path / "backoff.cu").write_text(BACKOFF_HOST_TEST)
-    cmd = [nvcc, "-arch=sm_90", "-std=c++17", f"-I{RUNTIME_DIR}", "backoff.cu"]
-    build = subprocess.run(
-        [*cmd, "-o", "backoff"], cwd=tmp_path, capture_output=True, text=True
-    )
-    assert build.returncode == 0, build.stderr
-    run = subprocess.run(
-        [str(tmp_path / "backoff")], capture_output=True, text=True, timeout=60
-    )
-    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stdout
+    run_host_program(tmp_path, "backoff", BACKOFF_HOST_TEST)
 
 
 def _square() -> CSRGraph:
