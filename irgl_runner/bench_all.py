@@ -430,11 +430,27 @@ def identical_configs(mlir: Path, configs: Sequence[Configuration]) -> dict[str,
     return same
 
 
-def _split_list(values: Sequence[str] | None) -> list[str]:
+def split_list(values: Sequence[str] | None) -> list[str]:
+    """Comma-separated values of a repeatable option, each once, in order."""
     items: list[str] = []
     for v in values or ():
         items += [x.strip() for x in v.split(",") if x.strip()]
     return list(dict.fromkeys(items))
+
+
+def selected_apps(
+    names: Sequence[str] | None, benchmarks_dir: str | Path | None
+) -> list[str]:
+    """The apps ``--apps`` names (all apps found when none), in order;
+    ``UsageError`` naming the unknown ones."""
+    found = discover_apps(benchmarks_dir)
+    wanted = split_list(names)
+    unknown = [a for a in wanted if a not in found]
+    if unknown:
+        raise UsageError(
+            f"unknown app(s) {', '.join(unknown)} (known: {', '.join(found) or 'none'})"
+        )
+    return wanted or found
 
 
 def _app_graphs(app: AppSpec, graphs: list[str], quick: bool) -> list[str]:
@@ -449,7 +465,7 @@ def ablation_configs(args: argparse.Namespace) -> list[Configuration] | None:
     """The configurations of ``--ablation`` (``None`` without it); a usage
     error for ``--configs`` without ``--ablation`` or a backend other than
     ``cuda`` (the configurations are lowering options)."""
-    names = _split_list(getattr(args, "configs", None))
+    names = split_list(getattr(args, "configs", None))
     if not getattr(args, "ablation", False):
         if names:
             raise UsageError("--configs applies only with --ablation")
@@ -481,18 +497,11 @@ def _plan(
     """The jobs of ``irgl-bench all`` (app-major, then graph, then
     configuration), the graph list and reps."""
     bdir = args.benchmarks_dir
-    found = discover_apps(bdir)
-    wanted = _split_list(args.apps)
-    unknown = [a for a in wanted if a not in found]
-    if unknown:
-        raise UsageError(
-            f"unknown app(s) {', '.join(unknown)} (known: {', '.join(found) or 'none'})"
-        )
-    apps = wanted or found
+    apps = selected_apps(args.apps, bdir)
     if not apps:
         where = bdir or default_benchmarks_dir()
         raise UsageError(f"no apps found (no */app.py under {where})")
-    graphs = _split_list(args.graphs) or list(
+    graphs = split_list(args.graphs) or list(
         QUICK_GRAPHS if args.quick else DEFAULT_GRAPHS
     )
     for g in graphs:
@@ -827,14 +836,14 @@ def cmd_build(args: argparse.Namespace) -> int:
         assert configs is not None
         variants = [(c.name, c.pipeline) for c in configs]
     else:
-        if _split_list(args.configs):
+        if split_list(args.configs):
             raise UsageError("--configs applies only with --ablation")
         variants = [("default" if p == DEFAULT_PIPELINE else p, p) for p in pipelines]
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
     bdir = args.benchmarks_dir
     found = discover_apps(bdir)
-    wanted = _split_list(args.apps)
+    wanted = split_list(args.apps)
     unknown = [a for a in wanted if a not in found]
     if unknown:
         raise UsageError(

@@ -962,13 +962,6 @@ def read_robust_json(path: Path) -> tuple[list[RobustCell], dict[str, Any]]:
 # ---------------------------------------------------------------- command
 
 
-def _split(values: Sequence[str] | None) -> list[str]:
-    items: list[str] = []
-    for v in values or ():
-        items += [x.strip() for x in v.split(",") if x.strip()]
-    return list(dict.fromkeys(items))
-
-
 def _usage_checks(args: argparse.Namespace) -> None:
     for flag, given in (
         ("--ablation", getattr(args, "ablation", False)),
@@ -989,18 +982,11 @@ def _plan(
     args: argparse.Namespace, progress: IO[str]
 ) -> tuple[list[RobustJob], dict[str, tuple[int | None, int | None, str | None]]]:
     """The jobs (one per app) and each graph's size or why it does not load."""
-    from .bench_all import discover_apps, prepare_graph
+    from .bench_all import prepare_graph, selected_apps, split_list
 
     bdir = args.benchmarks_dir
-    found = discover_apps(bdir)
-    wanted = _split(args.apps)
-    unknown = [a for a in wanted if a not in found]
-    if unknown:
-        raise UsageError(
-            f"unknown app(s) {', '.join(unknown)} (known: {', '.join(found) or 'none'})"
-        )
-    apps = wanted or found
-    graphs = _split(args.graphs) or list(
+    apps = selected_apps(args.apps, bdir)
+    graphs = split_list(args.graphs) or list(
         QUICK_ROBUST_GRAPHS if args.quick else ROBUST_GRAPHS
     )
     larger = [] if args.graphs or args.quick else list(ROBUST_SOURCE_GRAPHS)
