@@ -12,10 +12,13 @@ symmetric :class:`CSRGraph` with int32 weights in ``[1, 64]``.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from . import _parallel
 from .graphs import COOGraph, CSRGraph, clean
 
 __all__ = [
@@ -71,20 +74,116 @@ def rmat(
     rng = np.random.default_rng(seed)
     n = 1 << scale
     m = edge_factor * n
-    src = np.zeros(m, dtype=np.int64)
-    dst = np.zeros(m, dtype=np.int64)
     ab, abc = a + b, a + b + c
-    for bit in range(scale):
-        u = rng.random(m, dtype=np.float32)
-        src_bit = u >= ab  # quadrants C, D
-        dst_bit = ((u >= a) & (u < ab)) | (u >= abc)  # quadrants B, D
-        src |= src_bit.astype(np.int64) << bit
-        dst |= dst_bit.astype(np.int64) << bit
-    if permute:
-        perm = rng.permutation(n)
-        src, dst = perm[src], perm[dst]
-    coo = COOGraph(n, src, dst, _weights(rng, m))
+    # The serial algorithm (kept as the oracle in test_generators_parallel.py):
+    #   for bit in range(scale):
+    #       u = rng.random(m, dtype=np.float32)
+    #       src |= (u >= ab) << bit; dst |= (((u >= a) & (u < ab)) | (u >= abc)) << bit
+    #   perm = rng.permutation(n); src, dst = perm[src], perm[dst]
+    #   weights = _weights(rng, m)
+    # Here bit ``bit`` of edge ``i`` is 32-bit stream value ``bit * m + i``, so
+    # chunks of edges take all their bits at once from advanced copies of the
+    # generator (in threads); the main generator skips the bit draws, then
+    # makes the permutation and the weights as the serial code does.
+    bits_state = rng.bit_generator.state
+    _parallel.skip_uint32(rng, scale * m)
+    perm = rng.permutation(n) if permute else None
+    weights = _parallel.draw_uint32_each(rng, m, _weights, np.int32)
+    src = np.empty(m, dtype=np.int64)
+    dst = np.empty(m, dtype=np.int64)
+    if scale == 0:
+        src[:] = 0
+        dst[:] = 0
+    else:
+        # m is even here: every chunk starts at an even stream position.
+        cut = _rmat_thresholds(a, ab, abc)
+        _parallel.pmap(
+            lambda span: _rmat_chunk(bits_state, m, scale, span, cut, perm, src, dst),
+            _parallel.spans(0, m, _parallel.chunk_size()),
+        )
+    coo = COOGraph(n, src, dst, weights)
     return coo if raw else clean(coo, symmetrize=True)
+
+
+def _first_true(pred: Callable[[int], bool]) -> int:
+    """Least ``k`` in ``[0, 2**24]`` with ``pred(k)`` (``2**24`` if none), for a
+    ``pred`` that is false, then true as ``k`` grows."""
+    lo, hi = 0, 1 << 24
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if pred(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _rmat_thresholds(a: float, ab: float, abc: float) -> tuple[int, int, int, int]:
+    """The serial comparisons of a float32 draw ``u = k * 2**-24`` as bounds on
+    the 24-bit integer ``k``: ``u >= t`` iff ``k >= K``, ``u < ab`` iff
+    ``k < K``.  Each bound comes from evaluating the serial expression itself
+    on float32 arrays, so numpy's promotion of ``a, ab, abc`` applies as is."""
+
+    def u(k: int) -> np.ndarray:
+        return np.array([k], dtype=np.float32) * np.float32(2.0**-24)
+
+    return (
+        _first_true(lambda k: bool((u(k) >= a)[0])),
+        _first_true(lambda k: not bool((u(k) < ab)[0])),
+        _first_true(lambda k: bool((u(k) >= ab)[0])),
+        _first_true(lambda k: bool((u(k) >= abc)[0])),
+    )
+
+
+def _rmat_chunk(
+    bits_state: Mapping[str, Any],
+    m: int,
+    scale: int,
+    span: tuple[int, int],
+    cut: tuple[int, int, int, int],
+    perm: np.ndarray | None,
+    src_out: np.ndarray,
+    dst_out: np.ndarray,
+) -> None:
+    """Edges ``span`` of an RMAT graph: every bit, then the permutation."""
+    lo, hi = span
+    k_a, k_lt_ab, k_ab, k_abc = cut
+    size = hi - lo
+    src = np.zeros(size, dtype=np.uint32)
+    dst = np.zeros(size, dtype=np.uint32)
+    sbit = np.empty(size, dtype=bool)
+    dbit = np.empty(size, dtype=bool)
+    tmp = np.empty(size, dtype=bool)
+    # Usual case (0 <= a <= a+b <= a+b+c < 1 in float32): compare the raw
+    # 32-bit values with the bounds shifted up (no shift of the draws), and B|D
+    # is (u >= a) ^ (u >= ab) ^ (u >= abc).
+    simple = k_lt_ab == k_ab and k_a <= k_ab <= k_abc < 1 << 24
+    for bit in range(scale - 1, -1, -1):  # highest first: shift left, or in
+        y = _parallel.raw_uint32(_parallel.substream(bits_state, bit * m + lo), size)
+        if simple:
+            np.greater_equal(y, k_ab << 8, out=sbit)  # quadrants C, D
+            np.greater_equal(y, k_a << 8, out=dbit)  # quadrants B, D
+            np.logical_xor(dbit, sbit, out=dbit)
+            np.greater_equal(y, k_abc << 8, out=tmp)
+            np.logical_xor(dbit, tmp, out=dbit)
+        else:
+            np.right_shift(y, 8, out=y)  # the serial float32 draw is y * 2**-24
+            np.greater_equal(y, k_ab, out=sbit)
+            np.greater_equal(y, k_a, out=dbit)
+            np.less(y, k_lt_ab, out=tmp)
+            np.logical_and(dbit, tmp, out=dbit)
+            np.greater_equal(y, k_abc, out=tmp)
+            np.logical_or(dbit, tmp, out=dbit)
+        np.left_shift(src, 1, out=src)
+        np.bitwise_or(src, sbit, out=src)
+        np.left_shift(dst, 1, out=dst)
+        np.bitwise_or(dst, dbit, out=dst)
+    if perm is None:
+        src_out[lo:hi] = src
+        dst_out[lo:hi] = dst
+    else:
+        np.take(perm, src, out=src_out[lo:hi], mode="clip")  # all in range
+        np.take(perm, dst, out=dst_out[lo:hi], mode="clip")
 
 
 def grid2d(
