@@ -35,7 +35,9 @@ APPS = ["bfs", "sssp", "cc", "mis", "mst", "pr", "pr_pull", "tc"]
 
 
 def _bfs_kernel(code: str) -> str:
-    start = code.index("__global__ void bfs(irgl::Graph g")
+    """BFS's top-down step as the control kernel runs it (its device body:
+    the kernel itself is not emitted when only the control kernel runs it)."""
+    start = code.index("__device__ void bfs_device(irgl::Graph g")
     return code[start : code.index("\n}\n", start)]
 
 

@@ -17,10 +17,41 @@ builtin.module attributes {gpu.container_module} {
   }) : () -> ()
 }
 
+// Nothing launches @k any more (a control kernel runs it through
+// @k_device): the kernel is erased.
+
+// CHECK:      "gpu.module"() <{sym_name = "irgl_kernels"}> ({
+// CHECK-NOT:  sym_name = "k"
 // CHECK:      func.func private @k_device(%[[OUT:.*]]: memref<?xindex>, %[[BLOCK:.*]]: index, %[[BLOCKS:.*]]: index) {
 // CHECK-NEXT:   memref.store %[[BLOCKS]], %[[OUT]][%[[BLOCK]]] : memref<?xindex>
 // CHECK-NEXT:   func.return
 // CHECK-NEXT: }
+
+// -----
+
+// A kernel that the host still launches somewhere (here: directly) keeps
+// its kernel beside the device body.
+builtin.module attributes {gpu.container_module} {
+  "gpu.module"() <{sym_name = "irgl_kernels"}> ({
+    "gpu.func"() <{function_type = (memref<?xindex>) -> (), kernel}> ({
+    ^bb0(%out: memref<?xindex>):
+      %c0 = arith.constant 0 : index
+      memref.store %c0, %out[%c0] : memref<?xindex>
+      "gpu.return"() : () -> ()
+    }) {sym_name = "k"} : () -> ()
+    func.func private @k_device(memref<?xindex>) -> () attributes {irgl_rt.device_body = #irgl_rt.device_body<@k>}
+  }) : () -> ()
+  func.func @main(%out: memref<?xindex>) {
+    %c1 = arith.constant 1 : index
+    "gpu.launch_func"(%c1, %c1, %c1, %c1, %c1, %c1, %out) <{kernel = @irgl_kernels::@k, operandSegmentSizes = array<i32: 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0>}> : (index, index, index, index, index, index, memref<?xindex>) -> ()
+    func.return
+  }
+}
+
+// CHECK:      "gpu.func"() <{function_type = (memref<?xindex>) -> (), kernel}> ({
+// CHECK:      }) {sym_name = "k"} : () -> ()
+// CHECK:      func.func private @k_device(%{{.*}}: memref<?xindex>) {
+// CHECK:      "gpu.launch_func"({{.*}}) <{kernel = @irgl_kernels::@k
 
 // A body that synchronizes the grid cannot run on one block: a located
 // error (Inputs/grid-wide-device-body.mlir).
