@@ -827,4 +827,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    if code != 0:
+        # A failed rank may leave a thread stuck in NCCL (a communicator
+        # whose peers never came): leave without the interpreter's and
+        # CUDA's teardown, which could wait for it.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
