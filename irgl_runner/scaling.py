@@ -24,13 +24,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from irgl_runner.errors import UsageError
 from irgl_runner.report import update_markdown, write_output
 
 BEGIN_MARKER = "<!-- irgl-bench scaling: begin -->"
@@ -159,9 +160,11 @@ def measure(
     gpus: Sequence[int],
     policies: Sequence[str],
     opts: argparse.Namespace,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Every cell, in order; a failed cell is a row with its error. A run on
-    several GPUs is correct when its output is the 1-GPU run's."""
+    """Every cell, in order (each also given to `on_row` as it ends); a
+    failed cell is a row with its error. A run on several GPUs is correct
+    when its output is the 1-GPU run's."""
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="irgl-scaling-") as tmp:
         for graph in graphs:
@@ -179,6 +182,8 @@ def measure(
                             )
                         print(json.dumps(row), flush=True)
                         rows.append(row)
+                        if on_row is not None:
+                            on_row(row)
                 base.unlink(missing_ok=True)
     return rows
 
@@ -266,6 +271,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--timeout", type=float, default=900.0, help="seconds per cell")
     p.add_argument(
+        "--merge",
+        action="store_true",
+        help="keep the earlier JSON's rows that this run does not redo "
+        "(split a long scaling run over several calls)",
+    )
+    p.add_argument(
         "--no-check",
         dest="check",
         action="store_false",
@@ -282,9 +293,31 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _key(row: dict[str, Any]) -> tuple[str, str, int, str]:
+    return (row["app"], row["graph"], int(row["gpus"]), row["policy"])
+
+
+def merged(
+    earlier: dict[str, Any], rows: list[dict[str, Any]], gpu: str
+) -> list[dict[str, Any]]:
+    """`rows` with the rows of an earlier scaling.json that they do not
+    redo (same app, graph, GPU count and policy), earlier ones first;
+    UsageError if the earlier rows are from another GPU model."""
+    if earlier.get("rows") and earlier.get("gpu") != gpu:
+        raise UsageError(
+            f"--merge: the earlier rows are from {earlier.get('gpu')}, this run "
+            f"from {gpu}: speed-ups across machines would mislead"
+        )
+    redone = {_key(r) for r in rows}
+    kept = [r for r in earlier.get("rows", []) if _key(r) not in redone]
+    return kept + rows
+
+
 def run(args: argparse.Namespace) -> int:
-    """``irgl-bench scaling``: measure, then write the JSON and the table
-    (only when every cell ran: a failed run overwrites nothing)."""
+    """``irgl-bench scaling``: measure (each row also appended to
+    ``<json>.partial`` as it ends, so a run cut short keeps what it
+    measured), then write the JSON and the table; with ``--merge`` the
+    earlier JSON's other rows are kept."""
     from irgl_runner.distributed import gpu_count
 
     counts = [int(x) for x in args.gpus.split(",") if x]
@@ -295,18 +328,34 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if 1 not in counts:
         counts.insert(0, 1)  # the baseline every speed-up and output is against
+    out = Path(args.json)
+    earlier: dict[str, Any] = {}
+    if args.merge and out.exists():
+        earlier = json.loads(out.read_text())
+    partial = out.with_name(out.name + ".partial")
+    partial.write_text("")
+
+    def keep(row: dict[str, Any]) -> None:
+        with partial.open("a") as f:
+            f.write(json.dumps(row) + "\n")
+
     rows = measure(
         [a for a in args.apps.split(",") if a],
         [g for g in args.graphs.split(",") if g],
         counts,
         [p for p in args.policies.split(",") if p],
         args,
+        keep,
     )
     gpu = next((r["gpu"] for r in rows if r.get("gpu")), "unknown GPU")
+    rows = merged(earlier, rows, gpu)
     date = datetime.date.today().isoformat()
     commit = _commit()
     payload = {"gpu": gpu, "date": date, "commit": commit, "rows": rows}
-    Path(args.json).write_text(json.dumps(payload, indent=1) + "\n")
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(json.dumps(payload, indent=1) + "\n")
+    os.replace(tmp, out)
+    partial.unlink(missing_ok=True)
     if args.results:
         update_markdown(
             args.results, markdown(rows, gpu, date, commit), BEGIN_MARKER, END_MARKER

@@ -3,6 +3,7 @@ refusal that writes nothing."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -62,3 +63,105 @@ def test_refuses_without_enough_gpus(
     assert code == 2
     assert "scaling needs 4 GPUs here, found 0" in capsys.readouterr().err
     assert not out.exists() and not results.exists()
+
+
+def _fake_cells(monkeypatch: pytest.MonkeyPatch, gpu: str = "NVIDIA H200") -> list:
+    """gpu_count 4 and a _cell that makes up a row (no GPU, no processes)."""
+    calls: list[tuple[str, str, int, str]] = []
+
+    def cell(app, graph, n, policy, opts, out):  # noqa: ANN001, ANN202
+        calls.append((app, graph, n, policy))
+        with open(out, "wb") as f:
+            np.save(f, np.arange(4, dtype=np.int32))
+        row = {"app": app, "graph": graph, "gpus": n, "policy": policy}
+        return row | {"median_ms": 8.0 / n, "correct": True, "gpu": gpu}
+
+    monkeypatch.setattr("irgl_runner.distributed.gpu_count", lambda: 4)
+    monkeypatch.setattr(scaling, "_cell", cell)
+    return calls
+
+
+def test_merge_keeps_the_rows_a_run_does_not_redo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _fake_cells(monkeypatch)
+    out, results = tmp_path / "scaling.json", tmp_path / "RESULTS.md"
+    common = ["--json", str(out), "--results", str(results), "--policies", "oec"]
+    assert (
+        main(["scaling", "--apps", "bfs", "--graphs", "g", "--gpus", "1,2", *common])
+        == 0
+    )
+    assert calls == [("bfs", "g", 1, "none"), ("bfs", "g", 2, "oec")]
+    assert (
+        main(
+            [
+                "scaling",
+                "--apps",
+                "sssp",
+                "--graphs",
+                "g",
+                "--gpus",
+                "2",
+                "--merge",
+                *common,
+            ]
+        )
+        == 0
+    )
+    rows = json.loads(out.read_text())["rows"]
+    assert [(r["app"], r["gpus"]) for r in rows] == [
+        ("bfs", 1),
+        ("bfs", 2),
+        ("sssp", 1),
+        ("sssp", 2),
+    ]
+    assert all(r["correct"] for r in rows)  # N GPUs gave the 1-GPU output
+    table = results.read_text()
+    assert (
+        "| bfs | g | 2 | oec | 4.000 | 2.00× |" in table and "| sssp | g | 2 |" in table
+    )
+    assert not (tmp_path / "scaling.json.partial").exists()
+
+
+def test_merge_refuses_rows_of_another_gpu(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "scaling.json"
+    out.write_text(json.dumps({"gpu": "NVIDIA H100 80GB HBM3", "rows": [{"app": "x"}]}))
+    _fake_cells(monkeypatch)
+    argv = ["scaling", "--apps", "bfs", "--graphs", "g", "--gpus", "2", "--merge"]
+    assert main([*argv, "--json", str(out), "--results", ""]) == 2
+    assert "the earlier rows are from NVIDIA H100" in capsys.readouterr().err
+    assert json.loads(out.read_text())["gpu"] == "NVIDIA H100 80GB HBM3"
+
+
+def test_a_run_cut_short_keeps_its_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_cells(monkeypatch)
+    real = scaling._cell  # the fake
+
+    def cell_then_stop(app, graph, n, policy, opts, out):  # noqa: ANN001, ANN202
+        if n == 4:
+            raise KeyboardInterrupt
+        return real(app, graph, n, policy, opts, out)
+
+    monkeypatch.setattr(scaling, "_cell", cell_then_stop)
+    out = tmp_path / "scaling.json"
+    with pytest.raises(KeyboardInterrupt):
+        main(
+            [
+                "scaling",
+                "--apps",
+                "bfs",
+                "--graphs",
+                "g",
+                "--json",
+                str(out),
+                "--results",
+                "",
+            ]
+        )
+    lines = (tmp_path / "scaling.json.partial").read_text().splitlines()
+    assert [json.loads(line)["gpus"] for line in lines] == [1, 2, 2]  # oec, cvc
+    assert not out.exists()
