@@ -1,11 +1,14 @@
 """Chunked, threaded RMAT generation and cleaning give exactly the serial graphs.
 
-The oracles below are the serial algorithms as they were before the threaded
-versions (``irgl_runner/_parallel.py``): every generated array must be equal,
-dtype included, whatever the chunk size and thread count.
+The oracles: the serial RMAT generator as it was before the threaded one
+(``irgl_runner/_parallel.py``), and :func:`clean`'s serial path, which every
+input shorter than two chunks still takes: every generated array must be
+equal, dtype included, whatever the chunk size and thread count.
 """
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pytest
@@ -48,53 +51,17 @@ def oracle_rmat(scale, edge_factor=16, seed=1, a=0.57, b=0.19, c=0.19, permute=T
 
 
 def oracle_clean(coo: COOGraph, symmetrize: bool = True) -> CSRGraph:
-    """The serial cleaning path (validation left out)."""
-    n = int(coo.num_nodes)
-    src = np.asarray(coo.src, dtype=np.int64)
-    dst = np.asarray(coo.dst, dtype=np.int64)
-    w = None if coo.weights is None else np.asarray(coo.weights).astype(np.int32)
-    keep = src != dst
-    src, dst = src[keep], dst[keep]
-    if w is not None:
-        w = w[keep]
-    if symmetrize:
-        src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
-        if w is not None:
-            w = np.concatenate([w, w])
-    key = src * n + dst
-    wbits = (
-        (int(w.max()) - int(w.min())).bit_length() if w is not None and w.size else 0
-    )
-    if w is None:
-        key = np.unique(key)
-        out_w = None
-    elif w.size == 0:
-        out_w = w
-    elif (n * n) << wbits < 2**62:
-        wlo = int(w.min())
-        packed = np.sort((key << wbits) | (w.astype(np.int64) - wlo))
-        key = packed >> wbits
-        first = np.empty(key.shape[0], dtype=bool)
-        first[:1] = True
-        np.not_equal(key[1:], key[:-1], out=first[1:])
-        packed = packed[first]
-        key = key[first]
-        out_w = ((packed & ((1 << wbits) - 1)) + wlo).astype(np.int32)
-    else:
-        order = np.argsort(key, kind="stable")
-        key = key[order]
-        first = np.empty(key.shape[0], dtype=bool)
-        first[:1] = True
-        np.not_equal(key[1:], key[:-1], out=first[1:])
-        starts = np.flatnonzero(first)
-        out_w = np.minimum.reduceat(w[order], starts)
-        key = key[starts]
-    row_start = np.searchsorted(key, np.arange(n + 1, dtype=np.int64) * n).astype(
-        np.int64
-    )
-    row_start[-1] = key.shape[0]
-    edge_dst = key - np.repeat(np.arange(n, dtype=np.int64) * n, np.diff(row_start))
-    return CSRGraph(n, row_start, edge_dst.astype(np.int64, copy=False), out_w)
+    """:func:`clean`'s serial path (taken by any input shorter than two
+    chunks), which the threaded path must match byte for byte."""
+    saved = os.environ.get("IRGL_GEN_CHUNK")
+    os.environ["IRGL_GEN_CHUNK"] = str(2 * len(coo.src) + 2)
+    try:
+        return clean(coo, symmetrize=symmetrize)
+    finally:
+        if saved is None:
+            del os.environ["IRGL_GEN_CHUNK"]
+        else:
+            os.environ["IRGL_GEN_CHUNK"] = saved
 
 
 # ---------------------------------------------------------------------- helpers
