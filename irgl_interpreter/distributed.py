@@ -46,7 +46,7 @@ from xdsl.ir import Operation
 from xdsl.passes import PassPipeline
 from xdsl.utils.exceptions import DiagnosticException
 
-from irgl_dialect.attributes import Aggregation, GraphType, TermCond
+from irgl_dialect.attributes import Aggregation, GraphType
 from irgl_dialect.distributed import (
     HOST_ATTR,
     TERMINATION_ATTR,
@@ -59,7 +59,6 @@ from irgl_dialect.distributed import (
     SyncNodesOp,
     SyncWorklistOp,
 )
-from irgl_dialect.kernels import KernelOp
 from irgl_dialect.loops import ForAllOp
 from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
 from irgl_interpreter.apps import AppRun, HostArray, app_c_impls, cpu_model
@@ -73,13 +72,17 @@ from irgl_interpreter.interpreter import (
     load_program,
     make_interpreter,
 )
-from irgl_interpreter.kernels import KernelFunctions, invoke, keep_iterating
-from irgl_interpreter.kernels import _initial_pipe as initial_pipe  # pyright: ignore[reportPrivateUsage]
+from irgl_interpreter.kernels import (
+    KernelFunctions,
+    Rounds,
+    initial_pipe,
+    run_iterate,
+    run_pipe,
+)
 from irgl_interpreter.loops import LoopFunctions
 from irgl_interpreter.state import (
     Graph,
     IrglRuntimeError,
-    IrglState,
     Order,
     PipeContext,
     Schedule,
@@ -428,6 +431,40 @@ def _across(op: Operation) -> None:
         )
 
 
+class _RankRounds(Rounds):
+    """An Iterate's or Pipe's rounds on one of several ranks: the initial
+    worklist is the rank's own masters (synchronized), each invocation's
+    arrays are remembered for the synchronizations, and termination is
+    tested across ranks (one all-gather of (in has items, Any/All result)
+    per Iterate round)."""
+
+    def __init__(self, ctx: RankContext) -> None:
+        self.ctx = ctx
+
+    def open_pipe(
+        self, interpreter: Interpreter, op: PipeOp | IterateOp
+    ) -> PipeContext:
+        pipe = initial_pipe(interpreter, op)
+        _filter_initial(self.ctx, pipe)
+        return pipe
+
+    def any_in(self, pipe_in: bool) -> bool:
+        return allreduce_value(self.ctx, pipe_in, Reduction.OR)
+
+    def before_invoke(self, args: PythonValues) -> None:
+        _remember(self.ctx, args)
+
+    def after_round(
+        self, pipe_in: bool, result: Any, aggregation: Aggregation | None
+    ) -> tuple[bool, Any]:
+        comm = self.ctx.comm
+        votes = comm.allgather(self.ctx.rank, (pipe_in, result))
+        comm.count("allreduce_values", comm.num_ranks - 1)
+        results = [v[1] for v in votes]
+        everyone = all(results) if aggregation == Aggregation.ALL else any(results)
+        return any(v[0] for v in votes), everyone
+
+
 @register_impls
 class DistributedFunctions(InterpreterFunctions):
     """The `irgl_dist` ops, and Invoke, Iterate, Pipe and ForAll over nodes as
@@ -505,95 +542,15 @@ class DistributedFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: PipeOp, args: PythonValues
     ) -> PythonValues:
         _across(op)
-        ctx = rank_context(interpreter)
-        state = irgl_state(interpreter)
-        owned = state.pipe is None
-        if owned:
-            state.pipe = initial_pipe(interpreter, op)
-            _filter_initial(ctx, state.pipe)
-        pipe = state.pipe
-        assert pipe is not None
-        try:
-            while True:
-                interpreter.run_ssacfg_region(op.body, (), "pipe")
-                if op.once is not None:
-                    break
-                if not allreduce_value(ctx, bool(pipe.in_), Reduction.OR):
-                    break
-        finally:
-            if owned:
-                state.pipe = None
-        return ()
+        return run_pipe(interpreter, op, _RankRounds(rank_context(interpreter)))
 
     @impl(IterateOp)
     def run_iterate(
         self, interpreter: Interpreter, op: IterateOp, args: PythonValues
     ) -> PythonValues:
         _across(op)
-        ctx = rank_context(interpreter)
-        state = irgl_state(interpreter)
-        kernel = _callee(state, op)
-        uses_worklist = _uses_worklist(state, kernel)
-        owned = uses_worklist and state.pipe is None
-        if owned:
-            state.pipe = initial_pipe(interpreter, op)
-            _filter_initial(ctx, state.pipe)
-        pipe = state.pipe if uses_worklist else None
-        args = args[: len(op.args)]
-        positions = op.carried_positions
-        carried = [args[p] for p in positions]
-        aggregation = op.aggregation.data if op.aggregation is not None else None
-        term = op.term_cond.data if op.term_cond is not None else None
-        extra = op.extra.data if op.extra is not None else None
-        try:
-            keep_going = True
-            if pipe is not None:
-                keep_going = allreduce_value(ctx, bool(pipe.in_), Reduction.OR)
-            while keep_going:
-                call_args = list(args)
-                for p, v in zip(positions, carried, strict=True):
-                    call_args[p] = v
-                _remember(ctx, tuple(call_args))
-                result = invoke(interpreter, op, kernel, tuple(call_args), aggregation)
-                yielded = interpreter.run_ssacfg_region(
-                    op.body, tuple(carried), "iterate"
-                )
-                carried = list(yielded[: len(positions)])
-                local = (
-                    bool(pipe.in_) if pipe is not None else True,
-                    result,
-                )
-                votes = ctx.comm.allgather(ctx.rank, local)
-                ctx.comm.count("allreduce_values", ctx.comm.num_ranks - 1)
-                conditions: list[bool] = []
-                if pipe is not None:
-                    conditions.append(any(v[0] for v in votes))
-                if term is not None:
-                    everyone = (
-                        all(v[1] for v in votes)
-                        if aggregation == Aggregation.ALL
-                        else any(v[1] for v in votes)
-                    )
-                    conditions.append(
-                        everyone if term == TermCond.WHILE else not everyone
-                    )
-                keep_going = keep_iterating(conditions, extra, yielded, len(positions))
-        finally:
-            if owned:
-                state.pipe = None
-        return tuple(carried)
-
-
-def _callee(state: IrglState, op: IterateOp) -> KernelOp:
-    from irgl_interpreter.kernels import _kernel  # pyright: ignore[reportPrivateUsage]
-
-    return _kernel(state, op)
-
-
-def _uses_worklist(state: IrglState, kernel: KernelOp) -> bool:
-    from irgl_interpreter.kernels import _uses  # pyright: ignore[reportPrivateUsage]
-
-    return _uses(state, kernel)[0]
+        rounds = _RankRounds(rank_context(interpreter))
+        return run_iterate(interpreter, op, args, rounds)
 
 
 # --------------------------------------------------------------------------

@@ -46,7 +46,8 @@ from irgl_interpreter.state import (
 )
 
 
-def _kernel(state: IrglState, op: InvokeOp | IterateOp) -> KernelOp:
+def callee(state: IrglState, op: InvokeOp | IterateOp) -> KernelOp:
+    """The kernel an Invoke or Iterate calls (looked up once)."""
     key = (op, "callee")
     kernel = state.cache.get(key)
     if kernel is None:
@@ -126,7 +127,10 @@ def keep_iterating(
     return keep_going or extra_value
 
 
-def _initial_pipe(interpreter: Interpreter, op: PipeOp | IterateOp) -> PipeContext:
+def initial_pipe(interpreter: Interpreter, op: PipeOp | IterateOp) -> PipeContext:
+    """The worklists an outermost Pipe or Iterate opens, `in` holding its
+    initial items."""
+
     def value(v: SSAValue | None) -> Any:
         return None if v is None else interpreter.get_values((v,))[0]
 
@@ -168,6 +172,94 @@ def _default_capacity(interpreter: Interpreter, op: Operation) -> int | None:
     return None
 
 
+class Rounds:
+    """How the rounds of an Iterate or Pipe see the other ranks: alone
+    (this class) or across simulated ranks (`irgl_interpreter.distributed`
+    overrides each step with its collective)."""
+
+    def open_pipe(
+        self, interpreter: Interpreter, op: PipeOp | IterateOp
+    ) -> PipeContext:
+        """The worklists of an outermost Iterate or Pipe."""
+        return initial_pipe(interpreter, op)
+
+    def any_in(self, pipe_in: bool) -> bool:
+        """Whether `in` has items (on any rank)."""
+        return pipe_in
+
+    def before_invoke(self, args: PythonValues) -> None:
+        """Called with an Iterate's arguments before each invocation."""
+
+    def after_round(
+        self, pipe_in: bool, result: Any, aggregation: Aggregation | None
+    ) -> tuple[bool, Any]:
+        """After a round of an Iterate: whether `in` has items and the
+        invocation's Any/All result (over the ranks)."""
+        return pipe_in, result
+
+
+def run_pipe(interpreter: Interpreter, op: PipeOp, rounds: Rounds) -> PythonValues:
+    """A Pipe: its body until `in` is empty (once with `once`); the
+    outermost one opens the pipe context."""
+    state = irgl_state(interpreter)
+    owned = state.pipe is None
+    if owned:
+        state.pipe = rounds.open_pipe(interpreter, op)
+    pipe = state.pipe
+    assert pipe is not None
+    try:
+        while True:
+            interpreter.run_ssacfg_region(op.body, (), "pipe")
+            if op.once is not None or not rounds.any_in(bool(pipe.in_)):
+                break
+    finally:
+        if owned:
+            state.pipe = None
+    return ()
+
+
+def run_iterate(
+    interpreter: Interpreter, op: IterateOp, args: PythonValues, rounds: Rounds
+) -> PythonValues:
+    """An Iterate: invoke while `in` has items (worklist kernels) and the
+    While/Until condition holds, combined with the extra condition."""
+    state = irgl_state(interpreter)
+    kernel = callee(state, op)
+    uses_worklist, _ = _uses(state, kernel)
+    owned = uses_worklist and state.pipe is None
+    if owned:
+        state.pipe = rounds.open_pipe(interpreter, op)
+    pipe = state.pipe if uses_worklist else None
+    args = args[: len(op.args)]  # the rest are the initializer's operands
+    positions = op.carried_positions
+    carried = [args[p] for p in positions]
+    aggregation = op.aggregation.data if op.aggregation is not None else None
+    term = op.term_cond.data if op.term_cond is not None else None
+    extra = op.extra.data if op.extra is not None else None
+    try:
+        keep_going = rounds.any_in(bool(pipe.in_)) if pipe is not None else True
+        while keep_going:
+            call_args = list(args)
+            for p, v in zip(positions, carried, strict=True):
+                call_args[p] = v
+            rounds.before_invoke(tuple(call_args))
+            result = invoke(interpreter, op, kernel, tuple(call_args), aggregation)
+            yielded = interpreter.run_ssacfg_region(op.body, tuple(carried), "iterate")
+            carried = list(yielded[: len(positions)])
+            pipe_in = bool(pipe.in_) if pipe is not None else True
+            pipe_in, result = rounds.after_round(pipe_in, result, aggregation)
+            conditions: list[bool] = []
+            if pipe is not None:
+                conditions.append(pipe_in)
+            if term is not None:
+                conditions.append(result if term == TermCond.WHILE else not result)
+            keep_going = keep_iterating(conditions, extra, yielded, len(positions))
+    finally:
+        if owned:
+            state.pipe = None
+    return tuple(carried)
+
+
 @register_impls
 class KernelFunctions(InterpreterFunctions):
     """Kernel terminators and the orchestration constructs."""
@@ -207,64 +299,17 @@ class KernelFunctions(InterpreterFunctions):
     ) -> PythonValues:
         state = irgl_state(interpreter)
         aggregation = op.aggregation.data if op.aggregation is not None else None
-        result = invoke(interpreter, op, _kernel(state, op), args, aggregation)
+        result = invoke(interpreter, op, callee(state, op), args, aggregation)
         return (result,) if op.result is not None else ()
 
     @impl(PipeOp)
     def run_pipe(
         self, interpreter: Interpreter, op: PipeOp, args: PythonValues
     ) -> PythonValues:
-        state = irgl_state(interpreter)
-        owned = state.pipe is None
-        if owned:
-            state.pipe = _initial_pipe(interpreter, op)
-        pipe = state.pipe
-        assert pipe is not None
-        try:
-            while True:
-                interpreter.run_ssacfg_region(op.body, (), "pipe")
-                if op.once is not None or not pipe.in_:
-                    break
-        finally:
-            if owned:
-                state.pipe = None
-        return ()
+        return run_pipe(interpreter, op, Rounds())
 
     @impl(IterateOp)
     def run_iterate(
         self, interpreter: Interpreter, op: IterateOp, args: PythonValues
     ) -> PythonValues:
-        state = irgl_state(interpreter)
-        kernel = _kernel(state, op)
-        uses_worklist, _ = _uses(state, kernel)
-        owned = uses_worklist and state.pipe is None
-        if owned:
-            state.pipe = _initial_pipe(interpreter, op)
-        pipe = state.pipe if uses_worklist else None
-        args = args[: len(op.args)]  # the rest are the initializer's operands
-        positions = op.carried_positions
-        carried = [args[p] for p in positions]
-        aggregation = op.aggregation.data if op.aggregation is not None else None
-        term = op.term_cond.data if op.term_cond is not None else None
-        extra = op.extra.data if op.extra is not None else None
-        try:
-            keep_going = bool(pipe.in_) if pipe is not None else True
-            while keep_going:
-                call_args = list(args)
-                for p, v in zip(positions, carried, strict=True):
-                    call_args[p] = v
-                result = invoke(interpreter, op, kernel, tuple(call_args), aggregation)
-                yielded = interpreter.run_ssacfg_region(
-                    op.body, tuple(carried), "iterate"
-                )
-                carried = list(yielded[: len(positions)])
-                conditions: list[bool] = []
-                if pipe is not None:
-                    conditions.append(bool(pipe.in_))
-                if term is not None:
-                    conditions.append(result if term == TermCond.WHILE else not result)
-                keep_going = keep_iterating(conditions, extra, yielded, len(positions))
-        finally:
-            if owned:
-                state.pipe = None
-        return tuple(carried)
+        return run_iterate(interpreter, op, args, Rounds())
