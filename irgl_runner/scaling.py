@@ -41,6 +41,7 @@ DEFAULT_APPS = ("bfs", "sssp", "cc", "pr_pull")
 DEFAULT_GRAPHS = ("rmat:22", "grid:2048x2048")
 #: what a row takes from a run's JSON record besides time and correctness
 RECORD_KEYS = (
+    "checked",
     "gpu",
     "nodes",
     "edges",
