@@ -265,17 +265,33 @@ def _commit() -> str:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """``irgl-bench scaling``'s options."""
-    p.add_argument("--apps", default=",".join(DEFAULT_APPS))
-    p.add_argument("--graphs", default=",".join(DEFAULT_GRAPHS))
+    p.add_argument(
+        "--apps",
+        default=",".join(DEFAULT_APPS),
+        help="comma-separated distributable apps (default %(default)s)",
+    )
+    p.add_argument(
+        "--graphs",
+        default=",".join(DEFAULT_GRAPHS),
+        help="comma-separated graph files or generator specs (default %(default)s)",
+    )
     p.add_argument("--gpus", default="1,2,4", help="GPU counts, e.g. 1,2,4")
-    p.add_argument("--policies", default="oec,cvc")
-    p.add_argument("--reps", type=int, default=5)
+    p.add_argument(
+        "--policies",
+        default="oec,cvc",
+        help="partitioning policies for N > 1 GPUs: oec (outgoing edge-cut), "
+        "cvc (Cartesian vertex-cut) (default %(default)s)",
+    )
+    p.add_argument(
+        "--reps", type=int, default=5, help="timed runs per cell after one warm-up"
+    )
     p.add_argument("--timeout", type=float, default=900.0, help="seconds per cell")
     p.add_argument(
         "--merge",
         action="store_true",
-        help="keep the earlier JSON's rows that this run does not redo "
-        "(split a long scaling run over several calls)",
+        help="keep the earlier JSON's rows that this run does not redo, and "
+        "the rows a cut-short earlier run left in <json>.partial (split a "
+        "long scaling run over several calls)",
     )
     p.add_argument(
         "--no-check",
@@ -314,6 +330,27 @@ def merged(
     return kept + rows
 
 
+def earlier_rows(out: Path, partial: Path) -> dict[str, Any]:
+    """What ``--merge`` keeps: the rows of ``out`` (an earlier scaling.json)
+    with the rows a cut-short run left in ``partial`` (one JSON row a line)
+    in place of those they redo; ``{}`` when there is neither."""
+    earlier: dict[str, Any] = json.loads(out.read_text()) if out.exists() else {}
+    left = []
+    if partial.exists():
+        for line in partial.read_text().splitlines():
+            try:
+                left.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue  # the line a killed run was writing
+    left = [r for r in left if isinstance(r, dict) and "app" in r and "gpus" in r]
+    if not left:
+        return earlier
+    gpu = earlier.get("gpu") or next(
+        (r["gpu"] for r in left if r.get("gpus") == 1 and r.get("gpu")), "unknown GPU"
+    )
+    return {**earlier, "gpu": gpu, "rows": merged(earlier, left, gpu)}
+
+
 def run(args: argparse.Namespace) -> int:
     """``irgl-bench scaling``: measure (each row also appended to
     ``<json>.partial`` as it ends, so a run cut short keeps what it
@@ -331,9 +368,9 @@ def run(args: argparse.Namespace) -> int:
         counts.insert(0, 1)  # the baseline every speed-up and output is against
     out = Path(args.json)
     earlier: dict[str, Any] = {}
-    if args.merge and out.exists():
-        earlier = json.loads(out.read_text())
     partial = out.with_name(out.name + ".partial")
+    if args.merge:
+        earlier = earlier_rows(out, partial)
     partial.write_text("")
 
     def keep(row: dict[str, Any]) -> None:

@@ -165,3 +165,42 @@ def test_a_run_cut_short_keeps_its_rows(
     lines = (tmp_path / "scaling.json.partial").read_text().splitlines()
     assert [json.loads(line)["gpus"] for line in lines] == [1, 2, 2]  # oec, cvc
     assert not out.exists()
+
+
+def test_merge_takes_the_rows_a_cut_short_run_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_cells(monkeypatch)
+    out = tmp_path / "scaling.json"
+    partial = tmp_path / "scaling.json.partial"
+    left = [
+        {
+            "app": "bfs",
+            "graph": "g",
+            "gpus": 1,
+            "policy": "none",
+            "median_ms": 8.0,
+            "correct": True,
+            "gpu": "NVIDIA H200",
+        },
+        {
+            "app": "bfs",
+            "graph": "g",
+            "gpus": 2,
+            "policy": "oec",
+            "median_ms": 4.0,
+            "correct": True,
+            "gpu": "2 x NVIDIA H200",
+        },
+    ]
+    partial.write_text("\n".join(json.dumps(r) for r in left) + '\n{"app": "bf')
+    argv = ["scaling", "--apps", "sssp", "--graphs", "g", "--gpus", "2", "--merge"]
+    assert main([*argv, "--policies", "oec", "--json", str(out), "--results", ""]) == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert [(r["app"], r["gpus"]) for r in rows] == [
+        ("bfs", 1),
+        ("bfs", 2),
+        ("sssp", 1),
+        ("sssp", 2),
+    ]
+    assert not partial.exists()
