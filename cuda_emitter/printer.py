@@ -643,7 +643,30 @@ class CudaPrinter(BasePrinter):
 
         for function in host_functions:
             self.print_op(function)
+        self._print_preload(device_functions)
         self.line("")
+
+    def _print_preload(
+        self, device_functions: Sequence[gpu.FuncOp | func.FuncOp]
+    ) -> None:
+        """`extern "C" int irgl_preload_kernels()`: loads every kernel of the
+        program (CUDA loads a kernel lazily, at its first launch or attribute
+        query); `irgl_runner.api.Program` calls it when it loads the library,
+        so that a first call does not pay for loading kernels."""
+        kernels = [
+            self._c_symbol(f)
+            for f in device_functions
+            if isinstance(f, gpu.FuncOp) and f.kernel is not None
+        ]
+        self.line("")
+        self.line('extern "C" int irgl_preload_kernels() {')
+        self.line("  return irgl::guard([] {")
+        if kernels:
+            self.line("    cudaFuncAttributes attributes;")
+        for name in kernels:
+            self.line(f"    IRGL_CHECK(cudaFuncGetAttributes(&attributes, {name}));")
+        self.line("  });")
+        self.line("}")
 
     def _collect_device_functions(
         self, gpu_modules: Sequence[gpu.ModuleOp]

@@ -377,6 +377,12 @@ class Program:
         # the process's one-time CUDA set-up (context, memory pool) here, not
         # in the first call: a first call then takes about what later ones do
         self._check(self._lib.irgl_warm_up(), "irgl_warm_up")
+        # and every kernel of the program loaded (CUDA loads one lazily, at
+        # its first launch); a library built some other way may not have it
+        preload = getattr(self._lib, "irgl_preload_kernels", None)
+        if preload is not None:
+            preload.restype, preload.argtypes = ctypes.c_int, []
+            self._check(preload(), "irgl_preload_kernels")
 
     def _read_manifest(self) -> tuple[EntryPoint, ...]:
         path = manifest_path(self.path)

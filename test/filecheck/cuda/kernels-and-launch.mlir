@@ -207,6 +207,16 @@ builtin.module attributes {gpu.container_module} {
   // CHECK-NEXT:      *result = (int64_t)irgl_host_main(*static_cast<irgl::Graph*>(g), static_cast<int32_t*>(dist), flag != 0, (float)scale);
   // CHECK-NEXT:    });
   // CHECK-NEXT:  }
+  // Program loads every kernel (not the device function @note) up front.
+  // CHECK-EMPTY:
+  // CHECK-NEXT:  extern "C" int irgl_preload_kernels() {
+  // CHECK-NEXT:    return irgl::guard([] {
+  // CHECK-NEXT:      cudaFuncAttributes attributes;
+  // CHECK-NEXT:      IRGL_CHECK(cudaFuncGetAttributes(&attributes, ids));
+  // CHECK-NEXT:      IRGL_CHECK(cudaFuncGetAttributes(&attributes, count_degrees));
+  // CHECK-NEXT:      IRGL_CHECK(cudaFuncGetAttributes(&attributes, relax));
+  // CHECK-NEXT:    });
+  // CHECK-NEXT:  }
   func.func @main(%g: !irgl_rt.graph, %dist: memref<?xi32>, %flag: i1, %scale: f32) -> i32 {
     %c1 = arith.constant 1 : index
     %c256 = arith.constant 256 : index
