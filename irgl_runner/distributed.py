@@ -257,14 +257,26 @@ def _timeout() -> float:
 
 
 def gpu_count() -> int:
-    """GPUs ``nvidia-smi -L`` lists on this node (0 without a driver)."""
+    """GPUs this process may use: those ``nvidia-smi -L`` lists on this node
+    (0 without a driver), or fewer where ``CUDA_VISIBLE_DEVICES`` names
+    fewer (an empty value or one starting with ``-1`` hides every GPU)."""
     try:
         out = subprocess.run(
             ["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60
         ).stdout
     except (OSError, subprocess.SubprocessError):
         return 0
-    return sum(1 for line in out.splitlines() if line.startswith("GPU "))
+    listed = sum(1 for line in out.splitlines() if line.startswith("GPU "))
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is None:
+        return listed
+    names = []
+    for name in visible.split(","):
+        name = name.strip()
+        if not name or name.startswith("-"):
+            break  # CUDA stops at the first invalid entry
+        names.append(name)
+    return min(listed, len(names))
 
 
 def _dist_dir() -> Path:

@@ -3,6 +3,7 @@ table, lower-irgl{distribute=...}, compiling with NCCL, the bootstrap."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 from pathlib import Path
@@ -122,3 +123,24 @@ def test_node_array_positions() -> None:
     assert distributed.node_array_positions(ROOT / "examples/bfs.mlir", "oec") == {
         "main": (1,)
     }
+
+
+@pytest.mark.parametrize(
+    ("visible", "count"),
+    [(None, 4), ("0,1", 2), ("3", 1), ("", 0), ("1,-1,2", 1), ("0,1,2,3,4,5", 4)],
+)
+def test_gpu_count_honours_cuda_visible_devices(
+    visible: str | None, count: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text(
+        "#!/bin/sh\n"
+        'for i in 0 1 2 3; do echo "GPU $i: NVIDIA H200 (UUID: GPU-$i)"; done\n'
+    )
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    if visible is None:
+        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    else:
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+    assert distributed.gpu_count() == count
