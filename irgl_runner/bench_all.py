@@ -51,6 +51,7 @@ from .report import (
     BenchRow,
     ReportError,
     check_markdown,
+    current_commit,
     is_timeout,
     read_json,
     render_ablation_section,
@@ -626,6 +627,7 @@ def cmd_all(args: argparse.Namespace, runner: Runner | None = None) -> int:
     meta: dict[str, object] = {
         "generated": _now(),
         "command": "irgl-bench " + shlex.join(args.argv),
+        "commit": current_commit(),
     }
     # fail on broken markers before spending hours on runs
     try:

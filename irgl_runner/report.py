@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -103,6 +104,22 @@ class BenchRow:
         d["edges_per_s"] = self.edges_per_s
         d["correct"] = self.correct
         return d
+
+
+def current_commit() -> str:
+    """The checkout's short commit id (``unknown`` outside a git checkout),
+    for the headers of generated tables."""
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            cwd=Path(__file__).resolve().parent,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return done.stdout.strip() or "unknown"
 
 
 def wrong_rows(rows: Sequence[BenchRow]) -> list[BenchRow]:
@@ -213,6 +230,8 @@ def render_section(
         head.append(f"Generated {meta['generated']}")
     if meta.get("command"):
         head.append(f"by `{meta['command']}`")
+    if meta.get("commit"):
+        head.append(f"at commit {meta['commit']}")
     if head:
         out.append(" ".join(head) + ".")
     if meta.get("reps"):
@@ -392,6 +411,8 @@ def render_ablation_section(
         head.append(f"Ablation generated {meta['generated']}")
     if meta.get("command"):
         head.append(f"by `{meta['command']}`")
+    if meta.get("commit"):
+        head.append(f"at commit {meta['commit']}")
     if head:
         out.append(" ".join(head) + ".")
     out.append(

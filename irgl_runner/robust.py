@@ -57,7 +57,7 @@ from .errors import IrglError, UsageError
 from .graph_args import check_graph_arg, default_cache_dir, resolve_graph
 from .graphs import CSRGraph, GraphFormatError
 from .reference import INF, bfs_levels
-from .report import ReportError, check_markdown, update_markdown
+from .report import ReportError, check_markdown, current_commit, update_markdown
 
 __all__ = [
     "QUICK_ROBUST_GRAPHS",
@@ -887,6 +887,8 @@ def render_robust_section(
     head = f"Generated {generated}" if generated else "Generated"
     if meta.get("command"):
         head += f" by `{meta['command']}`"
+    if meta.get("commit"):
+        head += f" at commit {meta['commit']}"
     out.append(head + ".")
     reps = meta.get("reps", DEFAULT_ROBUST_REPS)
     out.append(
@@ -1091,6 +1093,7 @@ def cmd_robust(args: argparse.Namespace, runner: RobustRunner | None = None) -> 
     meta: dict[str, Any] = {
         "generated": _now(),
         "command": "irgl-bench " + shlex.join(getattr(args, "argv", ["all"])),
+        "commit": current_commit(),
         "reps": args.reps,
         "sources": args.sources,
         "source_seed": args.source_seed,

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from irgl_runner.errors import UsageError
-from irgl_runner.report import update_markdown, write_output
+from irgl_runner.report import current_commit, update_markdown, write_output
 
 BEGIN_MARKER = "<!-- irgl-bench scaling: begin -->"
 END_MARKER = "<!-- irgl-bench scaling: end -->"
@@ -247,22 +247,6 @@ def markdown(rows: list[dict[str, Any]], gpu: str, date: str, commit: str) -> st
     return "\n".join(lines) + "\n"
 
 
-def _commit() -> str:
-    try:
-        return (
-            subprocess.run(
-                ["git", "rev-parse", "--short", "HEAD"],
-                capture_output=True,
-                text=True,
-                timeout=10,
-                cwd=Path(__file__).resolve().parent,
-            ).stdout.strip()
-            or "unknown"
-        )
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """``irgl-bench scaling``'s options."""
     p.add_argument(
@@ -388,7 +372,7 @@ def run(args: argparse.Namespace) -> int:
     gpu = next((r["gpu"] for r in rows if r.get("gpu")), "unknown GPU")
     rows = merged(earlier, rows, gpu)
     date = datetime.date.today().isoformat()
-    commit = _commit()
+    commit = current_commit()
     payload = {"gpu": gpu, "date": date, "commit": commit, "rows": rows}
     tmp = out.with_name(f".{out.name}.tmp")
     tmp.write_text(json.dumps(payload, indent=1) + "\n")

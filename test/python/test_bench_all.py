@@ -629,3 +629,9 @@ def test_pipeline_and_backend_reach_every_run(tmp_path: Path, bench: Path) -> No
         assert job.extra_args == ["--backend", "cuda", "--pipeline", pipeline]
         cmd = SubprocessRunner().command(job)
         assert cmd[-4:] == ["--backend", "cuda", "--pipeline", pipeline]
+
+
+def test_render_section_names_the_commit() -> None:
+    meta = {"generated": "2026-11-26", "command": "irgl-bench all", "commit": "abc1234"}
+    head = render_section([], meta).splitlines()[0]
+    assert head == "Generated 2026-11-26 by `irgl-bench all` at commit abc1234."
