@@ -59,10 +59,36 @@ BUILD_CACHE_ENV = "IRGL_TEST_BUILD_CACHE"
 _OWNED_CACHE = pytest.StashKey[str]()
 
 
+#: Comma-separated GPU indices to spread pytest-xdist workers over
+#: (``IRGL_TEST_GPUS=0,1,2,3 pytest -m gpu -n 16``): worker ``gwK`` sees only
+#: the (K mod count)-th of them. Unset: every worker sees every GPU.
+TEST_GPUS_ENV = "IRGL_TEST_GPUS"
+
+
+def worker_gpu(worker: str | None, gpus: str | None) -> str | None:
+    """The ``CUDA_VISIBLE_DEVICES`` value for xdist worker ``worker``
+    (``gw0``, ``gw1``, ...) under ``$IRGL_TEST_GPUS`` = ``gpus``; None to
+    leave it as it is (not a worker, or no list)."""
+    names = [g.strip() for g in (gpus or "").split(",") if g.strip()]
+    if not names or not worker or not worker.startswith("gw"):
+        return None
+    try:
+        index = int(worker[2:])
+    except ValueError:
+        return None
+    return names[index % len(names)]
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Make the session's build cache (a temporary folder, removed at the
     end) unless ``$IRGL_TEST_BUILD_CACHE`` names one already: xdist workers
-    inherit the controller's, so they share it."""
+    inherit the controller's, so they share it. An xdist worker under
+    ``$IRGL_TEST_GPUS`` keeps to its GPU (before anything starts CUDA)."""
+    gpu = worker_gpu(
+        os.environ.get("PYTEST_XDIST_WORKER"), os.environ.get(TEST_GPUS_ENV)
+    )
+    if gpu is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = gpu
     if os.environ.get(BUILD_CACHE_ENV):
         return
     folder = tempfile.mkdtemp(prefix="irgl-test-builds-")
