@@ -30,13 +30,17 @@
 #include <cstring>
 #include <limits>
 #include <map>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+// The runtime's two caches (occupancy, scratch_pool) lock a pthread mutex:
+// <mutex> (with <chrono> and <system_error>) costs every program about 0.2 s
+// of compiling.
+#include <pthread.h>
 
 #if defined(IRGL_INDEX_BITS) && IRGL_INDEX_BITS == 64
 /// The C++ type of MLIR `index` (Target option index-bitwidth=64).
@@ -1098,6 +1102,18 @@ __device__ __forceinline__ irgl_index irgl_global_num_threads() {
 namespace irgl {
 namespace detail {
 
+/// Holds a pthread mutex for its scope (std::lock_guard without <mutex>).
+class Locked {
+ public:
+  explicit Locked(pthread_mutex_t& mutex) : mutex_(mutex) { pthread_mutex_lock(&mutex_); }
+  ~Locked() { pthread_mutex_unlock(&mutex_); }
+  Locked(const Locked&) = delete;
+  Locked& operator=(const Locked&) = delete;
+
+ private:
+  pthread_mutex_t& mutex_;
+};
+
 /// Throws irgl::Error after a failed launch (clearing CUDA's last error).
 inline void check_launch(const char* what, irgl_index grid, irgl_index block, cudaError_t err) {
   if (err == cudaSuccess) err = cudaGetLastError();
@@ -1124,13 +1140,13 @@ inline void check_dims(const char* what, irgl_index grid, irgl_index block) {
 /// Occupancy of `kernel` with `block` threads: {blocks per SM, SM count},
 /// cached per (device, kernel pointer, block).
 inline std::pair<int, int> occupancy(const void* kernel, irgl_index block) {
-  static std::mutex mutex;
+  static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
   static std::map<std::tuple<int, const void*, long long>, std::pair<int, int>> cache;
   int device = 0;
   IRGL_CHECK(cudaGetDevice(&device));
   const auto key = std::make_tuple(device, kernel, static_cast<long long>(block));
   {
-    std::lock_guard<std::mutex> lock(mutex);
+    Locked lock(mutex);
     auto it = cache.find(key);
     if (it != cache.end()) return it->second;
   }
@@ -1138,7 +1154,7 @@ inline std::pair<int, int> occupancy(const void* kernel, irgl_index block) {
   IRGL_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, static_cast<int>(block), 0));
   IRGL_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   std::pair<int, int> result(per_sm, sms);
-  std::lock_guard<std::mutex> lock(mutex);
+  Locked lock(mutex);
   cache[key] = result;
   return result;
 }
@@ -1241,9 +1257,9 @@ namespace detail {
 /// default pool is told to keep freed memory (release threshold: never) so
 /// that later scratch allocations are served from it without the driver.
 inline bool scratch_pool(int device) {
-  static std::mutex mutex;
+  static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
   static std::map<int, bool> ready;
-  std::lock_guard<std::mutex> lock(mutex);
+  Locked lock(mutex);
   auto it = ready.find(device);
   if (it != ready.end()) return it->second;
   int supported = 0;
