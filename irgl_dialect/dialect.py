@@ -26,6 +26,7 @@ from irgl_dialect.graph import (
     EdgeWeightOp,
     FirstEdgeOp,
     LastEdgeOp,
+    MaxDegreeOp,
     NumEdgesOp,
     NumNodesOp,
 )
@@ -73,6 +74,7 @@ Irgl = Dialect(
         NopOp,
         NumNodesOp,
         NumEdgesOp,
+        MaxDegreeOp,
         FirstEdgeOp,
         LastEdgeOp,
         DegreeOp,

@@ -57,6 +57,17 @@ class NumEdgesOp(_GraphQuery):
 
 
 @irdl_op_definition
+class MaxDegreeOp(_GraphQuery):
+    """The largest out-degree of any node (0 without nodes):
+    `%d = irgl.graph.max_degree %g`. Known on the host without reading the
+    graph (the runtime keeps it with the graph), so a host kernel can pick
+    an algorithm by it, e.g. direction-optimizing BFS where one node holds a
+    large share of the edges."""
+
+    name = "irgl.graph.max_degree"
+
+
+@irdl_op_definition
 class FirstEdgeOp(_GraphElementQuery):
     """Id of a node's first edge: `%e = irgl.graph.first_edge %g[%n]`."""
 

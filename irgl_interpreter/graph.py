@@ -53,6 +53,12 @@ class GraphFunctions(InterpreterFunctions):
     ) -> PythonValues:
         return (len(args[0].edge_dst),)
 
+    @impl(g.MaxDegreeOp)
+    def run_max_degree(
+        self, interpreter: Interpreter, op: g.MaxDegreeOp, args: PythonValues
+    ) -> PythonValues:
+        return (args[0].max_degree,)
+
     @impl(g.FirstEdgeOp)
     def run_first_edge(
         self, interpreter: Interpreter, op: g.FirstEdgeOp, args: PythonValues

@@ -10,6 +10,7 @@ construct family share it.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -125,6 +126,13 @@ class Graph:
     @property
     def num_edges(self) -> int:
         return len(self.edge_dst)
+
+    @functools.cached_property
+    def max_degree(self) -> int:
+        """The largest out-degree (0 without nodes), as the runtime keeps it."""
+        if self.num_nodes == 0:
+            return 0
+        return int(np.diff(np.asarray(self.row_start, dtype=np.int64)).max())
 
 
 @dataclass

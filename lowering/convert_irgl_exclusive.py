@@ -262,9 +262,7 @@ def _lower_exclusive_locked(
     gave_up_block = Block()
     gave_up_block.add_op(scf.YieldOp(taken))
     won = at.op(
-        scf.IfOp(
-            taken, [IntegerType(1)], Region(commit_block), Region(gave_up_block)
-        )
+        scf.IfOp(taken, [IntegerType(1)], Region(commit_block), Region(gave_up_block))
     )
 
     body = take_body(op.body)

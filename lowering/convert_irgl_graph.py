@@ -31,6 +31,7 @@ from irgl_dialect.graph import (
     EdgeWeightOp,
     FirstEdgeOp,
     LastEdgeOp,
+    MaxDegreeOp,
     NumEdgesOp,
     NumNodesOp,
 )
@@ -41,6 +42,7 @@ from lowering.runtime_calls import call
 _RUNTIME_FUNCTIONS: dict[type[Operation], RuntimeFunction] = {
     NumNodesOp: runtime_function("irgl_graph_num_nodes"),
     NumEdgesOp: runtime_function("irgl_graph_num_edges"),
+    MaxDegreeOp: runtime_function("irgl_graph_max_degree"),
     FirstEdgeOp: runtime_function("irgl_graph_first_edge"),
     LastEdgeOp: runtime_function("irgl_graph_last_edge"),
     DegreeOp: runtime_function("irgl_graph_degree"),

@@ -86,6 +86,7 @@ from irgl_dialect.graph import (
     EdgeWeightOp,
     FirstEdgeOp,
     LastEdgeOp,
+    MaxDegreeOp,
     NumEdgesOp,
     NumNodesOp,
 )
@@ -268,7 +269,7 @@ class _KernelAnalysis:
             self._structure(op, op.element, "reads the edge range of")
         elif isinstance(op, DegreeOp):
             self._structure(op, op.element, "reads the degree of")
-        elif isinstance(op, NumNodesOp | NumEdgesOp):
+        elif isinstance(op, NumNodesOp | NumEdgesOp | MaxDegreeOp):
             fail(
                 op,
                 f"{self.where} reads the graph's size, which is the rank's "
@@ -724,6 +725,8 @@ class _HostDistribution:
                         )
             elif isinstance(op, NumEdgesOp):
                 fail(op, "the edge count is the rank's local count on a partition")
+            elif isinstance(op, MaxDegreeOp):
+                fail(op, "the largest degree is the rank's own on a partition")
             elif isinstance(op, CBlockOp | CExprOp):
                 fail(op, "C text on the host would run on every rank with its own data")
         for root, _ in self.node_arrays.items():

@@ -10,9 +10,13 @@
 //   node scans its own edges for a parent on the last level and stops at
 //   the first. On RMAT 20 from its hub that turns the 22 million edges of
 //   the second level and the 9 million of the third into 0.8 million edge
-//   reads: 0.94 -> 0.45-0.61 ms on an H100.
+//   reads: 0.94 -> 0.45-0.61 ms on an H100. A node of more than 1/4 of
+//   the edges (a star's hub) is never expanded top-down: the level it
+//   would fill is done bottom-up, every other node looking for its parent
+//   at once, instead of one block walking the hub's edges.
 // - `bfs_two_hop`, two levels per round, for graphs with at most 4 edges
-//   per node on average (grids, meshes, chains): their frontiers are small
+//   per node on average and no node of more than 1/4 of the edges (grids,
+//   meshes, chains; stars take the first way): their frontiers are small
 //   and there are thousands of levels, so a round is latency, not work,
 //   and half as many rounds is nearly half the time. Its Iterate runs in a
 //   control kernel of 256 threads per SM (the kernel's launch bounds): 255
@@ -65,6 +69,7 @@ irgl.kernel @bfs(%g: !irgl.graph, %level: memref<?xi32>, %LEVEL: i32,
   %two = arith.constant 2 : i32
   %zero64 = arith.constant 0 : i64
   %one64 = arith.constant 1 : i64
+  %two64 = arith.constant 2 : i64
   %k32_64 = arith.constant 32 : i64
   %golden = arith.constant 2654435769 : i64
   %low32 = arith.constant 4294967295 : i64
@@ -93,10 +98,20 @@ irgl.kernel @bfs(%g: !irgl.graph, %level: memref<?xi32>, %LEVEL: i32,
         memref.store %zero64, %frontier_edges[%at] : memref<?xi64>
       }
     }
+    // A node with more than `limit` edges is left to the bottom-up pass:
+    // it is the frontier's heaviest part on its own, and one block would
+    // walk its edges while the rest of the grid idles (a star's hub). Its
+    // edge loop skips every edge, flag 2 ends the Iterate (below), and the
+    // host runs bottom-up from this LEVEL (flag 1: from the next).
+    %deg_n = irgl.graph.degree %g[%n]
+    %deg_n64 = arith.index_cast %deg_n : index to i64
+    %huge = arith.cmpi ugt, %deg_n64, %limit : i64
+    %light = arith.cmpi ule, %deg_n64, %limit : i64
     irgl.forall %e in edges(%g, %n) {
       %dst = irgl.graph.edge_dst %g[%e]
       %l = memref.load %level[%dst] : memref<?xi32>
-      %unseen = arith.cmpi eq, %l, %inf : i32
+      %unseen_any = arith.cmpi eq, %l, %inf : i32
+      %unseen = arith.andi %unseen_any, %light : i1
       scf.if %unseen {
         // kind 2 = assign: atomicExch returns the previous level
         %old = "memref.atomic_rmw"(%LEVEL, %level, %dst) <{kind = 2 : i64}> : (i32, memref<?xi32>, index) -> i32
@@ -122,12 +137,17 @@ irgl.kernel @bfs(%g: !irgl.graph, %level: memref<?xi32>, %LEVEL: i32,
             %after = arith.addi %before, %weight : i64
             %heavy = arith.cmpi ugt, %after, %share : i64
             scf.if %heavy {
-              memref.store %one64, %frontier_edges[%k1024] : memref<?xi64>
+              %was = "memref.atomic_rmw"(%one64, %frontier_edges, %k1024) <{kind = 4 : i64}> : (i64, memref<?xi64>, index) -> i64
             }
             irgl.reduce_and_return %heavy
           }
         }
       }
+    }
+    scf.if %huge {
+      // kind 4 = maxs: flag 2 stays 2 whatever else this level stores
+      %was = "memref.atomic_rmw"(%two64, %frontier_edges, %k1024) <{kind = 4 : i64}> : (i64, memref<?xi64>, index) -> i64
+      irgl.reduce_and_return %huge
     }
   }
 }
@@ -293,7 +313,13 @@ irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
   %nn = irgl.graph.num_nodes %g
   %ne = irgl.graph.num_edges %g
   %low = arith.muli %nn, %c4 : index
-  %sparse = arith.cmpi ule, %ne, %low : index
+  %few_edges = arith.cmpi ule, %ne, %low : index
+  // not a star or a hub graph: a node of more than 1/4 of the edges is for
+  // the direction-optimizing path, which hands it to the bottom-up pass
+  %quarter = arith.divui %ne, %c4 : index
+  %dmax = irgl.graph.max_degree %g
+  %no_hub = arith.cmpi ule, %dmax, %quarter : index
+  %sparse = arith.andi %few_edges, %no_hub : i1
   scf.if %sparse {
     irgl.iterate @bfs_two_hop(%g, %level) : (!irgl.graph, memref<?xi32>) initial [%src] {
     }
@@ -318,11 +344,16 @@ irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
     // one: when the worklist ran dry instead (a source whose component is
     // small, an isolated source) BFS is done, and a bottom-up pass would
     // read the edges of every unreached node, the whole graph
+    // (flag 2: a node too heavy to expand left this level to it)
     %zero64 = arith.constant 0 : i64
+    %two64 = arith.constant 2 : i64
     %flag = memref.load %frontier_edges[%c1024] : memref<?xi64>
     %heavy = arith.cmpi ne, %flag, %zero64 : i64
+    %left = arith.cmpi eq, %flag, %two64 : i64
+    %this_level = arith.subi %after, %c1 : i32
+    %start = arith.select %left, %this_level, %after : i32
     scf.if %heavy {
-      %end = irgl.iterate while any @bfs_bottom_up(%g, %level, %l = %after)
+      %end = irgl.iterate while any @bfs_bottom_up(%g, %level, %l = %start)
           : (!irgl.graph, memref<?xi32>, i32) {
         %next = arith.addi %l, %c1 : i32
         irgl.yield %next : i32

@@ -61,3 +61,21 @@ def test_app_matches_scipy(name: str, graph_name: str) -> None:
     )
     ctx = execute(app, _program(name), graph, source=source, reps=1, warmup=0)
     assert app.check is not None and app.check(ctx) is None
+
+
+@pytest.mark.parametrize("source", [0, 1, 1500])
+def test_bfs_leaves_a_star_hub_to_the_bottom_up_pass(source: int) -> None:
+    """A node with more than a quarter of the edges (a star's hub) is not
+    expanded top-down: the level it would fill is done bottom-up, from the
+    hub (one top-down round) or from a leaf (two), on the interpreter in a
+    random order: the levels are the reference's either way."""
+    from irgl_interpreter.apps import run_app
+
+    graph = generators.generate("star:2000")
+    graph.weights = None
+    run = run_app(load_app("bfs"), graph, "random:5", source=source)
+    assert run.problem is None
+    top_down = 1 if source == 0 else 2
+    # init, the top-down rounds, bottom-up for the leaves (or the hub and
+    # then the leaves), and the pass that finds nothing left
+    assert run.stats.invocations <= 1 + top_down + 3

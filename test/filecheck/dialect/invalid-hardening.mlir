@@ -198,3 +198,13 @@ irgl.kernel @k(%a: i32) {
 
 // CHECK:      // {{-+}}
 // CHECK-NEXT: 'arith.cmpi' predicate must be an integer in [0, 9], got 1073741823 : i64 (rule: comparison predicates are known)
+
+// -----
+
+// RULE_GRAPH_ACCESS: the largest degree outside any kernel.
+
+%g = "test.op"() : () -> !irgl.graph
+%d = irgl.graph.max_degree %g
+
+// CHECK:      // {{-+}}
+// CHECK-NEXT: 'irgl.graph.max_degree' (graph access) may only appear in kernels, but it is outside any kernel (rule: graph accesses only in device code)

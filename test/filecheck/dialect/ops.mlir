@@ -777,6 +777,7 @@ irgl.kernel host @c_host(%n: i32) {
 irgl.kernel @graph(%g: !irgl.graph, %n: index, %e: index) {
   %nn = irgl.graph.num_nodes %g
   %ne = irgl.graph.num_edges %g
+  %dmax = irgl.graph.max_degree %g
   %first = irgl.graph.first_edge %g[%n]
   %last = irgl.graph.last_edge %g[%n]
   %deg = irgl.graph.degree %g[%n]
@@ -788,6 +789,7 @@ irgl.kernel @graph(%g: !irgl.graph, %n: index, %e: index) {
 // CHECK-NEXT:   irgl.kernel @graph(%g: !irgl.graph, %n: index, %e: index) {
 // CHECK-NEXT:     %nn = irgl.graph.num_nodes %g
 // CHECK-NEXT:     %ne = irgl.graph.num_edges %g
+// CHECK-NEXT:     %dmax = irgl.graph.max_degree %g
 // CHECK-NEXT:     %first = irgl.graph.first_edge %g[%n]
 // CHECK-NEXT:     %last = irgl.graph.last_edge %g[%n]
 // CHECK-NEXT:     %deg = irgl.graph.degree %g[%n]
@@ -800,6 +802,7 @@ irgl.kernel @graph(%g: !irgl.graph, %n: index, %e: index) {
 // GENERIC: ^bb0(%g: !irgl.graph, %n: index, %e: index):
 // GENERIC: %nn = "irgl.graph.num_nodes"(%g) : (!irgl.graph) -> index
 // GENERIC: %ne = "irgl.graph.num_edges"(%g) : (!irgl.graph) -> index
+// GENERIC: %dmax = "irgl.graph.max_degree"(%g) : (!irgl.graph) -> index
 // GENERIC: %first = "irgl.graph.first_edge"(%g, %n) : (!irgl.graph, index) -> index
 // GENERIC: %last = "irgl.graph.last_edge"(%g, %n) : (!irgl.graph, index) -> index
 // GENERIC: %deg = "irgl.graph.degree"(%g, %n) : (!irgl.graph, index) -> index

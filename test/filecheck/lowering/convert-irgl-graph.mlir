@@ -5,6 +5,7 @@
 irgl.kernel device @f(%g: !irgl.graph, %n: index, %e: index) -> i32 {
   %a = irgl.graph.num_nodes %g
   %b = irgl.graph.num_edges %g
+  %m = irgl.graph.max_degree %g
   %c = irgl.graph.first_edge %g[%n]
   %d = irgl.graph.last_edge %g[%n]
   %deg = irgl.graph.degree %g[%n]
@@ -16,6 +17,7 @@ irgl.kernel device @f(%g: !irgl.graph, %n: index, %e: index) -> i32 {
 // CHECK:      func.func @f(%g: !irgl_rt.graph, %n: index, %e: index) -> i32 {
 // CHECK-NEXT:   %a = func.call @irgl_graph_num_nodes(%g) : (!irgl_rt.graph) -> index
 // CHECK-NEXT:   %b = func.call @irgl_graph_num_edges(%g) : (!irgl_rt.graph) -> index
+// CHECK-NEXT:   %m = func.call @irgl_graph_max_degree(%g) : (!irgl_rt.graph) -> index
 // CHECK-NEXT:   %c = func.call @irgl_graph_first_edge(%g, %n) : (!irgl_rt.graph, index) -> index
 // CHECK-NEXT:   %d = func.call @irgl_graph_last_edge(%g, %n) : (!irgl_rt.graph, index) -> index
 // CHECK-NEXT:   %deg = func.call @irgl_graph_degree(%g, %n) : (!irgl_rt.graph, index) -> index

@@ -179,6 +179,22 @@ irgl.kernel host @main(%g: !irgl.graph) {
 
 // -----
 
+// The largest degree on the host (a rank would read its own partition's).
+irgl.kernel host @main(%g: !irgl.graph) {
+  %d = irgl.graph.max_degree %g
+}
+// CHECK: cannot distribute: the largest degree is the rank's own on a partition
+
+// -----
+
+// The largest degree in a kernel.
+irgl.kernel @k(%g: !irgl.graph) {
+  %d = irgl.graph.max_degree %g
+}
+// CHECK: cannot distribute: @k reads the graph's size, which is the rank's local count on a partition, not the graph's
+
+// -----
+
 // An initial worklist read from an array.
 irgl.kernel @k(%g: !irgl.graph) {
   irgl.forall %i in worklist {
