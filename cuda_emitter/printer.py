@@ -59,6 +59,7 @@ from cuda_emitter.host_abi import (
     result_kind,
 )
 from irgl_dialect.runtime import (
+    NOINLINE_ATTR,
     UNROLL_ATTR,
     CBlockOp,
     CDeclOp,
@@ -764,7 +765,12 @@ class CudaPrinter(BasePrinter):
                 return (
                     f"__global__ void{self._launch_bounds(function)} {name}({params})"
                 )
-            return f"__device__ {self._return_type(function)} {name}({params})"
+            noinline = (
+                " IRGL_NOINLINE_BODY" if NOINLINE_ATTR in function.attributes else ""
+            )
+            return (
+                f"__device__{noinline} {self._return_type(function)} {name}({params})"
+            )
         finally:
             self._op_stack.pop()
 

@@ -66,6 +66,11 @@ from xdsl.utils.exceptions import VerifyException
 #: cuda target prints `#pragma unroll N`); set by convert-irgl-nested-edges.
 UNROLL_ATTR = "irgl_rt.unroll"
 
+#: Discardable unit attribute on a device `func.func`: not inlined into its
+#: callers (the cuda target prints `IRGL_NOINLINE_BODY`, `__noinline__`
+#: unless the build defines it otherwise); set by irgl-outline-kernel-bodies.
+NOINLINE_ATTR = "irgl_rt.noinline"
+
 
 @irdl_attr_definition
 class GraphHandleType(ParametrizedAttribute, TypeAttribute):

@@ -12,6 +12,13 @@ gives each declaration a clone of its kernel's body (`gpu.return` becoming
 body on block 0 alone, `lowering/outline_small_worklist.py`). A kernel that
 nothing references any more (every invocation outlined into a control
 kernel) is then erased: nvcc would compile it for nothing.
+
+A body of at least `NOINLINE_OPS` operations that a control kernel calls
+from two places or more (the grid-wide rounds and the small-worklist mode's
+block-0 rounds) is marked `#irgl_rt.noinline`: nvcc would otherwise compile
+it once per call site. BFS's two-hop body (about 1,300 operations: three edge
+phases of four interleaved copies, each unrolled four times) took cicc and
+ptxas 7.7 s inlined twice, 5.6 s once (docs/performance-notes.md).
 """
 
 from __future__ import annotations
@@ -26,16 +33,23 @@ from xdsl.dialects.builtin import (
     IndexType,
     ModuleOp,
     SymbolRefAttr,
+    UnitAttr,
 )
 from xdsl.ir import Attribute, Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from irgl_dialect.runtime import DeviceBodyAttr
+from irgl_dialect.runtime import NOINLINE_ATTR, DeviceBodyAttr
 from irgl_dialect.runtime_library import runtime_function
 from lowering.outline_plan import launch_of
 from lowering.outline_small_worklist import needs_grid
 from lowering.runtime_calls import fail
+
+#: Operations (the body's walk) from which a device body called from two
+#: places or more is not inlined: BFS's two-hop body has about 1,300 and
+#: compiles without spills as a function; its top-down body (about 800)
+#: spilled as one, and every other benchmark's body has at most 409.
+NOINLINE_OPS = 1000
 
 
 @dataclass(frozen=True)
@@ -48,6 +62,10 @@ class OutlineKernelBodies(ModulePass):
 
     name = "irgl-outline-kernel-bodies"
 
+    noinline_ops: int = NOINLINE_OPS
+    """Operations from which a body called from two places or more is marked
+    `#irgl_rt.noinline` (0: never)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernels = {
             k.sym_name.data: k
@@ -57,6 +75,7 @@ class OutlineKernelBodies(ModulePass):
             if isinstance(k, gpu.FuncOp)
         }
         outlined: set[str] = set()
+        calls = _call_sites(op)
         for module in op.body.block.ops:
             if not isinstance(module, gpu.ModuleOp):
                 continue
@@ -102,9 +121,30 @@ class OutlineKernelBodies(ModulePass):
                 function = func.FuncOp(
                     decl.sym_name.data, (inputs, []), body, visibility="private"
                 )
+                if (
+                    self.noinline_ops > 0
+                    and calls.get(decl.sym_name.data, 0) >= 2
+                    and _size(body) >= self.noinline_ops
+                ):
+                    function.attributes[NOINLINE_ATTR] = UnitAttr()
                 Rewriter.replace_op(decl, function)
                 outlined.add(body_of.kernel_name)
         _erase_unlaunched(op, [kernels[name] for name in sorted(outlined)])
+
+
+def _call_sites(op: ModuleOp) -> dict[str, int]:
+    """How many `func.call`s of `op` call each function, by name."""
+    calls: dict[str, int] = {}
+    for inner in op.walk():
+        if isinstance(inner, func.CallOp):
+            name = inner.callee.root_reference.data
+            calls[name] = calls.get(name, 0) + 1
+    return calls
+
+
+def _size(body: Region) -> int:
+    """The operations of `body`, nested ones included."""
+    return sum(1 for block in body.blocks for top in block.ops for _ in top.walk())
 
 
 def _referenced_symbols(op: ModuleOp) -> set[str]:

@@ -53,6 +53,13 @@ typedef int irgl_index;
 /// Marks an extern "C" ABI function: emitted even if unused, exported.
 #define IRGL_EXPORT extern "C" __attribute__((used, visibility("default"))) inline
 
+/// A control kernel's device body that it calls from several places and that
+/// is large (`#irgl_rt.noinline`): compiled once, called. Building with
+/// -DIRGL_NOINLINE_BODY= inlines it at every call site instead.
+#ifndef IRGL_NOINLINE_BODY
+#define IRGL_NOINLINE_BODY __noinline__
+#endif
+
 namespace irgl {
 
 // ---------------------------------------------------------------------------
