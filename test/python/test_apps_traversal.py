@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
 import pytest
 from conftest import has_gpu, nvcc_object_errors
 
@@ -79,3 +80,34 @@ def test_bfs_leaves_a_star_hub_to_the_bottom_up_pass(source: int) -> None:
     # init, the top-down rounds, bottom-up for the leaves (or the hub and
     # then the leaves), and the pass that finds nothing left
     assert run.stats.invocations <= 1 + top_down + 3
+
+
+def _undirected(edges: list[tuple[int, int]]) -> CSRGraph:
+    from irgl_runner.graphs import COOGraph
+
+    pairs = np.array(edges, dtype=np.int64)
+    src = np.concatenate([pairs[:, 0], pairs[:, 1]])
+    dst = np.concatenate([pairs[:, 1], pairs[:, 0]])
+    return clean(COOGraph(int(pairs.max()) + 1, src, dst, None))
+
+
+CC_HUB_GRAPHS = {
+    "star": lambda: generators.generate("star:2000"),
+    "edge": lambda: generators.generate("path:2"),  # both ends hold half
+    "two-stars": lambda: _undirected(
+        [(0, i) for i in range(2, 50)] + [(1, i) for i in range(50, 90)] + [(0, 1)]
+    ),
+    "star-and-pair": lambda: _undirected([(5, i) for i in range(6, 60)] + [(1, 2)]),
+}
+
+
+@pytest.mark.parametrize("graph_name", sorted(CC_HUB_GRAPHS))
+@pytest.mark.parametrize("schedule", ["sequential", "reversed", "random:2"])
+def test_cc_hub_edges_hooked_from_the_leaves(graph_name: str, schedule: str) -> None:
+    """CC leaves the edges of a node holding half of them to its neighbours
+    (each edge is theirs too); no edge is lost, whatever the order."""
+    from irgl_interpreter.apps import run_app
+
+    graph = CC_HUB_GRAPHS[graph_name]()
+    graph.weights = None
+    assert run_app(load_app("cc"), graph, schedule).problem is None

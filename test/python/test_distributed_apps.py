@@ -159,7 +159,7 @@ def test_pr_pull_refused_under_cvc():
     ("name", "reason"),
     [
         ("bfs", "indexes %frontier_edges with %i"),
-        ("cc", "indexes %parent with %xi"),
+        ("cc", "reads the degree of %v, a neighbour"),
         ("pr", "uses the value an atomic add on %residual returns"),
         ("dmr", "C text reads or writes %meta"),
         ("color", "indexes %nbhd with %row"),
