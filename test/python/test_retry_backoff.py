@@ -284,17 +284,22 @@ def test_backoff_cuts_launches_on_a_star(tmp_path: Path, outline: str) -> None:
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("outline", ["true", "false"])
-def test_claim_locks_color_a_star_in_one_launch(tmp_path: Path, outline: str) -> None:
+def test_claim_locks_color_a_star(tmp_path: Path, outline: str) -> None:
     """With claim locks (exclusive_locks=true, off by default) the leaves
-    retry on the hub's cell in place: one launch of @color, whatever the
-    conflicts."""
+    retry on the hub's cell in place, so the program's count of slot 0's
+    iterations (its `launches` under re-launches) counts slot 0's attempts.
+    The hub's cell lets one leaf through at a time, so a leaf may lose
+    about once per other leaf, not more: a contender starved by the others
+    (the hang fixed in 02108eb) would exceed the node count (an H200 had
+    3,505 and 3,809 of 4,001)."""
     if nvcc_path() is None:
         pytest.skip("nvcc not found")
+    graph = "star:4000"
     out = _run_color(
-        tmp_path, "star:4000", f"lower-irgl{{outline={outline} exclusive_locks=true}}"
+        tmp_path, graph, f"lower-irgl{{outline={outline} exclusive_locks=true}}"
     )
     assert out["problem"] is None
-    assert out["launches"] == 1, out
+    assert 1 <= out["stats"][0] <= generate(graph).num_nodes, out
 
 
 #: A graph per app for the on/off run (DMR builds its mesh from the node count).
