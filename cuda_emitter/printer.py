@@ -111,6 +111,10 @@ _NOT_CODE = re.compile(
 )
 _C_SYMBOL = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 
+# Opens the program's host code (host functions, entry points), which nvcc's
+# device pass skips like the runtime's (`IRGL_HOST_CODE`, irgl_runtime.cuh).
+_HOST_ONLY = "#if IRGL_HOST_CODE"
+
 
 def c_identifier(hint: str | None) -> str | None:
     """Turn a `name_hint` into a C++ identifier that is neither a keyword nor
@@ -636,15 +640,22 @@ class CudaPrinter(BasePrinter):
             self.line("// Forward declarations")
             for function in device_functions:
                 self.line(self._device_signature(function, with_names=False) + ";")
-            for function in host_functions:
-                self.line(self._host_signature(function, with_names=False) + ";")
+            if host_functions:
+                self.line(_HOST_ONLY)
+                for function in host_functions:
+                    self.line(self._host_signature(function, with_names=False) + ";")
+                self.line("#endif")
 
         for gpu_module in gpu_modules:
             self.print_op(gpu_module)
 
+        # the host code, which nvcc's device pass need not parse
+        self.line("")
+        self.line(_HOST_ONLY)
         for function in host_functions:
             self.print_op(function)
         self._print_preload(device_functions)
+        self.line("#endif  // IRGL_HOST_CODE")
         self.line("")
 
     def _print_preload(

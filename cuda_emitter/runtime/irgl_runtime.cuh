@@ -24,23 +24,42 @@
 
 #include <cuda_runtime.h>
 
+// IRGL_HOST_CODE: whether this pass sees the runtime's host-only code (launch
+// helpers, pipes, cells, the extern "C" functions). The programs the cuda
+// target emits define IRGL_SPLIT_HOST_CODE and wrap their own host code in
+// `#if IRGL_HOST_CODE`: nvcc's device pass (cicc) then skips both, and the
+// standard headers only they need, about 0.25 s of every program's compile.
+// irgl::Error, IRGL_CHECK and <string> stay visible to both passes (C
+// escapes use them in host functions that both passes parse). Other
+// sources that include this header, and distributed builds, see everything
+// in both passes.
+#if defined(__CUDA_ARCH__) && defined(IRGL_SPLIT_HOST_CODE) && !defined(IRGL_DISTRIBUTED)
+#define IRGL_HOST_CODE 0
+#else
+#define IRGL_HOST_CODE 1
+#endif
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <limits>
-#include <map>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 #include <type_traits>
 #include <utility>
+#if IRGL_HOST_CODE
+#include <map>
+#include <tuple>
 #include <vector>
+#endif
 
 // The runtime's two caches (occupancy, scratch_pool) lock a pthread mutex:
 // <mutex> (with <chrono> and <system_error>) costs every program about 0.2 s
 // of compiling.
+#if IRGL_HOST_CODE
 #include <pthread.h>
+#endif
 
 #if defined(IRGL_INDEX_BITS) && IRGL_INDEX_BITS == 64
 /// The C++ type of MLIR `index` (Target option index-bitwidth=64).
@@ -1102,6 +1121,7 @@ __device__ __forceinline__ irgl_index irgl_global_num_threads() {
   return static_cast<irgl_index>(gridDim.x) * static_cast<irgl_index>(blockDim.x);
 }
 
+#if IRGL_HOST_CODE  // host only: a program's device pass skips it
 // ---------------------------------------------------------------------------
 // Launches and occupancy (host)
 // ---------------------------------------------------------------------------
@@ -1326,6 +1346,10 @@ inline void scratch_free(const void* p) {
   (void)cudaGetLastError();
 }
 
+}  // namespace irgl
+#endif  // IRGL_HOST_CODE
+
+namespace irgl {
 namespace detail {
 
 /// Copies a 32- or 64-bit index array into int32 worklist items.
@@ -1336,18 +1360,32 @@ __global__ void copy_to_items_kernel(int32_t* dst, const T* src, irgl_index n) {
 }
 
 /// Stores one initial item and the worklist's new tail (clearing its overflow
-/// flag): irgl_pipe_push_initial without a synchronizing copy.
-static __global__ void push_initial_kernel(int32_t* slot, irgl_index* tail, int* overflow, int32_t item,
-                                          irgl_index new_tail) {
+/// flag): irgl_pipe_push_initial without a synchronizing copy. (These two
+/// are [[maybe_unused]]: a program's device pass does not see their launches.)
+[[maybe_unused]] static __global__ void push_initial_kernel(int32_t* slot, irgl_index* tail, int* overflow,
+                                                           int32_t item, irgl_index new_tail) {
   *slot = item;
   *tail = new_tail;
   *overflow = 0;
 }
 
 /// Fills n ints with `value` (an All cell's reset flags).
-static __global__ void fill_int_kernel(int* p, int n, int value) {
+[[maybe_unused]] static __global__ void fill_int_kernel(int* p, int n, int value) {
   for (int i = threadIdx.x; i < n; i += blockDim.x) p[i] = value;
 }
+
+// irgl_pipe_init_from_array_index (host code, which the device pass does not
+// see) launches this kernel for 64-bit indices: instantiated here as it was
+// when the device pass parsed that function.
+#if !IRGL_HOST_CODE && defined(IRGL_INDEX_BITS) && IRGL_INDEX_BITS == 64
+template __global__ void copy_to_items_kernel<irgl_index>(int32_t*, const irgl_index*, irgl_index);
+#endif
+
+}  // namespace detail
+}  // namespace irgl
+#if IRGL_HOST_CODE  // host only: a program's device pass skips it
+namespace irgl {
+namespace detail {
 
 /// Host view of one worklist's device meta block (tail + overflow flag).
 struct Meta {
@@ -1773,6 +1811,7 @@ IRGL_EXPORT const char* irgl_device_name() {
     return nullptr;
   return name.c_str();
 }
+#endif  // IRGL_HOST_CODE
 
 // ---------------------------------------------------------------------------
 // Reductions of an edge loop (irgl.forall ... reduce(kind, init : T)) across
@@ -2112,6 +2151,7 @@ __device__ __forceinline__ bool irgl_ctl_small_allowed(const int32_t* status) {
   return *reinterpret_cast<const volatile int32_t*>(status + 1) == 0;
 }
 
+#if IRGL_HOST_CODE  // host only: a program's device pass skips it
 /// Creates an empty worklist of `capacity` items outside any pipe (the
 /// control kernel's spare). Free with irgl_wl_destroy. Throws irgl::Error.
 inline irgl::Worklist irgl_wl_create(irgl_index capacity) {
@@ -2235,6 +2275,7 @@ IRGL_DEVICE_STORE(f32, float)
 IRGL_DEVICE_STORE(f64, double)
 #undef IRGL_DEVICE_STORE
 #undef IRGL_DEVICE_LOAD
+#endif  // IRGL_HOST_CODE
 
 // ---------------------------------------------------------------------------
 // Several GPUs (IRGL_DISTRIBUTED): the irgl_dist ops over NCCL
