@@ -204,12 +204,12 @@ def _endpoints_in(
 ) -> np.ndarray:
     """The sorted distinct global ids in ``[lo, hi)`` that are endpoints of the
     edges ``holder`` holds (scanned one owner block at a time)."""
-    found: list[np.ndarray] = []
+    seen = np.zeros(max(hi - lo, 0), dtype=bool)  # a flag per id: O(edges + ids)
     for block in _source_blocks(policy, grid, holder):
         src, dst, _ = _block_edges(graph, bounds, policy, grid, holder, block)
         for ids in (src, dst):
-            found.append(np.unique(ids[(ids >= lo) & (ids < hi)]))
-    return np.unique(np.concatenate(found)) if found else _EMPTY
+            seen[ids[(ids >= lo) & (ids < hi)] - lo] = True
+    return np.flatnonzero(seen).astype(np.int64) + lo
 
 
 # ------------------------------------------------------------------ partitions
@@ -392,16 +392,23 @@ def _build_local(
     src = np.concatenate([s for s, _, _ in parts]) if parts else _EMPTY
     dst = np.concatenate([d for _, d, _ in parts]) if parts else _EMPTY
     eid = np.concatenate([e for _, _, e in parts]) if parts else _EMPTY
-    outside = [ids[(ids < lo) | (ids >= hi)] for ids in (src, dst)]
-    mirrors = np.unique(np.concatenate(outside))
+    # Flags and a global -> local table over all node ids (O(edges + nodes),
+    # no sort or binary search per edge): the mirrors are the flagged ids
+    # outside the rank's block, in global order.
+    n = graph.num_nodes
+    flagged = np.zeros(n, dtype=bool)
+    for ids in (src, dst):
+        flagged[ids] = True
+    flagged[lo:hi] = False
+    mirrors = np.flatnonzero(flagged).astype(np.int64)
+    del flagged
     num_masters = hi - lo
     num_local = num_masters + int(mirrors.shape[0])
-
-    def local(ids: np.ndarray) -> np.ndarray:
-        inside = (ids >= lo) & (ids < hi)
-        return np.where(inside, ids - lo, num_masters + np.searchsorted(mirrors, ids))
-
-    lsrc, ldst = local(src), local(dst)
+    to_local = np.empty(n, dtype=np.int64)  # read only at local nodes' ids
+    to_local[lo:hi] = np.arange(num_masters, dtype=np.int64)
+    to_local[mirrors] = num_masters + np.arange(mirrors.shape[0], dtype=np.int64)
+    lsrc, ldst = to_local[src], to_local[dst]
+    del to_local
     order = np.argsort(lsrc * max(num_local, 1) + ldst, kind="stable")
     lsrc, ldst, eid = lsrc[order], ldst[order], eid[order]
     row_start = np.zeros(num_local + 1, dtype=np.int64)
