@@ -15,8 +15,10 @@ A cell of a source-based app whose slowest source takes more than
 :data:`SPREAD_LIMIT` times its fastest one is flagged; the flag is
 *explained* when no source takes more than that factor (and
 :data:`SPREAD_NOISE_MS`) longer than another source that reached at least
-1/factor of its edges and of its BFS levels (the rounds a level-synchronous
-search needs): the extra time is in the work. An unexplained flag is what
+1/factor of its edges, of its BFS levels (the rounds a level-synchronous
+search needs) and of its depth (the largest finite result: SSSP's farthest
+distance, which its distance windows, and so its rounds, follow): the extra
+time is in the work. An unexplained flag is what
 the benchmark is there to find (:func:`explain_spread`).
 
 Each app runs in its own worker process (``python -m irgl_runner.robust``)
@@ -169,16 +171,19 @@ def pick_sources(
 
 def reached_work(
     graph: CSRGraph, output: np.ndarray, source: int, levels: np.ndarray | None = None
-) -> tuple[int, int, int]:
+) -> tuple[int, int, int, int]:
     """Reached nodes, reached edges (stored edges whose source node was
-    reached) and BFS levels (1 + the largest finite hop count) of a search
-    from ``source`` whose per-node ``output`` is ``INF`` where unreached.
-    ``levels`` are the BFS levels if known (else computed)."""
-    reached = np.asarray(output).ravel() != INF
+    reached), BFS levels (1 + the largest finite hop count) and depth (the
+    largest finite ``output``: BFS's last level, SSSP's farthest distance)
+    of a search from ``source`` whose per-node ``output`` is ``INF`` where
+    unreached. ``levels`` are the BFS levels if known (else computed)."""
+    values = np.asarray(output).ravel()
+    reached = values != INF
     edges = int(graph.degrees()[reached].sum())
     hops = bfs_levels(graph, source) if levels is None else np.asarray(levels)
     finite = hops[hops != INF]
-    return int(reached.sum()), edges, int(finite.max(initial=0)) + 1
+    depth = int(values[reached].max(initial=0))
+    return int(reached.sum()), edges, int(finite.max(initial=0)) + 1, depth
 
 
 # -------------------------------------------------------------------- cells
@@ -197,6 +202,9 @@ class SourceRun:
     reached_nodes: int = 0
     reached_edges: int = 0
     levels: int = 0
+    #: the largest finite output: BFS's last level, SSSP's farthest distance
+    #: (SSSP's windows, its rounds, follow it, not the hop count)
+    depth: int = 0
     edge_visits: int | None = None  # the interpreter's count, where it ran
 
     @property
@@ -291,6 +299,11 @@ def _ms_of(run: SourceRun) -> float:
     return run.median_ms or 0.0
 
 
+def _depths(cell: RobustCell, s: SourceRun, o: SourceRun) -> str:
+    """``, depth A vs B`` where the depth is not the levels' (SSSP)."""
+    return "" if cell.app == "bfs" else f", depth {s.depth:,} vs {o.depth:,}"
+
+
 def explain_spread(
     cell: RobustCell, limit: float = SPREAD_LIMIT, noise_ms: float = SPREAD_NOISE_MS
 ) -> Spread | None:
@@ -319,6 +332,7 @@ def explain_spread(
             if o is not s
             and limit * o.reached_edges >= s.reached_edges
             and limit * o.levels >= s.levels
+            and limit * o.depth >= s.depth
         ]
         if not peers:
             continue
@@ -343,7 +357,7 @@ def explain_spread(
             f"more than {limit:g}× slower than one with as much work, e.g. "
             f"{s.role} {s.node} {_ratio(_ms_of(s), _ms_of(o))} {o.role} {o.node} "
             f"({s.reached_edges:,} vs {o.reached_edges:,} edges, {s.levels} vs "
-            f"{o.levels} levels)"
+            f"{o.levels} levels{_depths(cell, s, o)})"
         )
     elif flagged:
         reason += "; explained by the work"
@@ -422,7 +436,7 @@ def run_sources(
     ):
         run.status = status
         if work is not None:
-            run.reached_nodes, run.reached_edges, run.levels = work
+            run.reached_nodes, run.reached_edges, run.levels, run.depth = work
     return out
 
 
@@ -432,8 +446,9 @@ _CHECKING: tuple[AppSpec, CSRGraph] | None = None
 
 def _check_one(
     item: tuple[int, dict[str, np.ndarray], Any],
-) -> tuple[str, tuple[int, int, int] | None]:
-    """The status and (reached nodes, edges, levels) of one source's output."""
+) -> tuple[str, tuple[int, int, int, int] | None]:
+    """The status and (reached nodes, edges, levels, depth) of one source's
+    output."""
     assert _CHECKING is not None
     app, graph = _CHECKING
     node, outputs, result = item
@@ -458,7 +473,7 @@ def _check_all(
     graph: CSRGraph,
     items: Sequence[tuple[int, dict[str, np.ndarray], Any]],
     jobs: int,
-) -> list[tuple[str, tuple[int, int, int] | None]]:
+) -> list[tuple[str, tuple[int, int, int, int] | None]]:
     """:func:`_check_one` of every item, in ``jobs`` forked processes if more
     than 1 (where fork exists), else here."""
     global _CHECKING
@@ -900,15 +915,16 @@ def render_robust_section(
         "checked against the CPU reference; min/median/max over the sources. "
         f"Other apps: min/median/max of {reps} timed runs after one warm-up. "
         "Host call to device synchronization. Reached edges = stored edges "
-        "whose source node the search reached; levels = BFS depth + 1. A "
+        "whose source node the search reached; levels = BFS depth + 1; SSSP's "
+        "depth = its farthest finite distance (its distance windows follow it). A "
         f"source-based cell whose slowest source takes more than {SPREAD_LIMIT:g}× "
         "its fastest is described in the last column: time, reached edges and "
         "levels of the slowest over the fastest. It is explained by the work "
         f"unless some source takes more than {SPREAD_LIMIT:g}× (and "
         f"{SPREAD_NOISE_MS * 1000:g} µs) longer than another source that reached "
-        f"at least 1/{SPREAD_LIMIT:g} of its edges and of its levels: then it "
-        "is **unexplained**, with the worst such pair. Per-source times, "
-        "reached edges and levels are in `robust.json`."
+        f"at least 1/{SPREAD_LIMIT:g} of its edges, of its levels and (SSSP) of "
+        "its depth: then it is **unexplained**, with the worst such pair. "
+        "Per-source times, reached edges, levels and depths are in `robust.json`."
     )
     planned = meta.get("planned")
     if planned is not None and len(cells) < planned:

@@ -78,12 +78,15 @@ def test_reached_work() -> None:
     from irgl_runner.reference import bfs_levels
 
     levels = bfs_levels(graph, node)
-    nodes, edges, depth = reached_work(graph, levels, node)
+    nodes, edges, count, depth = reached_work(graph, levels, node)
     reached = levels != INF
     assert nodes == int(reached.sum()) == 5
     assert edges == int(graph.degrees()[reached].sum())
-    assert depth == int(levels[reached].max()) + 1
-    assert reached_work(graph, levels, node, levels) == (nodes, edges, depth)
+    assert count == int(levels[reached].max()) + 1 == depth + 1
+    assert reached_work(graph, levels, node, levels) == (nodes, edges, count, depth)
+    # a weighted search's depth is its farthest distance, not a hop count
+    distances = np.where(reached, levels * 7, INF)
+    assert reached_work(graph, distances, node)[2:] == (count, 7 * depth)
 
 
 # ------------------------------------------------------------------- spread
@@ -116,6 +119,24 @@ def test_spread_explained_by_reached_edges() -> None:
     assert "time max/min 62×" in spread.reason
     assert "reached edges max/min 100000/0" in spread.reason
     assert "explained by the work" in spread.reason
+
+
+def test_sssp_spread_explained_by_depth() -> None:
+    """SSSP's rounds follow its farthest distance: a source twice as deep
+    (same edges, same hops) is explained, one as deep is not."""
+
+    def sssp(*runs: tuple[str, float, int]) -> RobustCell:
+        cell = _cell(*((role, ms, 500, 6) for role, ms, _ in runs))
+        cell.app = "sssp"
+        for run, (_, _, depth) in zip(cell.sources or [], runs, strict=True):
+            run.depth = depth
+        return cell
+
+    deeper = explain_spread(sssp(("hub", 2.0, 300), ("random", 4.0, 700)))
+    assert deeper is not None and deeper.flagged and deeper.explained
+    same = explain_spread(sssp(("hub", 2.0, 300), ("random", 4.0, 310)))
+    assert same is not None and same.unexplained == [1]
+    assert "depth 310 vs 300" in same.reason
 
 
 def test_spread_explained_by_levels_and_unexplained() -> None:
