@@ -81,6 +81,14 @@ def _fake_cells(monkeypatch: pytest.MonkeyPatch, gpu: str = "NVIDIA H200") -> li
     return calls
 
 
+#: The (app, gpus) of an earlier bfs run merged with a later sssp run.
+BFS_THEN_SSSP = [("bfs", 1), ("bfs", 2), ("sssp", 1), ("sssp", 2)]
+
+
+def _cells(rows: list[dict]) -> list[tuple[str, int]]:
+    return [(r["app"], r["gpus"]) for r in rows]
+
+
 def test_merge_keeps_the_rows_a_run_does_not_redo(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -109,12 +117,7 @@ def test_merge_keeps_the_rows_a_run_does_not_redo(
         == 0
     )
     rows = json.loads(out.read_text())["rows"]
-    assert [(r["app"], r["gpus"]) for r in rows] == [
-        ("bfs", 1),
-        ("bfs", 2),
-        ("sssp", 1),
-        ("sssp", 2),
-    ]
+    assert _cells(rows) == BFS_THEN_SSSP
     assert all(r["correct"] for r in rows)  # N GPUs gave the 1-GPU output
     table = results.read_text()
     assert (
@@ -197,10 +200,5 @@ def test_merge_takes_the_rows_a_cut_short_run_left(
     argv = ["scaling", "--apps", "sssp", "--graphs", "g", "--gpus", "2", "--merge"]
     assert main([*argv, "--policies", "oec", "--json", str(out), "--results", ""]) == 0
     rows = json.loads(out.read_text())["rows"]
-    assert [(r["app"], r["gpus"]) for r in rows] == [
-        ("bfs", 1),
-        ("bfs", 2),
-        ("sssp", 1),
-        ("sssp", 2),
-    ]
+    assert _cells(rows) == BFS_THEN_SSSP
     assert not partial.exists()
