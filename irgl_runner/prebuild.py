@@ -21,7 +21,7 @@ import os
 import subprocess
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -95,33 +95,14 @@ def build_all(
     check: bool = False,
     progress: TextIO | None = None,
 ) -> list[BuildOutcome]:
-    """Emit every item, then compile each distinct library that is not in
-    ``cache`` yet (``jobs`` nvcc runs at a time); with ``check``, only say
-    which are there (nvcc is not run). One outcome per item, in order."""
+    """Emit every item and compile each distinct library that is not in
+    ``cache`` yet (``jobs`` nvcc runs at a time), each as soon as it is
+    emitted: the emitter (Python, one core) overlaps the first nvcc runs.
+    With ``check``, only say which are there (nvcc is not run). One outcome
+    per item, in order."""
     out = progress
     emitted: list[EmittedProgram | None] = []
     outcomes: list[BuildOutcome] = []
-    for item in items:
-        try:
-            program = emit_program(item.mlir, item.pipeline)
-        except CompileError as e:
-            emitted.append(None)
-            outcomes.append(BuildOutcome(item, "error: " + _one_line(str(e))))
-            continue
-        emitted.append(program)
-        lib = library_path(program, DEFAULT_NVCC_FLAGS, cache=cache)
-        there = lib.is_file() and manifest_path(lib).is_file()
-        outcomes.append(
-            BuildOutcome(item, "cached" if there else "missing", library=lib)
-        )
-    if check:
-        return outcomes
-    # one nvcc run per distinct library not there yet (configurations often
-    # give the same program)
-    todo: dict[Path, list[int]] = {}
-    for k, o in enumerate(outcomes):
-        if o.status == "missing" and o.library is not None:
-            todo.setdefault(o.library, []).append(k)
 
     def compile_one(k: int) -> tuple[str, float]:
         start = time.monotonic()
@@ -134,8 +115,31 @@ def build_all(
             return "error: " + _one_line(str(e)), time.monotonic() - start
         return ("cached" if was_there else "compiled"), time.monotonic() - start
 
+    # one nvcc run per distinct library not there yet (configurations often
+    # give the same program): the items of each, the first one compiled
+    todo: dict[Path, list[int]] = {}
+    futures: dict[Future[tuple[str, float]], list[int]] = {}
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {pool.submit(compile_one, ks[0]): ks for ks in todo.values()}
+        for k, item in enumerate(items):
+            try:
+                program = emit_program(item.mlir, item.pipeline)
+            except CompileError as e:
+                emitted.append(None)
+                outcomes.append(BuildOutcome(item, "error: " + _one_line(str(e))))
+                continue
+            emitted.append(program)
+            lib = library_path(program, DEFAULT_NVCC_FLAGS, cache=cache)
+            there = lib.is_file() and manifest_path(lib).is_file()
+            outcomes.append(
+                BuildOutcome(item, "cached" if there else "missing", library=lib)
+            )
+            if check or there:
+                continue
+            if lib in todo:
+                todo[lib].append(k)
+            else:
+                todo[lib] = [k]
+                futures[pool.submit(compile_one, k)] = todo[lib]
         for future in as_completed(futures):
             status, seconds = future.result()
             ks = futures[future]
