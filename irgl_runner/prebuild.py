@@ -16,11 +16,9 @@ was built (app, configuration, pipeline, library).
 
 from __future__ import annotations
 
-import heapq
 import json
 import os
 import subprocess
-import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
@@ -98,12 +96,10 @@ def build_all(
     progress: TextIO | None = None,
 ) -> list[BuildOutcome]:
     """Emit every item and compile each distinct library that is not in
-    ``cache`` yet (``jobs`` nvcc runs at a time) while the others are
-    emitted: the emitter (Python, one core) overlaps the first nvcc runs,
-    and a free nvcc slot takes the largest program emitted so far (the
-    longest runs first, so that the last ones are short). With ``check``,
-    only say which are there (nvcc is not run). One outcome per item, in
-    order."""
+    ``cache`` yet (``jobs`` nvcc runs at a time), each as soon as it is
+    emitted: the emitter (Python, one core) overlaps the first nvcc runs.
+    With ``check``, only say which are there (nvcc is not run). One outcome
+    per item, in order."""
     out = progress
     emitted: list[EmittedProgram | None] = []
     outcomes: list[BuildOutcome] = []
@@ -122,17 +118,7 @@ def build_all(
     # one nvcc run per distinct library not there yet (configurations often
     # give the same program): the items of each, the first one compiled
     todo: dict[Path, list[int]] = {}
-    # emitted, not started: (-length of the CUDA text, item); one pool task
-    # per entry, each pushed before its task is submitted
-    waiting: list[tuple[int, int]] = []
-    lock = threading.Lock()
-
-    def compile_largest() -> tuple[int, str, float]:
-        with lock:
-            _, k = heapq.heappop(waiting)
-        return (k, *compile_one(k))
-
-    futures: list[Future[tuple[int, str, float]]] = []
+    futures: dict[Future[tuple[str, float]], list[int]] = {}
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         for k, item in enumerate(items):
             try:
@@ -153,14 +139,10 @@ def build_all(
                 todo[lib].append(k)
             else:
                 todo[lib] = [k]
-                with lock:
-                    heapq.heappush(waiting, (-len(program.cuda), k))
-                futures.append(pool.submit(compile_largest))
+                futures[pool.submit(compile_one, k)] = todo[lib]
         for future in as_completed(futures):
-            first, status, seconds = future.result()
-            lib = outcomes[first].library
-            assert lib is not None
-            ks = todo[lib]
+            status, seconds = future.result()
+            ks = futures[future]
             for n, k in enumerate(ks):
                 o = outcomes[k]
                 o.status = "cached" if n and status == "compiled" else status
