@@ -137,6 +137,8 @@ def test_every_input_compiles(tmp_path: Path, index_bits: int) -> None:
         text = emit(path, inline_runtime=False, index_bitwidth=index_bits)
         _, body = text.split(INCLUDE_LINE + "\n", 1)
         namespace = path.stem.replace("-", "_")
+        # every program exports the same C symbol for Program to call
+        body = body.replace("irgl_preload_kernels", f"irgl_preload_kernels_{namespace}")
         parts.append(f"namespace {namespace} {{\n{body}}}  // namespace {namespace}")
     source = tmp_path / "all.cu"
     source.write_text("\n".join(parts) + "\n")
