@@ -13,12 +13,16 @@ body on block 0 alone, `lowering/outline_small_worklist.py`). A kernel that
 nothing references any more (every invocation outlined into a control
 kernel) is then erased: nvcc would compile it for nothing.
 
-A body of at least `NOINLINE_OPS` operations that a control kernel calls
-from two places or more (the grid-wide rounds and the small-worklist mode's
-block-0 rounds) is marked `#irgl_rt.noinline`: nvcc would otherwise compile
-it once per call site. BFS's two-hop body (about 1,300 operations: three edge
-phases of four interleaved copies, each unrolled four times) took cicc and
-ptxas 7.7 s inlined twice, 5.6 s once (docs/performance-notes.md).
+With `noinline_ops` = N > 0, a body of at least N operations that a control
+kernel calls from two places or more (the grid-wide rounds and the
+small-worklist mode's block-0 rounds) is marked `#irgl_rt.noinline`: nvcc
+would otherwise compile it once per call site. BFS's two-hop body (about
+1,300 operations: three edge phases of four interleaved copies, each
+unrolled four times) took cicc and ptxas 7.7 s inlined twice, 5.6 s once,
+but ran 3-6% slower as a call on an H200 (grid BFS: 1024x1024 5.96 ->
+6.32 ms, 2048x2048 14.33 -> 14.77 ms), so it is off by default; 1000
+(`COMPILE_FAST_NOINLINE_OPS`) trades that for compile time
+(docs/performance-notes.md).
 """
 
 from __future__ import annotations
@@ -46,10 +50,13 @@ from lowering.outline_small_worklist import needs_grid
 from lowering.runtime_calls import fail
 
 #: Operations (the body's walk) from which a device body called from two
-#: places or more is not inlined: BFS's two-hop body has about 1,300 and
-#: compiles without spills as a function; its top-down body (about 800)
-#: spilled as one, and every other benchmark's body has at most 409.
-NOINLINE_OPS = 1000
+#: places or more is not inlined, when compile time matters more than the
+#: run: BFS's two-hop body has about 1,300 and compiles without spills as a
+#: function; its top-down body (about 800) spilled as one, and every other
+#: benchmark's body has at most 409.
+COMPILE_FAST_NOINLINE_OPS = 1000
+#: The default: every body inlined (the call cost BFS on grids 3-6%).
+NOINLINE_OPS = 0
 
 
 @dataclass(frozen=True)
