@@ -56,6 +56,7 @@ from .report import (
     read_json,
     render_ablation_section,
     render_section,
+    signal_text,
     update_markdown,
     write_chart,
     write_json,
@@ -168,13 +169,7 @@ def _error_text(stderr: str, returncode: int) -> str:
         return _one_line(stderr[at + len(marker) :])
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
     if returncode < 0:
-        import signal
-
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return f"crashed ({name})" + (f": {_one_line(lines[-1])}" if lines else "")
+        return signal_text(returncode) + (f": {_one_line(lines[-1])}" if lines else "")
     if lines:
         return _one_line(lines[-1])
     return f"exit code {returncode} without a message"

@@ -210,6 +210,30 @@ def markdown_table(rows: Sequence[BenchRow]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _generated_line(meta: Mapping[str, Any], what: str) -> list[str]:
+    """``["<what> <date> by `<command>` at commit <id>."]`` from the parts
+    ``meta`` has (``[]`` without any)."""
+    head = []
+    if meta.get("generated"):
+        head.append(f"{what} {meta['generated']}")
+    if meta.get("command"):
+        head.append(f"by `{meta['command']}`")
+    if meta.get("commit"):
+        head.append(f"at commit {meta['commit']}")
+    return [" ".join(head) + "."] if head else []
+
+
+def signal_text(returncode: int) -> str:
+    """``crashed (SIGSEGV)`` for a process a signal ended (``returncode`` < 0)."""
+    import signal
+
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = f"signal {-returncode}"
+    return f"crashed ({name})"
+
+
 def render_section(
     rows: Sequence[BenchRow],
     meta: Mapping[str, Any] | None = None,
@@ -224,16 +248,7 @@ def render_section(
     file; ``notes`` are extra lines (e.g. why there is no chart).
     """
     meta = dict(meta or {})
-    out: list[str] = []
-    head = []
-    if meta.get("generated"):
-        head.append(f"Generated {meta['generated']}")
-    if meta.get("command"):
-        head.append(f"by `{meta['command']}`")
-    if meta.get("commit"):
-        head.append(f"at commit {meta['commit']}")
-    if head:
-        out.append(" ".join(head) + ".")
+    out: list[str] = _generated_line(meta, "Generated")
     if meta.get("reps"):
         out.append(
             f"Median of {meta['reps']} timed runs after one warm-up, host call to "
@@ -405,16 +420,7 @@ def render_ablation_section(
     :func:`render_section` (``timeout``: the per-run limit in seconds).
     """
     meta = dict(meta or {})
-    out: list[str] = []
-    head = []
-    if meta.get("generated"):
-        head.append(f"Ablation generated {meta['generated']}")
-    if meta.get("command"):
-        head.append(f"by `{meta['command']}`")
-    if meta.get("commit"):
-        head.append(f"at commit {meta['commit']}")
-    if head:
-        out.append(" ".join(head) + ".")
+    out: list[str] = _generated_line(meta, "Ablation generated")
     out.append(
         "Configurations (`-p` of each run):\n\n"
         + "\n".join(f"- `{name}`: `{pipeline}`" for name, pipeline in configs)

@@ -59,7 +59,13 @@ from .errors import IrglError, UsageError
 from .graph_args import check_graph_arg, default_cache_dir, resolve_graph
 from .graphs import CSRGraph, GraphFormatError
 from .reference import INF, bfs_levels
-from .report import ReportError, check_markdown, current_commit, update_markdown
+from .report import (
+    ReportError,
+    check_markdown,
+    current_commit,
+    signal_text,
+    update_markdown,
+)
 
 __all__ = [
     "QUICK_ROBUST_GRAPHS",
@@ -797,13 +803,7 @@ def _crash_text(stderr: str, returncode: int) -> str:
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
     last = _one_line(lines[-1]) if lines else ""
     if returncode < 0:
-        import signal
-
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return f"crashed ({name})" + (f": {last}" if last else "")
+        return signal_text(returncode) + (f": {last}" if last else "")
     return last or f"worker ended (exit code {returncode}) without a result"
 
 
