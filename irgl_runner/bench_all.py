@@ -124,6 +124,18 @@ def discover_apps(benchmarks_dir: str | Path | None = None) -> list[str]:
     return known + sorted(names - set(known))
 
 
+def location_args(
+    benchmarks_dir: str | os.PathLike[str] | None,
+    cache_dir: str | os.PathLike[str] | None,
+) -> list[str]:
+    """A child run's ``--benchmarks-dir`` (where given) and ``--cache-dir``
+    (``--no-cache`` without one)."""
+    args = [] if benchmarks_dir is None else ["--benchmarks-dir", str(benchmarks_dir)]
+    return args + (
+        ["--no-cache"] if cache_dir is None else ["--cache-dir", str(cache_dir)]
+    )
+
+
 @dataclass
 class BenchJob:
     """One (app, graph) run of ``irgl-bench all``.
@@ -208,12 +220,7 @@ class SubprocessRunner:
             "--reps",
             str(job.reps),
         ]
-        if job.benchmarks_dir is not None:
-            cmd += ["--benchmarks-dir", str(job.benchmarks_dir)]
-        if job.cache_dir is None:
-            cmd.append("--no-cache")
-        else:
-            cmd += ["--cache-dir", str(job.cache_dir)]
+        cmd += location_args(job.benchmarks_dir, job.cache_dir)
         return cmd + list(job.extra_args)
 
     def __call__(self, job: BenchJob) -> BenchRow:

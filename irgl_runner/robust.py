@@ -380,6 +380,15 @@ def explain_spread(
     )
 
 
+def unexplained_cells(cells: Sequence[RobustCell]) -> list[RobustCell]:
+    """The cells with a spread among their sources the work does not explain."""
+    return [
+        c
+        for c in cells
+        if (sp := explain_spread(c)) is not None and sp.flagged and not sp.explained
+    ]
+
+
 # ------------------------------------------------------------------- worker
 
 
@@ -683,12 +692,9 @@ class SubprocessRobustRunner:
         cmd = [self.python, "-m", "irgl_runner.robust", job.app]
         cmd += ["--graphs", ",".join(graphs), "--sources", str(job.sources)]
         cmd += ["--source-seed", str(job.source_seed), "--reps", str(job.reps)]
-        if job.benchmarks_dir is not None:
-            cmd += ["--benchmarks-dir", str(job.benchmarks_dir)]
-        if job.cache_dir is None:
-            cmd.append("--no-cache")
-        else:
-            cmd += ["--cache-dir", str(job.cache_dir)]
+        from .bench_all import location_args
+
+        cmd += location_args(job.benchmarks_dir, job.cache_dir)
         return cmd + list(job.extra_args)
 
     def __call__(self, job: RobustJob, on_cell: Callable[[RobustCell], None]) -> None:
@@ -943,11 +949,7 @@ def render_robust_section(
             + ", ".join(f"{c.app} on {c.graph}" for c in late)
             + "."
         )
-    odd = [
-        c
-        for c in cells
-        if (sp := explain_spread(c)) is not None and sp.flagged and not sp.explained
-    ]
+    odd = unexplained_cells(cells)
     if odd:
         out.append(
             f"**{len(odd)} cells have a spread the work does not explain:** "
@@ -1213,11 +1215,7 @@ def _verdict(cells: Sequence[RobustCell], md_path: Path, json_path: Path) -> int
     progress = sys.stderr
     late = [c for c in cells if c.timed_out]
     wrong = [c for c in cells if not c.correct and not c.timed_out]
-    odd = [
-        c
-        for c in cells
-        if (sp := explain_spread(c)) is not None and sp.flagged and not sp.explained
-    ]
+    odd = unexplained_cells(cells)
     if late:
         progress.write(
             f"irgl-bench all --robust: {len(late)} cells timed out: "
