@@ -393,6 +393,16 @@ def _linger(
         outer.stmt(scf.IfOp(_hubs(outer, graph, threshold), [], Region(linger)))
 
 
+def _interleave_or_one(loop: ForAllOp, interleave: int) -> int:
+    """`interleave`, or 1 where the loop's body cannot be interleaved."""
+    if interleave > 1:
+        try:
+            check_interleavable(loop.body.block)
+        except NotInterleavable:
+            return 1
+    return interleave
+
+
 def _lower_shared_edges(
     loop: ForAllOp,
     active: SSAValue,
@@ -449,12 +459,7 @@ def _lower_shared_edges(
         and len(live) <= GRID_JOB_VALUES
         and _round_loop(loop) is not None
     ):
-        grid_interleave = interleave
-        if grid_interleave > 1:
-            try:
-                check_interleavable(loop.body.block)
-            except NotInterleavable:
-                grid_interleave = 1
+        grid_interleave = _interleave_or_one(loop, interleave)
         threshold = grid_rounds * block_size
         _linger(
             loop, live, at.table, at.rewriter, site, unroll, grid_interleave, threshold
@@ -481,11 +486,7 @@ def _lower_shared_edges(
     mine = None if reduction is None else reduction[1]
     if reduction is not None and interleave_reduce > 0:
         interleave = interleave_reduce
-    if interleave > 1:
-        try:
-            check_interleavable(loop.body.block)
-        except NotInterleavable:
-            interleave = 1
+    interleave = _interleave_or_one(loop, interleave)
 
     def reducing(
         total: Callable[[LoweringBuilder, SSAValue], SSAValue],
