@@ -102,26 +102,41 @@ inline std::string& last_error_storage() {
 /// Stores `message` as the last error of the calling host thread.
 inline void set_last_error(const std::string& message) { last_error_storage() = message; }
 
+#if IRGL_HOST_CODE
+namespace detail {
+inline void call_begin() noexcept;
+inline void call_end(bool failed) noexcept;
+}  // namespace detail
+#endif
+
 /// Runs `f()`; returns 0 on success, or stores the message of any exception
 /// it throws (irgl_last_error()) and returns 1. Used by emitted entry points.
+/// The outermost guard of a host thread also brackets the call for the
+/// small-scratch slab (detail::call_end clears what the call used).
 template <class F>
 inline int guard(F&& f) noexcept {
+#if IRGL_HOST_CODE
+  detail::call_begin();
+#endif
+  int rc = 1;
   try {
     std::forward<F>(f)();
-    return 0;
+    rc = 0;
   } catch (const std::exception& e) {
     try {
       set_last_error(e.what());
     } catch (...) {
     }
-    return 1;
   } catch (...) {
     try {
       set_last_error("unknown C++ exception");
     } catch (...) {
     }
-    return 1;
   }
+#if IRGL_HOST_CODE
+  detail::call_end(rc != 0);
+#endif
+  return rc;
 }
 
 }  // namespace irgl
@@ -1303,6 +1318,119 @@ inline bool scratch_pool(int device) {
   return ok;
 }
 
+#ifndef IRGL_SCRATCH_SLAB
+#ifdef IRGL_DISTRIBUTED
+#define IRGL_SCRATCH_SLAB 0  // NCCL's stream is not ordered with the slab's clearing
+#else
+#define IRGL_SCRATCH_SLAB 1
+#endif
+#endif
+
+/// A host thread's slab of small zeroed scratch memory on one device. The
+/// small allocations of a host call (status words, carried results, cells,
+/// worklist tails, counters) are carved from it one after another, with no
+/// driver call; when the outermost call ends and every piece it took is
+/// free again, one memset on the default stream (ordered after the call's
+/// kernels) clears the bytes used. That replaces a pool allocation, a
+/// memset and a free per piece: about 2 us of host time each, the bulk of a
+/// search that reaches nothing.
+struct ScratchSlab {
+  static constexpr size_t kBytes = size_t(1) << 18;     // 256 KiB a device and thread
+  static constexpr size_t kMaxPiece = size_t(1) << 14;  // larger pieces come from the pool
+  static constexpr size_t kAlign = 256;                 // as cudaMalloc aligns
+  char* base = nullptr;
+  size_t used = 0;        // bytes handed out since the last clearing
+  long live = 0;          // pieces handed out and not freed
+  long live_at_call = 0;  // `live` when the outermost call began
+  bool broken = false;    // creating or clearing it failed: not used again
+  ~ScratchSlab() {
+    if (base) (void)cudaFree(base);  // at thread exit; errors (a torn-down context) ignored
+  }
+};
+
+constexpr int kSlabDevices = 16;
+
+/// The calling thread's slabs, one per device id below kSlabDevices.
+inline ScratchSlab* thread_slabs() {
+  thread_local ScratchSlab slabs[kSlabDevices];
+  return slabs;
+}
+
+/// Nesting depth of irgl::guard on this thread (the outermost call clears).
+inline int& call_depth() {
+  thread_local int depth = 0;
+  return depth;
+}
+
+/// A zeroed piece of `bytes` from this thread's slab of `device`, or null
+/// (too large, slab full or unusable, slab disabled).
+inline void* slab_take(size_t bytes, int device) {
+  if (!IRGL_SCRATCH_SLAB || bytes > ScratchSlab::kMaxPiece || device < 0 || device >= kSlabDevices) return nullptr;
+  ScratchSlab& s = thread_slabs()[device];
+  if (s.broken) return nullptr;
+  if (!s.base) {
+    void* p = nullptr;
+    if (cudaMalloc(&p, ScratchSlab::kBytes) != cudaSuccess || cudaMemset(p, 0, ScratchSlab::kBytes) != cudaSuccess) {
+      (void)cudaGetLastError();
+      if (p) (void)cudaFree(p);
+      s.broken = true;
+      return nullptr;
+    }
+    s.base = static_cast<char*>(p);
+  }
+  const size_t need = (bytes + ScratchSlab::kAlign - 1) / ScratchSlab::kAlign * ScratchSlab::kAlign;
+  if (s.used + need > ScratchSlab::kBytes) return nullptr;
+  char* p = s.base + s.used;
+  s.used += need;
+  ++s.live;
+  return p;
+}
+
+/// Returns a piece to this thread's slab; false if `p` is not from one.
+inline bool slab_give(const void* p) {
+  ScratchSlab* slabs = thread_slabs();
+  const char* c = static_cast<const char*>(p);
+  for (int d = 0; d < kSlabDevices; ++d) {
+    ScratchSlab& s = slabs[d];
+    if (s.base && c >= s.base && c < s.base + ScratchSlab::kBytes) {
+      --s.live;
+      return true;
+    }
+  }
+  return false;
+}
+
+inline void call_begin() noexcept {
+  if (call_depth()++ != 0) return;
+  ScratchSlab* slabs = thread_slabs();
+  for (int d = 0; d < kSlabDevices; ++d) slabs[d].live_at_call = slabs[d].live;
+}
+
+/// End of a guarded call: at the outermost one, a failed call's pieces are
+/// forgotten (its frees were skipped by the exception), and a slab whose
+/// pieces are all free is cleared for the next call (only the current
+/// device's; another device's waits for a call there).
+inline void call_end(bool failed) noexcept {
+  if (--call_depth() != 0) return;
+  int device = -1;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    device = -1;
+  }
+  ScratchSlab* slabs = thread_slabs();
+  for (int d = 0; d < kSlabDevices; ++d) {
+    ScratchSlab& s = slabs[d];
+    if (failed) s.live = s.live_at_call;
+    if (s.used == 0 || s.live != 0 || d != device || s.broken) continue;
+    if (cudaMemsetAsync(s.base, 0, s.used, 0) != cudaSuccess) {
+      (void)cudaGetLastError();
+      s.broken = true;  // its bytes may not be zero: never handed out again
+      continue;
+    }
+    s.used = 0;
+  }
+}
+
 }  // namespace detail
 
 /// Allocates `bytes` (at least 1) zero-initialized bytes of per-call scratch
@@ -1316,6 +1444,8 @@ inline void* scratch_bytes(size_t bytes, bool zeroed = true) {
   if (bytes == 0) bytes = 1;
   int device = 0;
   IRGL_CHECK(cudaGetDevice(&device));
+  if (zeroed)
+    if (void* piece = detail::slab_take(bytes, device)) return piece;
   if (!detail::scratch_pool(device)) return device_alloc<char>(static_cast<irgl_index>(bytes));
   void* p = nullptr;
   IRGL_CHECK(cudaMallocAsync(&p, bytes, 0));
@@ -1337,7 +1467,7 @@ inline T* scratch_alloc(irgl_index n) {
 
 /// Frees scratch memory (null is a no-op; stream ordered; never throws).
 inline void scratch_free(const void* p) {
-  if (!p) return;
+  if (!p || detail::slab_give(p)) return;
   int device = 0;
   if (cudaGetDevice(&device) == cudaSuccess && detail::scratch_pool(device))
     cudaFreeAsync(const_cast<void*>(p), 0);
@@ -1346,6 +1476,46 @@ inline void scratch_free(const void* p) {
   (void)cudaGetLastError();
 }
 
+#ifndef IRGL_PINNED_READS
+#define IRGL_PINNED_READS 1
+#endif
+
+namespace detail {
+
+/// A host thread's page-locked buffer for small device-to-host reads.
+struct PinnedBuffer {
+  static constexpr size_t kBytes = 256;
+  void* data = nullptr;
+  bool broken = false;
+  ~PinnedBuffer() {
+    if (data) (void)cudaFreeHost(data);
+  }
+};
+
+/// Copies `bytes` from device `src` to host `dst` on the default stream and
+/// waits for it (so for the kernels before it, surfacing their errors), as
+/// cudaMemcpy does. A small copy goes through a page-locked buffer: DMA
+/// straight into it, without the driver's staging of pageable memory.
+/// Throws irgl::Error.
+inline void read_device(void* dst, const void* src, size_t bytes) {
+  thread_local PinnedBuffer pinned;
+  if (IRGL_PINNED_READS && bytes <= PinnedBuffer::kBytes && !pinned.broken) {
+    if (!pinned.data && cudaHostAlloc(&pinned.data, PinnedBuffer::kBytes, cudaHostAllocPortable) != cudaSuccess) {
+      (void)cudaGetLastError();
+      pinned.data = nullptr;
+      pinned.broken = true;
+    }
+    if (pinned.data) {
+      IRGL_CHECK(cudaMemcpyAsync(pinned.data, src, bytes, cudaMemcpyDeviceToHost, 0));
+      IRGL_CHECK(cudaStreamSynchronize(0));
+      std::memcpy(dst, pinned.data, bytes);
+      return;
+    }
+  }
+  IRGL_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+}
+
+}  // namespace detail
 }  // namespace irgl
 #endif  // IRGL_HOST_CODE
 
@@ -1400,7 +1570,7 @@ inline size_t meta_offset(const Pipe* p, const Worklist& wl) {
 
 /// Reads the meta blocks of all three worklists (one synchronizing copy).
 inline void read_meta(const Pipe* p, unsigned char (&raw)[3 * Pipe::kMetaBytes]) {
-  IRGL_CHECK(cudaMemcpy(raw, p->meta_storage, sizeof(raw), cudaMemcpyDeviceToHost));
+  read_device(raw, p->meta_storage, sizeof(raw));
 }
 
 /// Decodes one worklist's meta from a raw copy of the meta storage.
@@ -1428,7 +1598,7 @@ inline void clear_async(Pipe* p, const Worklist& wl) {
 /// Reads one worklist's size: its tail clamped to the capacity (synchronizes).
 inline irgl_index read_size(const Pipe* p, const Worklist& wl) {
   irgl_index tail = 0;
-  IRGL_CHECK(cudaMemcpy(&tail, wl.tail, sizeof(tail), cudaMemcpyDeviceToHost));
+  read_device(&tail, wl.tail, sizeof(tail));
   return (tail < 0 || tail > p->capacity) ? p->capacity : tail;  // < 0: the counter wrapped
 }
 
@@ -1648,7 +1818,7 @@ inline void irgl_cell_reset(irgl::Cell c) {
 /// Reads a cell after the launch (synchronizes; surfaces kernel errors).
 inline bool irgl_cell_read(irgl::Cell c) {
   int v = 0;
-  IRGL_CHECK(cudaMemcpy(&v, c.flag, sizeof(int), cudaMemcpyDeviceToHost));
+  irgl::detail::read_device(&v, c.flag, sizeof(int));
   return v != 0;
 }
 
@@ -2199,7 +2369,7 @@ inline irgl::Cell irgl_cell_create_slots(bool any) {
 /// worklist overflow error if the control kernel recorded one in status[0].
 inline void irgl_outline_finish(const int32_t* status) {
   int32_t flag = 0;
-  IRGL_CHECK(cudaMemcpy(&flag, status, sizeof(flag), cudaMemcpyDeviceToHost));
+  irgl::detail::read_device(&flag, status, sizeof(flag));
 #ifdef IRGL_PROFILE_CONTROL
   unsigned long long prof[8] = {};
   IRGL_CHECK(cudaMemcpyFromSymbol(prof, irgl_profile, sizeof(prof)));
@@ -2227,7 +2397,7 @@ inline void irgl_outline_finish(const int32_t* status) {
 #define IRGL_DEVICE_READ(SUFFIX, T)                               \
   inline T irgl_device_read_##SUFFIX(const T* p) {                \
     T v{};                                                        \
-    IRGL_CHECK(cudaMemcpy(&v, p, sizeof(T), cudaMemcpyDeviceToHost)); \
+    irgl::detail::read_device(&v, p, sizeof(T));                      \
     return v;                                                     \
   }
 IRGL_DEVICE_READ(i1, bool)
@@ -2249,7 +2419,7 @@ IRGL_DEVICE_READ(f64, double)
 #define IRGL_DEVICE_LOAD(SUFFIX, T)                                         \
   inline T irgl_device_load_##SUFFIX(const T* p, irgl_index i) {            \
     T v{};                                                                  \
-    IRGL_CHECK(cudaMemcpy(&v, p + i, sizeof(T), cudaMemcpyDeviceToHost));   \
+    irgl::detail::read_device(&v, p + i, sizeof(T));                        \
     return v;                                                               \
   }
 /// Writes v to p[i] in device memory.
