@@ -25,9 +25,12 @@
 //   on RMAT 20 it would take 5 ms against 0.94 for level by level (each
 //   edge loads its destination's row and edges), hence the choice.
 
-// Every node starts unreached (level INF), the source at level 0; node 0
-// also zeroes the frontier counters of `bfs` (2 levels x 32 counters, 16
-// i64 apart) and the heavy-frontier flag after them.
+// Every node starts unreached (level INF), the source at level 0; node n
+// below 1025 also zeroes the frontier counters of `bfs` (2 levels x 32
+// counters, 16 i64 apart) and the heavy-frontier flag after them, and node 0
+// the ones past the last node of a smaller graph (one thread storing all
+// 1025 would keep the kernel running for microseconds: a search that
+// reaches nothing is mostly this kernel and the launches).
 irgl.kernel @init(%g: !irgl.graph, %level: memref<?xi32>, %src: index,
                   %frontier_edges: memref<?xi64>) {
   %inf = arith.constant 1073741823 : i32
@@ -36,13 +39,18 @@ irgl.kernel @init(%g: !irgl.graph, %level: memref<?xi32>, %src: index,
   %k0 = arith.constant 0 : index
   %k1 = arith.constant 1 : index
   %k1025 = arith.constant 1025 : index
+  %nn = irgl.graph.num_nodes %g
   irgl.forall %n in nodes(%g) {
     %is_src = arith.cmpi eq, %n, %src : index
     %l = arith.select %is_src, %zero, %inf : i32
     memref.store %l, %level[%n] : memref<?xi32>
+    %is_counter = arith.cmpi ult, %n, %k1025 : index
+    scf.if %is_counter {
+      memref.store %zero64, %frontier_edges[%n] : memref<?xi64>
+    }
     %is_first = arith.cmpi eq, %n, %k0 : index
     scf.if %is_first {
-      scf.for %i = %k0 to %k1025 step %k1 {
+      scf.for %i = %nn to %k1025 step %k1 {
         memref.store %zero64, %frontier_edges[%i] : memref<?xi64>
       }
     }

@@ -158,7 +158,7 @@ def test_pr_pull_refused_under_cvc():
 @pytest.mark.parametrize(
     ("name", "reason"),
     [
-        ("bfs", "indexes %frontier_edges with %i"),
+        ("bfs", "@init reads the graph.s size"),
         ("cc", "reads the degree of %v, a neighbour"),
         ("pr", "uses the value an atomic add on %residual returns"),
         ("dmr", "C text reads or writes %meta"),
