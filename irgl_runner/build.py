@@ -27,6 +27,7 @@ from io import StringIO
 from pathlib import Path
 
 from xdsl.context import Context
+from xdsl.dialects import gpu
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.universe import Universe
@@ -41,6 +42,8 @@ from cuda_emitter.host_abi import (
     entry_points,
     manifest_path,
 )
+from cuda_emitter.target import RUNTIME_HEADER
+from irgl_dialect.runtime import CBlockOp, CDeclOp, CExprOp, CGlobalOp
 from irgl_dialect.syntax import SourceParser
 from irgl_tools.universe import IRGL_UNIVERSE
 from lowering.convert_irgl_c import add_include_dir
@@ -91,6 +94,11 @@ class EmittedProgram:
 
     cuda: str
     entry_points: tuple[EntryPoint, ...]
+    host_c_text: bool = False
+    """Whether C text (`irgl.cblock`, `irgl.cexpr`, `irgl.cdecl`,
+    `irgl.cinclude`) reaches host code or the file's scope: such text may use
+    the whole runtime header, so the program is compiled with it (not linked
+    with the runtime library, see :func:`compile_cuda`)."""
 
 
 def _context() -> Context:
@@ -205,6 +213,7 @@ def emit_program(
         out = StringIO()
         emitter.emit(ctx, module, out)
         abi = entry_points(module)
+        host_c_text = _has_host_c_text(module)
     except CompileError:
         raise
     except ParseError as e:
@@ -218,7 +227,20 @@ def emit_program(
             f"{name}: internal compiler error ({type(e).__name__}): {e}\n"
             "(set IRGL_DEBUG=1 for a traceback and please report it)"
         ) from None
-    return EmittedProgram(out.getvalue(), abi)
+    return EmittedProgram(out.getvalue(), abi, host_c_text)
+
+
+def _has_host_c_text(module: ModuleOp) -> bool:
+    """Whether a lowered module has C text outside its `gpu.module` (kernels'
+    C text sees only the runtime's device functions, which every build has)."""
+    for op in module.walk():
+        if isinstance(op, CBlockOp | CDeclOp | CExprOp | CGlobalOp):
+            parent = op.parent_op()
+            while parent is not None and not isinstance(parent, gpu.ModuleOp):
+                parent = parent.parent_op()
+            if parent is None:
+                return True
+    return False
 
 
 def emit_cuda(
@@ -263,9 +285,10 @@ def _prepare(
     source: str | os.PathLike[str] | EmittedProgram,
     flags: Sequence[str],
     include_dirs: Sequence[str | os.PathLike[str]],
-) -> tuple[str, tuple[EntryPoint, ...] | None, list[str], str]:
+) -> tuple[str, tuple[EntryPoint, ...] | None, list[str], str, str | None]:
     """The CUDA text, the ABI (for an :class:`EmittedProgram`), nvcc's
-    arguments and the cache key of ``source``."""
+    arguments, the cache key of ``source`` and the key of the runtime library
+    it links (None: it compiles the whole runtime header)."""
     includes = [runtime_include_dir(), *map(Path, include_dirs)]
     abi: tuple[EntryPoint, ...] | None = None
     if isinstance(source, EmittedProgram):
@@ -282,6 +305,9 @@ def _prepare(
     else:
         text = str(source)
     flags = [*flags, *extra_nvcc_flags()]
+    library = _runtime_library_key(source, flags, text)
+    if library is not None:
+        flags = [*flags, "-DIRGL_RUNTIME_LIBRARY", f"-lirgl_runtime_{library}"]
     args = [*flags, *(f"-I{d}" for d in includes)]
     h = hashlib.sha256()
     h.update(text.encode())
@@ -290,9 +316,42 @@ def _prepare(
     # on one machine is reused on another with the checkout elsewhere.
     for d in includes:  # a changed header must force a rebuild
         h.update(b"\0-I\0")
-        for hdr in sorted(Path(d).glob("*.cuh")) + sorted(Path(d).glob("*.h")):
-            h.update(hdr.name.encode() + b"\0" + hdr.read_bytes())
-    return text, abi, args, h.hexdigest()[:32]
+        h.update(_headers_digest(Path(d)))
+    return text, abi, args, h.hexdigest()[:32], library
+
+
+def _headers_digest(folder: Path) -> bytes:
+    """The names and contents of the `.cuh`/`.h` headers of `folder`."""
+    h = hashlib.sha256()
+    for hdr in sorted(folder.glob("*.cuh")) + sorted(folder.glob("*.h")):
+        h.update(hdr.name.encode() + b"\0" + hdr.read_bytes())
+    return h.digest()
+
+
+_INDEX_BITS = re.compile(r"^#define IRGL_INDEX_BITS (\d+)$", re.MULTILINE)
+
+
+def _runtime_library_key(
+    source: str | os.PathLike[str] | EmittedProgram, flags: Sequence[str], text: str
+) -> str | None:
+    """The key of the runtime library an emitted program links, or None where
+    it compiles the whole header: a `.cu` file or text, C text in host code, a
+    program for several GPUs, or ``IRGL_RUNTIME_LIBRARY=0`` in the
+    environment. The key covers the header, the flags (they may change the
+    runtime's host code, e.g. ``-DIRGL_SYNC_LAUNCH``) and the index width."""
+    if (
+        not isinstance(source, EmittedProgram)
+        or source.host_c_text
+        or "\n#define IRGL_DISTRIBUTED" in text
+        or os.environ.get("IRGL_RUNTIME_LIBRARY", "1") == "0"
+    ):
+        return None
+    bits = _INDEX_BITS.search(text)
+    h = hashlib.sha256(b"irgl runtime library\0")
+    h.update((bits.group(1) if bits else "32").encode())
+    h.update(b"\0" + "\0".join(flags).encode())
+    h.update(_headers_digest(runtime_include_dir()))
+    return h.hexdigest()[:24]
 
 
 def library_path(
@@ -326,7 +385,7 @@ def compile_cuda(
     :class:`irgl_runner.api.Program`). Raises :class:`CompileError` with
     nvcc's output.
     """
-    text, abi, args, key = _prepare(source, flags, include_dirs)
+    text, abi, args, key, library = _prepare(source, flags, include_dirs)
     out_dir = Path(cache) if cache is not None else cache_dir()
     so = out_dir / f"irgl_{key}.so"
     manifest = manifest_path(so)
@@ -345,21 +404,120 @@ def compile_cuda(
         cu = out_dir / f"irgl_{key}.cu"
         _atomic_write(cu, text)
         tmp = out_dir / f".irgl_{key}.{os.getpid()}.{threading.get_ident()}.so"
-        cmd = [nvcc, *args, "-o", str(tmp), str(cu)]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True)
-        except FileNotFoundError:
-            raise CompileError(
-                f"nvcc not found (tried {nvcc!r}); is the CUDA toolkit on PATH?"
-            ) from None
-        if proc.returncode != 0:
-            tmp.unlink(missing_ok=True)
-            raise CompileError(
-                f"nvcc failed (exit {proc.returncode}) on {cu}:\n"
-                + (proc.stderr.strip() or proc.stdout.strip())
+        link = [
+            f"-L{out_dir}",
+            f"-lirgl_runtime_{library}",
+            "-Xlinker",
+            "-rpath,$ORIGIN",
+        ]
+        if library is None:
+            _nvcc([nvcc, *args, "-o", str(tmp), str(cu)], cu, tmp)
+        elif runtime_library_path(library, out_dir).is_file():
+            # (the -l after the source: the linker keeps only libraries that
+            # something before them needs)
+            compile_args = [a for a in args if not a.startswith("-l")]
+            _nvcc([nvcc, *compile_args, "-o", str(tmp), str(cu), *link], cu, tmp)
+        else:
+            # the program compiles while the runtime library (if not built
+            # yet) compiles beside it; then one short link
+            built: list[BaseException] = []
+            bits = _INDEX_BITS.search(text)
+            runtime = threading.Thread(
+                target=_capture(
+                    built,
+                    _runtime_library,
+                    library,
+                    [*flags, *extra_nvcc_flags()],
+                    int(bits.group(1)) if bits else 32,
+                    nvcc,
+                    out_dir,
+                )
             )
+            runtime.start()
+            obj = tmp.with_suffix(".o")
+            try:
+                compile_args = [a for a in args if not a.startswith("-l")]
+                _nvcc([nvcc, *compile_args, "-c", "-o", str(obj), str(cu)], cu, obj)
+                runtime.join()
+                if built:
+                    raise built[0]
+                flags_only = [a for a in args if not a.startswith(("-I", "-D", "-l"))]
+                _nvcc([nvcc, *flags_only, "-o", str(tmp), str(obj), *link], cu, tmp)
+            finally:
+                runtime.join()
+                obj.unlink(missing_ok=True)
         os.replace(tmp, so)
     return so
+
+
+def _nvcc(cmd: list[str], source: Path, output: Path) -> None:
+    """Run nvcc; raise :class:`CompileError` with its output if it fails
+    (removing a partial `output`)."""
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise CompileError(
+            f"nvcc not found (tried {cmd[0]!r}); is the CUDA toolkit on PATH?"
+        ) from None
+    if proc.returncode != 0:
+        output.unlink(missing_ok=True)
+        raise CompileError(
+            f"nvcc failed (exit {proc.returncode}) on {source}:\n"
+            + (proc.stderr.strip() or proc.stdout.strip())
+        )
+
+
+def _capture(
+    errors: list[BaseException], fn: Callable[..., object], *args: object
+) -> Callable[[], None]:
+    """`fn(*args)` for a thread, its exception appended to `errors`."""
+
+    def run() -> None:
+        try:
+            fn(*args)
+        except BaseException as e:  # re-raised by the thread that joins
+            errors.append(e)
+
+    return run
+
+
+def runtime_library_path(key: str, cache: str | os.PathLike[str] | None = None) -> Path:
+    """The shared library of the runtime's host code with key ``key``
+    (``libirgl_runtime_<key>.so`` beside the programs that link it)."""
+    out_dir = Path(cache) if cache is not None else cache_dir()
+    return out_dir / f"libirgl_runtime_{key}.so"
+
+
+def _runtime_library(
+    key: str, flags: Sequence[str], index_bits: int, nvcc: str, out_dir: Path
+) -> Path:
+    """Build (once per key, under a lock) the runtime library: the header
+    compiled with ``IRGL_RUNTIME_LIBRARY_BUILD``, the program's flags and
+    index width. Programs find it through their ``$ORIGIN`` run path."""
+    lib = runtime_library_path(key, out_dir)
+    if lib.is_file():
+        return lib
+    with _key_lock(out_dir / f".libirgl_runtime_{key}.lock"):
+        if lib.is_file():
+            return lib
+        cu = out_dir / f"libirgl_runtime_{key}.cu"
+        _atomic_write(
+            cu,
+            "// The runtime's host code, linked by the programs beside it.\n"
+            + f"#define IRGL_INDEX_BITS {index_bits}\n"
+            + "#define IRGL_RUNTIME_LIBRARY_BUILD 1\n"
+            + f'#include "{RUNTIME_HEADER}"\n',
+        )
+        tmp = (
+            out_dir / f".libirgl_runtime_{key}.{os.getpid()}.{threading.get_ident()}.so"
+        )
+        _nvcc(
+            [nvcc, *flags, f"-I{runtime_include_dir()}", "-o", str(tmp), str(cu)],
+            cu,
+            tmp,
+        )
+        os.replace(tmp, lib)
+    return lib
 
 
 @contextmanager

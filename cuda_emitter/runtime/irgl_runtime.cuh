@@ -17,6 +17,12 @@
 //   IRGL_INDEX_BITS=64   irgl_index is int64_t instead of int.
 //   IRGL_SYNC_LAUNCH     synchronize after every launch (debugging: errors are
 //                        then reported by the launch that caused them).
+//   IRGL_RUNTIME_LIBRARY the runtime's host functions that are not templates
+//                        are only declared: link the shared library built
+//                        from this header with IRGL_RUNTIME_LIBRARY_BUILD
+//                        (irgl_runner.build does both). A program then
+//                        compiles without them and without the standard
+//                        C++ headers they need, about 0.8 s of nvcc each.
 //
 // Errors in host code throw irgl::Error; extern "C" functions catch them,
 // store the message (irgl_last_error()) and return an error value.
@@ -39,16 +45,38 @@
 #define IRGL_HOST_CODE 1
 #endif
 
+// IRGL_HOST_IMPL: whether this pass defines the host functions that are not
+// templates (else they are declared, IRGL_RUNTIME_LIBRARY). IRGL_HOST_API
+// marks them: inline in a header-only build, exported from the runtime
+// library, plain declarations in a program linked with it.
+#if defined(IRGL_RUNTIME_LIBRARY) && (defined(IRGL_DISTRIBUTED) || defined(IRGL_RUNTIME_LIBRARY_BUILD))
+#error "IRGL_RUNTIME_LIBRARY: not with IRGL_DISTRIBUTED or IRGL_RUNTIME_LIBRARY_BUILD"
+#endif
+#if IRGL_HOST_CODE && !defined(IRGL_RUNTIME_LIBRARY)
+#define IRGL_HOST_IMPL 1
+#else
+#define IRGL_HOST_IMPL 0
+#endif
+#if defined(IRGL_RUNTIME_LIBRARY_BUILD)
+#define IRGL_HOST_API __attribute__((visibility("default")))
+#elif defined(IRGL_RUNTIME_LIBRARY)
+#define IRGL_HOST_API
+#else
+#define IRGL_HOST_API inline
+#endif
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <limits>
-#include <stdexcept>
-#include <string>
 #include <type_traits>
 #include <utility>
-#if IRGL_HOST_CODE
+#ifndef IRGL_RUNTIME_LIBRARY
+#include <stdexcept>
+#include <string>
+#endif
+#if IRGL_HOST_IMPL
 #include <map>
 #include <tuple>
 #include <vector>
@@ -57,7 +85,7 @@
 // The runtime's two caches (occupancy, scratch_pool) lock a pthread mutex:
 // <mutex> (with <chrono> and <system_error>) costs every program about 0.2 s
 // of compiling.
-#if IRGL_HOST_CODE
+#if IRGL_HOST_IMPL
 #include <pthread.h>
 #endif
 
@@ -85,6 +113,7 @@ namespace irgl {
 // Errors
 // ---------------------------------------------------------------------------
 
+#ifndef IRGL_RUNTIME_LIBRARY
 /// The exception every host-side runtime failure throws (CUDA errors,
 /// worklist overflow, a cooperative grid that cannot be co-resident, invalid
 /// input). Entry points catch it (irgl::guard) and return 1.
@@ -101,13 +130,15 @@ inline std::string& last_error_storage() {
 
 /// Stores `message` as the last error of the calling host thread.
 inline void set_last_error(const std::string& message) { last_error_storage() = message; }
-
-#if IRGL_HOST_CODE
-namespace detail {
-inline void call_begin() noexcept;
-inline void call_end(bool failed) noexcept;
-}  // namespace detail
 #endif
+
+namespace detail {
+/// guard's work: runs fn(ctx) and catches what it throws (below).
+IRGL_HOST_API int guarded(void (*fn)(void*), void* ctx) noexcept;
+/// IRGL_CHECK's failure: clears CUDA's last error and throws irgl::Error
+/// ("<where>: <cudaGetErrorString>").
+[[noreturn]] IRGL_HOST_API void fail_cuda(cudaError_t err, const char* where);
+}  // namespace detail
 
 /// Runs `f()`; returns 0 on success, or stores the message of any exception
 /// it throws (irgl_last_error()) and returns 1. Used by emitted entry points.
@@ -115,42 +146,23 @@ inline void call_end(bool failed) noexcept;
 /// small-scratch slab (detail::call_end clears what the call used).
 template <class F>
 inline int guard(F&& f) noexcept {
-#if IRGL_HOST_CODE
-  detail::call_begin();
-#endif
-  int rc = 1;
-  try {
-    std::forward<F>(f)();
-    rc = 0;
-  } catch (const std::exception& e) {
-    try {
-      set_last_error(e.what());
-    } catch (...) {
-    }
-  } catch (...) {
-    try {
-      set_last_error("unknown C++ exception");
-    } catch (...) {
-    }
-  }
-#if IRGL_HOST_CODE
-  detail::call_end(rc != 0);
-#endif
-  return rc;
+  typedef typename std::remove_reference<F>::type Fn;
+  return detail::guarded([](void* c) { (*static_cast<Fn*>(c))(); },
+                         const_cast<void*>(static_cast<const void*>(&f)));
 }
 
 }  // namespace irgl
 
+#define IRGL_STRINGIFY_(x) #x
+#define IRGL_STRINGIFY(x) IRGL_STRINGIFY_(x)
+
 /// Evaluates a CUDA runtime call; on failure clears CUDA's (non-sticky) last
 /// error and throws irgl::Error("file:line: call: <cudaGetErrorString>").
-#define IRGL_CHECK(call)                                                                  \
-  do {                                                                                    \
-    cudaError_t irgl_check_err_ = (call);                                                 \
-    if (irgl_check_err_ != cudaSuccess) {                                                 \
-      (void)cudaGetLastError();                                                           \
-      throw ::irgl::Error(std::string(__FILE__ ":") + std::to_string(__LINE__) + ": " #call \
-                          ": " + cudaGetErrorString(irgl_check_err_));                    \
-    }                                                                                     \
+#define IRGL_CHECK(call)                                                                          \
+  do {                                                                                            \
+    cudaError_t irgl_check_err_ = (call);                                                         \
+    if (irgl_check_err_ != cudaSuccess)                                                           \
+      ::irgl::detail::fail_cuda(irgl_check_err_, __FILE__ ":" IRGL_STRINGIFY(__LINE__) ": " #call); \
   } while (0)
 
 namespace irgl {
@@ -1144,6 +1156,98 @@ __device__ __forceinline__ irgl_index irgl_global_num_threads() {
 namespace irgl {
 namespace detail {
 
+// The non-template halves of the launch helpers (defined below, or in the
+// runtime library).
+IRGL_HOST_API void check_launch(const char* what, irgl_index grid, irgl_index block, cudaError_t err);
+IRGL_HOST_API void check_dims(const char* what, irgl_index grid, irgl_index block);
+/// grid_size for a kernel given by its address.
+IRGL_HOST_API irgl_index grid_size_of(const void* kernel, irgl_index block, bool resident);
+/// Throws unless `grid` blocks of `block` threads of `kernel` can be
+/// co-resident on the current device (which must support cooperative launches).
+IRGL_HOST_API void check_cooperative(const void* kernel, irgl_index grid, irgl_index block);
+/// Throws irgl::Error for a failed cooperative launch.
+IRGL_HOST_API void check_cooperative_launch(irgl_index grid, irgl_index block, cudaError_t err);
+/// n zero-initialized elements of `elem` bytes from cudaMalloc (device_alloc).
+IRGL_HOST_API void* device_elems(size_t elem, irgl_index n);
+/// n zero-initialized elements of `elem` bytes of scratch (scratch_alloc).
+IRGL_HOST_API void* scratch_elems(size_t elem, irgl_index n);
+
+/// A kernel's arguments converted to its parameter types, in order, and
+/// their addresses for cudaLaunchCooperativeKernel (std::tuple without
+/// <tuple>).
+template <class... T>
+struct ArgPack {
+  void addresses(void**) {}
+};
+template <class H, class... T>
+struct ArgPack<H, T...> {
+  H head;
+  ArgPack<T...> tail;
+  template <class A, class... B>
+  explicit ArgPack(A&& a, B&&... b) : head(static_cast<A&&>(a)), tail(static_cast<B&&>(b)...) {}
+  void addresses(void** out) {
+    out[0] = static_cast<void*>(&head);
+    tail.addresses(out + 1);
+  }
+};
+
+}  // namespace detail
+
+/// Number of blocks to launch `kernel` with `block` threads: blocks per SM
+/// (occupancy API, cached per kernel and block) x number of SMs, i.e. one
+/// full wave. With `resident` (grid-barrier kernels) every one of these
+/// blocks can be co-resident; throws irgl::Error if not even one block fits.
+/// Without `resident` the result is at least 1.
+template <class... KArgs>
+inline irgl_index grid_size(void (*kernel)(KArgs...), irgl_index block, bool resident) {
+  return detail::grid_size_of(reinterpret_cast<const void*>(kernel), block, resident);
+}
+
+/// Launches `kernel<<<grid, block>>>(args...)` and checks the launch error
+/// (the kernel itself runs asynchronously; its errors surface at the next
+/// synchronizing runtime call). A grid of 0 blocks launches nothing.
+template <class... KArgs, class... Args>
+inline void launch(void (*kernel)(KArgs...), irgl_index grid, irgl_index block, Args&&... args) {
+  static_assert(sizeof...(KArgs) == sizeof...(Args), "irgl::launch: wrong number of kernel arguments");
+  detail::check_dims("irgl::launch", grid, block);
+  if (grid == 0) return;
+  kernel<<<static_cast<unsigned>(grid), static_cast<unsigned>(block)>>>(static_cast<Args&&>(args)...);
+  detail::check_launch("kernel launch", grid, block, cudaSuccess);
+}
+
+/// Launches a grid-barrier kernel with cudaLaunchCooperativeKernel. Throws
+/// irgl::Error (never hangs) if the device does not support cooperative
+/// launches or if `grid` blocks cannot all be co-resident.
+template <class... KArgs, class... Args>
+inline void launch_cooperative(void (*kernel)(KArgs...), irgl_index grid, irgl_index block,
+                               Args&&... args) {
+  static_assert(sizeof...(KArgs) == sizeof...(Args),
+                "irgl::launch_cooperative: wrong number of kernel arguments");
+  detail::check_dims("irgl::launch_cooperative", grid, block);
+  if (grid == 0) return;
+  detail::check_cooperative(reinterpret_cast<const void*>(kernel), grid, block);
+  detail::ArgPack<typename std::decay<KArgs>::type...> values(static_cast<Args&&>(args)...);
+  void* ptrs[sizeof...(KArgs) + 1] = {nullptr};
+  values.addresses(ptrs);
+  const cudaError_t err =
+      cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(static_cast<unsigned>(grid)),
+                                  dim3(static_cast<unsigned>(block)), ptrs, 0, 0);
+  detail::check_cooperative_launch(grid, block, err);
+}
+
+/// Allocates n zero-initialized elements of T on the device (n >= 0; a
+/// non-null pointer even for n == 0). Throws irgl::Error.
+template <class T>
+inline T* device_alloc(irgl_index n) {
+  return static_cast<T*>(detail::device_elems(sizeof(T), n));
+}
+
+}  // namespace irgl
+
+#if IRGL_HOST_IMPL
+namespace irgl {
+namespace detail {
+
 /// Holds a pthread mutex for its scope (std::lock_guard without <mutex>).
 class Locked {
  public:
@@ -1157,7 +1261,7 @@ class Locked {
 };
 
 /// Throws irgl::Error after a failed launch (clearing CUDA's last error).
-inline void check_launch(const char* what, irgl_index grid, irgl_index block, cudaError_t err) {
+IRGL_HOST_API void check_launch(const char* what, irgl_index grid, irgl_index block, cudaError_t err) {
   if (err == cudaSuccess) err = cudaGetLastError();
 #ifdef IRGL_SYNC_LAUNCH
   if (err == cudaSuccess) err = cudaDeviceSynchronize();
@@ -1171,7 +1275,7 @@ inline void check_launch(const char* what, irgl_index grid, irgl_index block, cu
 }
 
 /// Rejects launch dimensions that do not fit a dim3.
-inline void check_dims(const char* what, irgl_index grid, irgl_index block) {
+IRGL_HOST_API void check_dims(const char* what, irgl_index grid, irgl_index block) {
   const long long g = grid, b = block, max_grid = 0x7fffffffLL;
   if (g < 0 || b <= 0 || g > max_grid || b > 1024)
     throw Error(std::string(what) + ": invalid launch configuration (" +
@@ -1201,24 +1305,9 @@ inline std::pair<int, int> occupancy(const void* kernel, irgl_index block) {
   return result;
 }
 
-template <class... KArgs, class Tuple, size_t... I>
-inline void launch_cooperative_impl(void (*kernel)(KArgs...), dim3 grid, dim3 block, Tuple& values,
-                                    std::index_sequence<I...>, cudaError_t* err) {
-  void* ptrs[sizeof...(KArgs) + 1] = {static_cast<void*>(&std::get<I>(values))..., nullptr};
-  *err = cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), grid, block, ptrs, 0, 0);
-}
-
-}  // namespace detail
-
-/// Number of blocks to launch `kernel` with `block` threads: blocks per SM
-/// (occupancy API, cached per kernel and block) x number of SMs, i.e. one
-/// full wave. With `resident` (grid-barrier kernels) every one of these
-/// blocks can be co-resident; throws irgl::Error if not even one block fits.
-/// Without `resident` the result is at least 1.
-template <class... KArgs>
-inline irgl_index grid_size(void (*kernel)(KArgs...), irgl_index block, bool resident) {
-  detail::check_dims("irgl::grid_size", 1, block);
-  const std::pair<int, int> occ = detail::occupancy(reinterpret_cast<const void*>(kernel), block);
+IRGL_HOST_API irgl_index grid_size_of(const void* kernel, irgl_index block, bool resident) {
+  check_dims("irgl::grid_size", 1, block);
+  const std::pair<int, int> occ = occupancy(kernel, block);
   if (occ.first <= 0) {
     if (!resident) return 1;
     throw Error("irgl::grid_size: no block of " + std::to_string(static_cast<long long>(block)) +
@@ -1227,33 +1316,12 @@ inline irgl_index grid_size(void (*kernel)(KArgs...), irgl_index block, bool res
   return static_cast<irgl_index>(occ.first) * static_cast<irgl_index>(occ.second);
 }
 
-/// Launches `kernel<<<grid, block>>>(args...)` and checks the launch error
-/// (the kernel itself runs asynchronously; its errors surface at the next
-/// synchronizing runtime call). A grid of 0 blocks launches nothing.
-template <class... KArgs, class... Args>
-inline void launch(void (*kernel)(KArgs...), irgl_index grid, irgl_index block, Args&&... args) {
-  static_assert(sizeof...(KArgs) == sizeof...(Args), "irgl::launch: wrong number of kernel arguments");
-  detail::check_dims("irgl::launch", grid, block);
-  if (grid == 0) return;
-  kernel<<<static_cast<unsigned>(grid), static_cast<unsigned>(block)>>>(std::forward<Args>(args)...);
-  detail::check_launch("kernel launch", grid, block, cudaSuccess);
-}
-
-/// Launches a grid-barrier kernel with cudaLaunchCooperativeKernel. Throws
-/// irgl::Error (never hangs) if the device does not support cooperative
-/// launches or if `grid` blocks cannot all be co-resident.
-template <class... KArgs, class... Args>
-inline void launch_cooperative(void (*kernel)(KArgs...), irgl_index grid, irgl_index block,
-                               Args&&... args) {
-  static_assert(sizeof...(KArgs) == sizeof...(Args),
-                "irgl::launch_cooperative: wrong number of kernel arguments");
-  detail::check_dims("irgl::launch_cooperative", grid, block);
-  if (grid == 0) return;
+IRGL_HOST_API void check_cooperative(const void* kernel, irgl_index grid, irgl_index block) {
   int device = 0, supported = 0;
   IRGL_CHECK(cudaGetDevice(&device));
   IRGL_CHECK(cudaDeviceGetAttribute(&supported, cudaDevAttrCooperativeLaunch, device));
   if (!supported) throw Error("irgl::launch_cooperative: the device does not support cooperative launches");
-  const std::pair<int, int> occ = detail::occupancy(reinterpret_cast<const void*>(kernel), block);
+  const std::pair<int, int> occ = occupancy(kernel, block);
   const long long max_blocks = static_cast<long long>(occ.first) * occ.second;
   if (static_cast<long long>(grid) > max_blocks)
     throw Error("irgl::launch_cooperative: a grid of " + std::to_string(static_cast<long long>(grid)) +
@@ -1261,28 +1329,20 @@ inline void launch_cooperative(void (*kernel)(KArgs...), irgl_index grid, irgl_i
                 " threads cannot be co-resident: at most " + std::to_string(max_blocks) + " blocks (" +
                 std::to_string(occ.first) + " per SM x " + std::to_string(occ.second) +
                 " SMs) fit; use irgl::grid_size(kernel, block, true)");
-  std::tuple<typename std::decay<KArgs>::type...> values{std::forward<Args>(args)...};
-  cudaError_t err = cudaSuccess;
-  detail::launch_cooperative_impl(kernel, dim3(static_cast<unsigned>(grid)), dim3(static_cast<unsigned>(block)),
-                                  values, std::index_sequence_for<KArgs...>{}, &err);
+}
+
+IRGL_HOST_API void check_cooperative_launch(irgl_index grid, irgl_index block, cudaError_t err) {
   if (err == cudaErrorCooperativeLaunchTooLarge) {
     (void)cudaGetLastError();
     throw Error("irgl::launch_cooperative: a grid of " + std::to_string(static_cast<long long>(grid)) +
                 " blocks cannot be co-resident (cudaErrorCooperativeLaunchTooLarge)");
   }
-  detail::check_launch("cooperative kernel launch", grid, block, err);
+  check_launch("cooperative kernel launch", grid, block, err);
 }
 
-// ---------------------------------------------------------------------------
-// Device memory helpers (host)
-// ---------------------------------------------------------------------------
-
-/// Allocates n zero-initialized elements of T on the device (n >= 0; a
-/// non-null pointer even for n == 0). Throws irgl::Error.
-template <class T>
-inline T* device_alloc(irgl_index n) {
+IRGL_HOST_API void* device_elems(size_t elem, irgl_index n) {
   if (n < 0) throw Error("irgl::device_alloc: negative element count " + std::to_string(static_cast<long long>(n)));
-  const size_t bytes = sizeof(T) * (n > 0 ? static_cast<size_t>(n) : size_t(1));
+  const size_t bytes = elem * (n > 0 ? static_cast<size_t>(n) : size_t(1));
   void* p = nullptr;
   IRGL_CHECK(cudaMalloc(&p, bytes));
   cudaError_t err = cudaMemset(p, 0, bytes);
@@ -1290,9 +1350,31 @@ inline T* device_alloc(irgl_index n) {
     cudaFree(p);
     IRGL_CHECK(err);
   }
-  return static_cast<T*>(p);
+  return p;
 }
 
+}  // namespace detail
+}  // namespace irgl
+#endif  // IRGL_HOST_IMPL
+
+namespace irgl {
+
+/// Allocates `bytes` (at least 1) zero-initialized bytes of per-call scratch
+/// memory (below). Throws irgl::Error.
+IRGL_HOST_API void* scratch_bytes(size_t bytes, bool zeroed = true);
+/// Frees scratch memory (null is a no-op; stream ordered; never throws).
+IRGL_HOST_API void scratch_free(const void* p);
+
+/// n zero-initialized elements of T of scratch memory (see scratch_bytes).
+template <class T>
+inline T* scratch_alloc(irgl_index n) {
+  return static_cast<T*>(detail::scratch_elems(sizeof(T), n));
+}
+
+}  // namespace irgl
+
+#if IRGL_HOST_IMPL
+namespace irgl {
 namespace detail {
 
 /// Whether `device` has stream-ordered memory pools; the first time, its
@@ -1440,7 +1522,7 @@ inline void call_end(bool failed) noexcept {
 /// stream ordered on the default stream from the device's memory pool where
 /// the device has one (no cudaMalloc/cudaFree per host call), else
 /// cudaMalloc. Free with scratch_free. Throws irgl::Error.
-inline void* scratch_bytes(size_t bytes, bool zeroed = true) {
+IRGL_HOST_API void* scratch_bytes(size_t bytes, bool zeroed) {
   if (bytes == 0) bytes = 1;
   int device = 0;
   IRGL_CHECK(cudaGetDevice(&device));
@@ -1458,15 +1540,8 @@ inline void* scratch_bytes(size_t bytes, bool zeroed = true) {
   return p;
 }
 
-/// n zero-initialized elements of T of scratch memory (see scratch_bytes).
-template <class T>
-inline T* scratch_alloc(irgl_index n) {
-  if (n < 0) throw Error("irgl::scratch_alloc: negative element count " + std::to_string(static_cast<long long>(n)));
-  return static_cast<T*>(scratch_bytes(sizeof(T) * static_cast<size_t>(n)));
-}
-
 /// Frees scratch memory (null is a no-op; stream ordered; never throws).
-inline void scratch_free(const void* p) {
+IRGL_HOST_API void scratch_free(const void* p) {
   if (!p || detail::slab_give(p)) return;
   int device = 0;
   if (cudaGetDevice(&device) == cudaSuccess && detail::scratch_pool(device))
@@ -1515,8 +1590,40 @@ inline void read_device(void* dst, const void* src, size_t bytes) {
   IRGL_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
 }
 
+IRGL_HOST_API void* scratch_elems(size_t elem, irgl_index n) {
+  if (n < 0) throw Error("irgl::scratch_alloc: negative element count " + std::to_string(static_cast<long long>(n)));
+  return scratch_bytes(elem * static_cast<size_t>(n));
+}
+
+IRGL_HOST_API int guarded(void (*fn)(void*), void* ctx) noexcept {
+  call_begin();
+  int rc = 1;
+  try {
+    fn(ctx);
+    rc = 0;
+  } catch (const std::exception& e) {
+    try {
+      set_last_error(e.what());
+    } catch (...) {
+    }
+  } catch (...) {
+    try {
+      set_last_error("unknown C++ exception");
+    } catch (...) {
+    }
+  }
+  call_end(rc != 0);
+  return rc;
+}
+
+IRGL_HOST_API void fail_cuda(cudaError_t err, const char* where) {
+  (void)cudaGetLastError();
+  throw Error(std::string(where) + ": " + cudaGetErrorString(err));
+}
+
 }  // namespace detail
 }  // namespace irgl
+#endif  // IRGL_HOST_IMPL
 #endif  // IRGL_HOST_CODE
 
 namespace irgl {
@@ -1554,6 +1661,64 @@ template __global__ void copy_to_items_kernel<irgl_index>(int32_t*, const irgl_i
 }  // namespace detail
 }  // namespace irgl
 #if IRGL_HOST_CODE  // host only: a program's device pass skips it
+/// Allocates n zero-initialized elements of T on the device (memref.alloc in
+/// host code: irgl_alloc<int32_t>(n)); never null, even for n == 0. Free with
+/// irgl_free. Throws irgl::Error.
+template <class T>
+inline T* irgl_alloc(irgl_index n) {
+  return irgl::scratch_alloc<T>(n);
+}
+
+/// Frees device memory from irgl_alloc (memref.dealloc); null is a no-op.
+IRGL_HOST_API void irgl_free(const void* p);
+/// Creates a pipe context with empty in/out/retry worklists of `capacity`
+/// items each. Throws irgl::Error.
+IRGL_HOST_API irgl::Pipe* irgl_pipe_create(irgl_index capacity);
+/// Frees a pipe context and its worklists (null is a no-op; never throws).
+IRGL_HOST_API void irgl_pipe_destroy(irgl::Pipe* p);
+/// The current `in` worklist (pop side) as a device handle.
+IRGL_HOST_API irgl::Worklist irgl_pipe_in(irgl::Pipe* p);
+/// The current `out` worklist (push side) as a device handle.
+IRGL_HOST_API irgl::Worklist irgl_pipe_out(irgl::Pipe* p);
+/// The current `retry` worklist as a device handle.
+IRGL_HOST_API irgl::Worklist irgl_pipe_retry(irgl::Pipe* p);
+/// Appends v to `in` from the host (synchronizing; for initial worklists).
+/// Throws the worklist overflow error if `in` is full.
+IRGL_HOST_API void irgl_pipe_push_initial(irgl::Pipe* p, irgl_index v);
+/// in := dev[0:n] (a device array of int32). Throws if n > capacity.
+IRGL_HOST_API void irgl_pipe_init_from_array_i32(irgl::Pipe* p, const int32_t* dev, irgl_index n);
+/// in := dev[0:n] (a device array of irgl_index). Throws if n > capacity.
+IRGL_HOST_API void irgl_pipe_init_from_array_index(irgl::Pipe* p, const irgl_index* dev, irgl_index n);
+/// After an invocation: in := out, out := empty (the old in's storage is
+/// reused). Synchronizes; throws the worklist overflow error if a worklist
+/// overflowed (and any pending asynchronous CUDA error).
+IRGL_HOST_API void irgl_pipe_advance(irgl::Pipe* p);
+/// After an invocation that used retry: in := retry, retry := empty, out is
+/// kept; the new `in` is one retry round further than the old one.
+/// Synchronizes; throws the worklist overflow error like advance.
+IRGL_HOST_API void irgl_pipe_advance_retry(irgl::Pipe* p);
+/// Number of items in `in` (copies the tail to the host; synchronizes).
+/// Uses the size read by the last advance when `in` has not changed since.
+IRGL_HOST_API irgl_index irgl_pipe_in_size(irgl::Pipe* p);
+/// Number of items in `out` (clamped to the capacity; synchronizes).
+IRGL_HOST_API irgl_index irgl_pipe_out_size(irgl::Pipe* p);
+/// Number of items in `retry` (clamped to the capacity; synchronizes).
+IRGL_HOST_API irgl_index irgl_pipe_retry_size(irgl::Pipe* p);
+/// The grid for a launch on `in` in its retry round r (retry backoff): in
+/// round 0 `grid`; in round r >= 1 just enough blocks of `block` threads for
+/// ceil(size(in) / 2^r) threads (at least 1, at most `grid`), so each thread
+/// gets a contiguous chunk of about 2^r items (irgl_backoff_chunk).
+IRGL_HOST_API irgl_index irgl_pipe_backoff_grid(irgl::Pipe* p, irgl_index grid, irgl_index block);
+/// Creates an Any (any=true) or All (any=false) cell, already reset.
+IRGL_HOST_API irgl::Cell irgl_cell_create(bool any);
+/// Resets a cell before a launch: Any -> false (0), All -> true (1).
+IRGL_HOST_API void irgl_cell_reset(irgl::Cell c);
+/// Reads a cell after the launch (synchronizes; surfaces kernel errors).
+IRGL_HOST_API bool irgl_cell_read(irgl::Cell c);
+/// Frees a cell (never throws).
+IRGL_HOST_API void irgl_cell_destroy(irgl::Cell c);
+
+#if IRGL_HOST_IMPL
 namespace irgl {
 namespace detail {
 
@@ -1624,16 +1789,9 @@ inline irgl_index check_overflow(const Pipe* p, const Worklist& next) {
 }  // namespace detail
 }  // namespace irgl
 
-/// Allocates n zero-initialized elements of T on the device (memref.alloc in
-/// host code: irgl_alloc<int32_t>(n)); never null, even for n == 0. Free with
-/// irgl_free. Throws irgl::Error.
-template <class T>
-inline T* irgl_alloc(irgl_index n) {
-  return irgl::scratch_alloc<T>(n);
-}
 
 /// Frees device memory from irgl_alloc (memref.dealloc); null is a no-op.
-inline void irgl_free(const void* p) {
+IRGL_HOST_API void irgl_free(const void* p) {
   irgl::scratch_free(p);
 }
 
@@ -1643,7 +1801,7 @@ inline void irgl_free(const void* p) {
 
 /// Creates a pipe context with empty in/out/retry worklists of `capacity`
 /// items each. Throws irgl::Error.
-inline irgl::Pipe* irgl_pipe_create(irgl_index capacity) {
+IRGL_HOST_API irgl::Pipe* irgl_pipe_create(irgl_index capacity) {
   if (capacity < 0)
     throw irgl::Error("irgl_pipe_create: negative capacity " + std::to_string(static_cast<long long>(capacity)));
   irgl::Pipe* p = new irgl::Pipe();
@@ -1676,7 +1834,7 @@ inline irgl::Pipe* irgl_pipe_create(irgl_index capacity) {
 }
 
 /// Frees a pipe context and its worklists (null is a no-op; never throws).
-inline void irgl_pipe_destroy(irgl::Pipe* p) {
+IRGL_HOST_API void irgl_pipe_destroy(irgl::Pipe* p) {
   if (!p) return;
   irgl::scratch_free(p->items_storage);
   irgl::scratch_free(p->meta_storage);
@@ -1684,15 +1842,15 @@ inline void irgl_pipe_destroy(irgl::Pipe* p) {
 }
 
 /// The current `in` worklist (pop side) as a device handle.
-inline irgl::Worklist irgl_pipe_in(irgl::Pipe* p) { return p->in; }
+IRGL_HOST_API irgl::Worklist irgl_pipe_in(irgl::Pipe* p) { return p->in; }
 /// The current `out` worklist (push side) as a device handle.
-inline irgl::Worklist irgl_pipe_out(irgl::Pipe* p) { return p->out; }
+IRGL_HOST_API irgl::Worklist irgl_pipe_out(irgl::Pipe* p) { return p->out; }
 /// The current `retry` worklist as a device handle.
-inline irgl::Worklist irgl_pipe_retry(irgl::Pipe* p) { return p->retry; }
+IRGL_HOST_API irgl::Worklist irgl_pipe_retry(irgl::Pipe* p) { return p->retry; }
 
 /// Appends v to `in` from the host (synchronizing; for initial worklists).
 /// Throws the worklist overflow error if `in` is full.
-inline void irgl_pipe_push_initial(irgl::Pipe* p, irgl_index v) {
+IRGL_HOST_API void irgl_pipe_push_initial(irgl::Pipe* p, irgl_index v) {
   const irgl_index n = p->in_size >= 0 ? p->in_size : irgl::detail::read_size(p, p->in);
   if (n >= p->capacity)
     throw irgl::Error("worklist overflow: capacity " + std::to_string(static_cast<long long>(p->capacity)) +
@@ -1732,19 +1890,19 @@ inline void init_from_array(Pipe* p, const T* dev, irgl_index n) {
 }  // namespace irgl
 
 /// in := dev[0:n] (a device array of int32). Throws if n > capacity.
-inline void irgl_pipe_init_from_array_i32(irgl::Pipe* p, const int32_t* dev, irgl_index n) {
+IRGL_HOST_API void irgl_pipe_init_from_array_i32(irgl::Pipe* p, const int32_t* dev, irgl_index n) {
   irgl::detail::init_from_array<int32_t>(p, dev, n);
 }
 
 /// in := dev[0:n] (a device array of irgl_index). Throws if n > capacity.
-inline void irgl_pipe_init_from_array_index(irgl::Pipe* p, const irgl_index* dev, irgl_index n) {
+IRGL_HOST_API void irgl_pipe_init_from_array_index(irgl::Pipe* p, const irgl_index* dev, irgl_index n) {
   irgl::detail::init_from_array<irgl_index>(p, dev, n);
 }
 
 /// After an invocation: in := out, out := empty (the old in's storage is
 /// reused). Synchronizes; throws the worklist overflow error if a worklist
 /// overflowed (and any pending asynchronous CUDA error).
-inline void irgl_pipe_advance(irgl::Pipe* p) {
+IRGL_HOST_API void irgl_pipe_advance(irgl::Pipe* p) {
   const irgl_index next = irgl::detail::check_overflow(p, p->out);
   std::swap(p->in, p->out);
   irgl::detail::clear_async(p, p->out);
@@ -1756,7 +1914,7 @@ inline void irgl_pipe_advance(irgl::Pipe* p) {
 /// After an invocation that used retry: in := retry, retry := empty, out is
 /// kept; the new `in` is one retry round further than the old one.
 /// Synchronizes; throws the worklist overflow error like advance.
-inline void irgl_pipe_advance_retry(irgl::Pipe* p) {
+IRGL_HOST_API void irgl_pipe_advance_retry(irgl::Pipe* p) {
   const irgl_index next = irgl::detail::check_overflow(p, p->retry);
   const irgl::Worklist old_in = p->in;
   p->in = irgl_wl_next_round(p->retry, old_in);
@@ -1768,20 +1926,20 @@ inline void irgl_pipe_advance_retry(irgl::Pipe* p) {
 
 /// Number of items in `in` (copies the tail to the host; synchronizes).
 /// Uses the size read by the last advance when `in` has not changed since.
-inline irgl_index irgl_pipe_in_size(irgl::Pipe* p) {
+IRGL_HOST_API irgl_index irgl_pipe_in_size(irgl::Pipe* p) {
   if (p->in_size < 0) p->in_size = irgl::detail::read_size(p, p->in);
   return p->in_size;
 }
 /// Number of items in `out` (clamped to the capacity; synchronizes).
-inline irgl_index irgl_pipe_out_size(irgl::Pipe* p) { return irgl::detail::read_size(p, p->out); }
+IRGL_HOST_API irgl_index irgl_pipe_out_size(irgl::Pipe* p) { return irgl::detail::read_size(p, p->out); }
 /// Number of items in `retry` (clamped to the capacity; synchronizes).
-inline irgl_index irgl_pipe_retry_size(irgl::Pipe* p) { return irgl::detail::read_size(p, p->retry); }
+IRGL_HOST_API irgl_index irgl_pipe_retry_size(irgl::Pipe* p) { return irgl::detail::read_size(p, p->retry); }
 
 /// The grid for a launch on `in` in its retry round r (retry backoff): in
 /// round 0 `grid`; in round r >= 1 just enough blocks of `block` threads for
 /// ceil(size(in) / 2^r) threads (at least 1, at most `grid`), so each thread
 /// gets a contiguous chunk of about 2^r items (irgl_backoff_chunk).
-inline irgl_index irgl_pipe_backoff_grid(irgl::Pipe* p, irgl_index grid, irgl_index block) {
+IRGL_HOST_API irgl_index irgl_pipe_backoff_grid(irgl::Pipe* p, irgl_index grid, irgl_index block) {
   const irgl_index round = p->in.retry_round;
   if (round <= 0 || block <= 0) return grid;
   const irgl_index size = irgl_pipe_in_size(p);
@@ -1796,7 +1954,7 @@ inline irgl_index irgl_pipe_backoff_grid(irgl::Pipe* p, irgl_index grid, irgl_in
 // ---------------------------------------------------------------------------
 
 /// Creates an Any (any=true) or All (any=false) cell, already reset.
-inline irgl::Cell irgl_cell_create(bool any) {
+IRGL_HOST_API irgl::Cell irgl_cell_create(bool any) {
   irgl::Cell c;
   c.any = any;
   c.flag = irgl::scratch_alloc<int>(1);
@@ -1810,20 +1968,20 @@ inline irgl::Cell irgl_cell_create(bool any) {
 }
 
 /// Resets a cell before a launch: Any -> false (0), All -> true (1).
-inline void irgl_cell_reset(irgl::Cell c) {
+IRGL_HOST_API void irgl_cell_reset(irgl::Cell c) {
   const int init = c.any ? 0 : 1;
   IRGL_CHECK(cudaMemcpy(c.flag, &init, sizeof(int), cudaMemcpyHostToDevice));
 }
 
 /// Reads a cell after the launch (synchronizes; surfaces kernel errors).
-inline bool irgl_cell_read(irgl::Cell c) {
+IRGL_HOST_API bool irgl_cell_read(irgl::Cell c) {
   int v = 0;
   irgl::detail::read_device(&v, c.flag, sizeof(int));
   return v != 0;
 }
 
 /// Frees a cell (never throws).
-inline void irgl_cell_destroy(irgl::Cell c) {
+IRGL_HOST_API void irgl_cell_destroy(irgl::Cell c) {
   irgl::scratch_free(c.flag);
 }
 
@@ -1981,6 +2139,7 @@ IRGL_EXPORT const char* irgl_device_name() {
     return nullptr;
   return name.c_str();
 }
+#endif  // IRGL_HOST_IMPL
 #endif  // IRGL_HOST_CODE
 
 // ---------------------------------------------------------------------------
@@ -2324,7 +2483,20 @@ __device__ __forceinline__ bool irgl_ctl_small_allowed(const int32_t* status) {
 #if IRGL_HOST_CODE  // host only: a program's device pass skips it
 /// Creates an empty worklist of `capacity` items outside any pipe (the
 /// control kernel's spare). Free with irgl_wl_destroy. Throws irgl::Error.
-inline irgl::Worklist irgl_wl_create(irgl_index capacity) {
+IRGL_HOST_API irgl::Worklist irgl_wl_create(irgl_index capacity);
+/// Frees a worklist from irgl_wl_create (never throws).
+IRGL_HOST_API void irgl_wl_destroy(irgl::Worklist wl);
+/// Creates a triple-buffered Any (any=true) or All cell for a control
+/// kernel: three flags, all reset. Free with irgl_cell_destroy.
+IRGL_HOST_API irgl::Cell irgl_cell_create_slots(bool any);
+/// After a control kernel: synchronizes (surfacing its errors) and throws the
+/// worklist overflow error if the control kernel recorded one in status[0].
+IRGL_HOST_API void irgl_outline_finish(const int32_t* status);
+
+#if IRGL_HOST_IMPL
+/// Creates an empty worklist of `capacity` items outside any pipe (the
+/// control kernel's spare). Free with irgl_wl_destroy. Throws irgl::Error.
+IRGL_HOST_API irgl::Worklist irgl_wl_create(irgl_index capacity) {
   if (capacity < 0)
     throw irgl::Error("irgl_wl_create: negative capacity " + std::to_string(static_cast<long long>(capacity)));
   irgl::Worklist wl;
@@ -2343,14 +2515,14 @@ inline irgl::Worklist irgl_wl_create(irgl_index capacity) {
 }
 
 /// Frees a worklist from irgl_wl_create (never throws).
-inline void irgl_wl_destroy(irgl::Worklist wl) {
+IRGL_HOST_API void irgl_wl_destroy(irgl::Worklist wl) {
   irgl::scratch_free(wl.items);
   irgl::scratch_free(wl.tail);
 }
 
 /// Creates a triple-buffered Any (any=true) or All cell for a control
 /// kernel: three flags, all reset. Free with irgl_cell_destroy.
-inline irgl::Cell irgl_cell_create_slots(bool any) {
+IRGL_HOST_API irgl::Cell irgl_cell_create_slots(bool any) {
   irgl::Cell c;
   c.any = any;
   c.flag = irgl::scratch_alloc<int>(3);  // cleared: an Any cell's reset state
@@ -2367,7 +2539,7 @@ inline irgl::Cell irgl_cell_create_slots(bool any) {
 
 /// After a control kernel: synchronizes (surfacing its errors) and throws the
 /// worklist overflow error if the control kernel recorded one in status[0].
-inline void irgl_outline_finish(const int32_t* status) {
+IRGL_HOST_API void irgl_outline_finish(const int32_t* status) {
   int32_t flag = 0;
   irgl::detail::read_device(&flag, status, sizeof(flag));
 #ifdef IRGL_PROFILE_CONTROL
@@ -2393,13 +2565,23 @@ inline void irgl_outline_finish(const int32_t* status) {
                       "worklist size (wlinit size / irgl_pipe_create capacity)");
 }
 
+#endif  // IRGL_HOST_IMPL
+
+// The element accesses below are defined (IRGL_HOST_IMPL) or declared.
+#if IRGL_HOST_IMPL
+#define IRGL_HOST_BODY(...) __VA_ARGS__
+#else
+#define IRGL_HOST_BODY(...) ;
+#endif
+
 /// Reads p[0] from device memory (a control kernel's carried result).
-#define IRGL_DEVICE_READ(SUFFIX, T)                               \
-  inline T irgl_device_read_##SUFFIX(const T* p) {                \
-    T v{};                                                        \
-    irgl::detail::read_device(&v, p, sizeof(T));                      \
-    return v;                                                     \
-  }
+#define IRGL_DEVICE_READ(SUFFIX, T)                    \
+  IRGL_HOST_API T irgl_device_read_##SUFFIX(const T* p) \
+  IRGL_HOST_BODY({                                     \
+    T v{};                                             \
+    irgl::detail::read_device(&v, p, sizeof(T));       \
+    return v;                                          \
+  })
 IRGL_DEVICE_READ(i1, bool)
 IRGL_DEVICE_READ(i8, int8_t)
 IRGL_DEVICE_READ(i16, int16_t)
@@ -2416,17 +2598,19 @@ IRGL_DEVICE_READ(f64, double)
 // before it and surfaces their errors; throws irgl::Error.
 
 /// Reads p[i] from device memory.
-#define IRGL_DEVICE_LOAD(SUFFIX, T)                                         \
-  inline T irgl_device_load_##SUFFIX(const T* p, irgl_index i) {            \
-    T v{};                                                                  \
-    irgl::detail::read_device(&v, p + i, sizeof(T));                        \
-    return v;                                                               \
-  }
+#define IRGL_DEVICE_LOAD(SUFFIX, T)                                  \
+  IRGL_HOST_API T irgl_device_load_##SUFFIX(const T* p, irgl_index i) \
+  IRGL_HOST_BODY({                                                   \
+    T v{};                                                           \
+    irgl::detail::read_device(&v, p + i, sizeof(T));                 \
+    return v;                                                        \
+  })
 /// Writes v to p[i] in device memory.
-#define IRGL_DEVICE_STORE(SUFFIX, T)                                        \
-  inline void irgl_device_store_##SUFFIX(T* p, irgl_index i, T v) {         \
-    IRGL_CHECK(cudaMemcpy(p + i, &v, sizeof(T), cudaMemcpyHostToDevice));   \
-  }
+#define IRGL_DEVICE_STORE(SUFFIX, T)                                      \
+  IRGL_HOST_API void irgl_device_store_##SUFFIX(T* p, irgl_index i, T v)   \
+  IRGL_HOST_BODY({                                                        \
+    IRGL_CHECK(cudaMemcpy(p + i, &v, sizeof(T), cudaMemcpyHostToDevice)); \
+  })
 IRGL_DEVICE_LOAD(i1, bool)
 IRGL_DEVICE_LOAD(i8, int8_t)
 IRGL_DEVICE_LOAD(i16, int16_t)
@@ -2445,6 +2629,7 @@ IRGL_DEVICE_STORE(f32, float)
 IRGL_DEVICE_STORE(f64, double)
 #undef IRGL_DEVICE_STORE
 #undef IRGL_DEVICE_LOAD
+#undef IRGL_HOST_BODY
 #endif  // IRGL_HOST_CODE
 
 // ---------------------------------------------------------------------------

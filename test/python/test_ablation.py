@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shutil
 import stat
 import textwrap
@@ -626,8 +627,10 @@ def fake_nvcc(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _compiles(log: Path) -> int:
-    """How many times the fake nvcc compiled (not counting ``--version``)."""
-    return sum(" -o " in ln for ln in log.read_text().splitlines())
+    """How many times the fake nvcc compiled a program's source (not
+    ``--version``, the runtime library or a link of a compiled object)."""
+    source = re.compile(r"/irgl_[0-9a-f]+\.cu(\s|$)")
+    return sum(bool(source.search(ln)) for ln in log.read_text().splitlines())
 
 
 def _build(*argv: str) -> int:

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 _DEFINE = re.compile(r"^#define (IRGL_\w+)\((\w+), (\w+)\)((?:.*\\\n)+.*)$", re.M)
 _DECLARATION = re.compile(
     r"^[ \t]*(?P<quals>(?:(?:__host__|__device__|__forceinline__|inline"
-    r"|IRGL_EXPORT)\s+)*)"
+    r"|IRGL_EXPORT|IRGL_HOST_API)\s+)*)"
     r"(?P<result>(?:const\s+)?[\w:]+\s*\**)\s*(?P<name>irgl_\w+)\((?P<params>[^)]*)\)",
     re.M,
 )
@@ -58,7 +58,8 @@ def _normalize(c_type: str) -> str:
 
 def _declarations() -> dict[str, list[tuple[str, tuple[str, ...], str]]]:
     """name -> [(result, parameter types, qualifiers)] for every `irgl_*`
-    function the header defines."""
+    function the header defines, a declaration of the same function
+    (`IRGL_HOST_API`: defined here or in the runtime library) counted once."""
     found: dict[str, list[tuple[str, tuple[str, ...], str]]] = {}
     for match in _DECLARATION.finditer(_expand_macros(runtime_header_text())):
         params = tuple(
@@ -66,9 +67,9 @@ def _declarations() -> dict[str, list[tuple[str, tuple[str, ...], str]]]:
             for p in match["params"].split(",")
             if p.strip()
         )
-        found.setdefault(match["name"], []).append(
-            (_normalize(match["result"]), params, match["quals"])
-        )
+        entry = (_normalize(match["result"]), params, match["quals"])
+        if entry not in found.setdefault(match["name"], []):
+            found[match["name"]].append(entry)
     return found
 
 

@@ -1,0 +1,121 @@
+"""Programs linked with the runtime library (irgl_runner.build): an emitted
+program without C text in host code compiles with only the runtime's
+declarations (IRGL_RUNTIME_LIBRARY) and links one shared library of the
+runtime's host code, built once per cache and flags; C text in host code, a
+`.cu` file and IRGL_RUNTIME_LIBRARY=0 compile the whole header."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import nvcc_path
+
+from irgl_runner.build import (
+    EmittedProgram,
+    compile_cuda,
+    emit_program,
+    runtime_library_path,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+CC = ROOT / "benchmarks" / "cc" / "cc.mlir"
+DMR = ROOT / "benchmarks" / "dmr" / "dmr.mlir"
+
+#: A host function with C text: it may use the whole header (irgl::Error).
+HOST_C_TEXT = """
+irgl.kernel host @main(%a: memref<?xi32>) {
+  irgl.cblock "if ($0 == nullptr) throw irgl::Error(\\"no array\\");"
+      (%a : memref<?xi32>)
+}
+"""
+
+
+def test_host_c_text_is_detected(tmp_path: Path) -> None:
+    # cc's C text is inside a kernel: device code, which every build has
+    assert not emit_program(CC).host_c_text
+    # dmr includes a header of host and device code at the file's scope
+    assert emit_program(DMR).host_c_text
+    src = tmp_path / "c.mlir"
+    src.write_text(HOST_C_TEXT)
+    assert emit_program(src).host_c_text
+
+
+def _readelf(so: Path) -> str:
+    return subprocess.run(
+        ["readelf", "-d", str(so)], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def _needed(so: Path) -> list[str]:
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[(.+?)\]", _readelf(so))
+
+
+@pytest.fixture
+def nvcc() -> str:
+    found = nvcc_path()
+    if found is None:
+        pytest.skip("nvcc not found")
+    return found
+
+
+def test_program_links_the_runtime_library(tmp_path: Path, nvcc: str) -> None:
+    cache = tmp_path / "cache"
+    cc = compile_cuda(emit_program(CC), nvcc=nvcc, cache=cache)
+    runtimes = sorted(cache.glob("libirgl_runtime_*.so"))
+    assert len(runtimes) == 1
+    assert _needed(cc) and runtimes[0].name in _needed(cc)
+    assert "$ORIGIN" in _readelf(cc)  # found beside the program, wherever the cache is
+    # the runtime's exports come from the library, the entry points from the program
+    defined = subprocess.run(
+        ["nm", "-D", "--defined-only", str(runtimes[0])],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert " irgl_graph_create" in defined and "irgl_entry_" not in defined
+    program = subprocess.run(
+        ["nm", "-D", "--defined-only", str(cc)], capture_output=True, text=True
+    ).stdout
+    assert "irgl_entry_main" in program and " irgl_graph_create" not in program
+    # a second program with the same flags links the same library
+    pr = compile_cuda(
+        emit_program(ROOT / "benchmarks" / "pr_pull" / "pr_pull.mlir"),
+        nvcc=nvcc,
+        cache=cache,
+    )
+    assert sorted(cache.glob("libirgl_runtime_*.so")) == runtimes
+    assert runtimes[0].name in _needed(pr)
+
+
+def test_whole_header_builds(
+    tmp_path: Path, nvcc: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    src = tmp_path / "c.mlir"
+    src.write_text(HOST_C_TEXT)
+    host_c = compile_cuda(emit_program(src), nvcc=nvcc, cache=cache)
+    text_only = compile_cuda(emit_program(CC).cuda, nvcc=nvcc, cache=cache)
+    monkeypatch.setenv("IRGL_RUNTIME_LIBRARY", "0")
+    switched_off = compile_cuda(emit_program(CC), nvcc=nvcc, cache=cache)
+    assert not list(cache.glob("libirgl_runtime_*.so"))
+    for so in (host_c, text_only, switched_off):
+        assert not any("irgl_runtime" in n for n in _needed(so))
+
+
+def test_runtime_library_key_follows_index_width_and_flags(tmp_path: Path) -> None:
+    """Programs of other index widths or flags get other libraries (the key
+    is computed without nvcc: library_path does not compile)."""
+    from irgl_runner.build import _prepare
+
+    program = emit_program(CC)
+    wide = emit_program(CC, target="cuda{index-bitwidth=64}")
+    base = _prepare(program, ["-arch=sm_90"], ())[4]
+    assert base is not None
+    assert _prepare(wide, ["-arch=sm_90"], ())[4] not in (None, base)
+    assert _prepare(program, ["-arch=sm_90", "-DIRGL_SYNC_LAUNCH"], ())[4] != base
+    host_c = EmittedProgram(program.cuda, (), True)
+    assert _prepare(host_c, ["-arch=sm_90"], ())[4] is None
+    assert runtime_library_path(base, tmp_path).name == f"libirgl_runtime_{base}.so"
