@@ -161,8 +161,10 @@ inline int guard(F&& f) noexcept {
 #define IRGL_CHECK(call)                                                                          \
   do {                                                                                            \
     cudaError_t irgl_check_err_ = (call);                                                         \
-    if (irgl_check_err_ != cudaSuccess)                                                           \
+    if (irgl_check_err_ != cudaSuccess) {                                                         \
+      (void)cudaGetLastError(); /* this module's CUDA runtime's (see check_launch) */             \
       ::irgl::detail::fail_cuda(irgl_check_err_, __FILE__ ":" IRGL_STRINGIFY(__LINE__) ": " #call); \
+    }                                                                                             \
   } while (0)
 
 namespace irgl {
@@ -1157,16 +1159,39 @@ namespace irgl {
 namespace detail {
 
 // The non-template halves of the launch helpers (defined below, or in the
-// runtime library).
-IRGL_HOST_API void check_launch(const char* what, irgl_index grid, irgl_index block, cudaError_t err);
+// runtime library). A program linked with the library and the library each
+// have their own static CUDA runtime: a kernel's address means something
+// only to the one that registered it, and each keeps its own last error. So
+// occupancy queries, launches and cudaGetLastError stay inline here, in the
+// module that launches; the library only checks numbers and throws.
+/// Throws irgl::Error for a failed launch (err != cudaSuccess).
+[[noreturn]] IRGL_HOST_API void fail_launch(const char* what, irgl_index grid, irgl_index block, cudaError_t err);
 IRGL_HOST_API void check_dims(const char* what, irgl_index grid, irgl_index block);
-/// grid_size for a kernel given by its address.
-IRGL_HOST_API irgl_index grid_size_of(const void* kernel, irgl_index block, bool resident);
-/// Throws unless `grid` blocks of `block` threads of `kernel` can be
-/// co-resident on the current device (which must support cooperative launches).
-IRGL_HOST_API void check_cooperative(const void* kernel, irgl_index grid, irgl_index block);
-/// Throws irgl::Error for a failed cooperative launch.
-IRGL_HOST_API void check_cooperative_launch(irgl_index grid, irgl_index block, cudaError_t err);
+/// grid_size from a kernel's occupancy: per_sm blocks per SM on `sms` SMs.
+IRGL_HOST_API irgl_index grid_of(irgl_index block, int per_sm, int sms, bool resident);
+/// Throws unless the device supports cooperative launches and `grid` blocks
+/// fit at once (per_sm per SM on `sms` SMs).
+IRGL_HOST_API void check_coresident(irgl_index grid, irgl_index block, int per_sm, int sms, bool supported);
+
+/// Blocks per SM of `kernel` with `block` threads, and the SM count.
+inline void occupancy(const void* kernel, irgl_index block, int* per_sm, int* sms) {
+  int device = 0;
+  IRGL_CHECK(cudaGetDevice(&device));
+  IRGL_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, kernel, static_cast<int>(block), 0));
+  IRGL_CHECK(cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, device));
+}
+
+/// After a launch: its error or, with IRGL_SYNC_LAUNCH, the kernel's.
+inline void check_launch(const char* what, irgl_index grid, irgl_index block, cudaError_t err) {
+  if (err == cudaSuccess) err = cudaGetLastError();
+#ifdef IRGL_SYNC_LAUNCH
+  if (err == cudaSuccess) err = cudaDeviceSynchronize();
+#endif
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    fail_launch(what, grid, block, err);
+  }
+}
 /// n zero-initialized elements of `elem` bytes from cudaMalloc (device_alloc).
 IRGL_HOST_API void* device_elems(size_t elem, irgl_index n);
 /// n zero-initialized elements of `elem` bytes of scratch (scratch_alloc).
@@ -1200,7 +1225,10 @@ struct ArgPack<H, T...> {
 /// Without `resident` the result is at least 1.
 template <class... KArgs>
 inline irgl_index grid_size(void (*kernel)(KArgs...), irgl_index block, bool resident) {
-  return detail::grid_size_of(reinterpret_cast<const void*>(kernel), block, resident);
+  detail::check_dims("irgl::grid_size", 1, block);
+  int per_sm = 0, sms = 0;
+  detail::occupancy(reinterpret_cast<const void*>(kernel), block, &per_sm, &sms);
+  return detail::grid_of(block, per_sm, sms, resident);
 }
 
 /// Launches `kernel<<<grid, block>>>(args...)` and checks the launch error
@@ -1225,14 +1253,18 @@ inline void launch_cooperative(void (*kernel)(KArgs...), irgl_index grid, irgl_i
                 "irgl::launch_cooperative: wrong number of kernel arguments");
   detail::check_dims("irgl::launch_cooperative", grid, block);
   if (grid == 0) return;
-  detail::check_cooperative(reinterpret_cast<const void*>(kernel), grid, block);
+  int device = 0, supported = 0, per_sm = 0, sms = 0;
+  IRGL_CHECK(cudaGetDevice(&device));
+  IRGL_CHECK(cudaDeviceGetAttribute(&supported, cudaDevAttrCooperativeLaunch, device));
+  if (supported) detail::occupancy(reinterpret_cast<const void*>(kernel), block, &per_sm, &sms);
+  detail::check_coresident(grid, block, per_sm, sms, supported != 0);
   detail::ArgPack<typename std::decay<KArgs>::type...> values(static_cast<Args&&>(args)...);
   void* ptrs[sizeof...(KArgs) + 1] = {nullptr};
   values.addresses(ptrs);
   const cudaError_t err =
       cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(static_cast<unsigned>(grid)),
                                   dim3(static_cast<unsigned>(block)), ptrs, 0, 0);
-  detail::check_cooperative_launch(grid, block, err);
+  detail::check_launch("cooperative kernel launch", grid, block, err);
 }
 
 /// Allocates n zero-initialized elements of T on the device (n >= 0; a
@@ -1260,18 +1292,12 @@ class Locked {
   pthread_mutex_t& mutex_;
 };
 
-/// Throws irgl::Error after a failed launch (clearing CUDA's last error).
-IRGL_HOST_API void check_launch(const char* what, irgl_index grid, irgl_index block, cudaError_t err) {
-  if (err == cudaSuccess) err = cudaGetLastError();
-#ifdef IRGL_SYNC_LAUNCH
-  if (err == cudaSuccess) err = cudaDeviceSynchronize();
-#endif
-  if (err != cudaSuccess) {
-    (void)cudaGetLastError();
-    throw Error(std::string(what) + " of " + std::to_string(static_cast<long long>(grid)) +
-                " blocks x " + std::to_string(static_cast<long long>(block)) +
-                " threads failed: " + cudaGetErrorString(err));
-  }
+IRGL_HOST_API void fail_launch(const char* what, irgl_index grid, irgl_index block, cudaError_t err) {
+  if (err == cudaErrorCooperativeLaunchTooLarge)
+    throw Error("irgl::launch_cooperative: a grid of " + std::to_string(static_cast<long long>(grid)) +
+                " blocks cannot be co-resident (cudaErrorCooperativeLaunchTooLarge)");
+  throw Error(std::string(what) + " of " + std::to_string(static_cast<long long>(grid)) + " blocks x " +
+              std::to_string(static_cast<long long>(block)) + " threads failed: " + cudaGetErrorString(err));
 }
 
 /// Rejects launch dimensions that do not fit a dim3.
@@ -1283,61 +1309,24 @@ IRGL_HOST_API void check_dims(const char* what, irgl_index grid, irgl_index bloc
                 std::to_string(static_cast<long long>(block)) + " threads)");
 }
 
-/// Occupancy of `kernel` with `block` threads: {blocks per SM, SM count},
-/// cached per (device, kernel pointer, block).
-inline std::pair<int, int> occupancy(const void* kernel, irgl_index block) {
-  static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
-  static std::map<std::tuple<int, const void*, long long>, std::pair<int, int>> cache;
-  int device = 0;
-  IRGL_CHECK(cudaGetDevice(&device));
-  const auto key = std::make_tuple(device, kernel, static_cast<long long>(block));
-  {
-    Locked lock(mutex);
-    auto it = cache.find(key);
-    if (it != cache.end()) return it->second;
-  }
-  int per_sm = 0, sms = 0;
-  IRGL_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, static_cast<int>(block), 0));
-  IRGL_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  std::pair<int, int> result(per_sm, sms);
-  Locked lock(mutex);
-  cache[key] = result;
-  return result;
-}
-
-IRGL_HOST_API irgl_index grid_size_of(const void* kernel, irgl_index block, bool resident) {
-  check_dims("irgl::grid_size", 1, block);
-  const std::pair<int, int> occ = occupancy(kernel, block);
-  if (occ.first <= 0) {
+IRGL_HOST_API irgl_index grid_of(irgl_index block, int per_sm, int sms, bool resident) {
+  if (per_sm <= 0) {
     if (!resident) return 1;
     throw Error("irgl::grid_size: no block of " + std::to_string(static_cast<long long>(block)) +
                 " threads of this kernel fits on an SM (too many registers or too much shared memory)");
   }
-  return static_cast<irgl_index>(occ.first) * static_cast<irgl_index>(occ.second);
+  return static_cast<irgl_index>(per_sm) * static_cast<irgl_index>(sms);
 }
 
-IRGL_HOST_API void check_cooperative(const void* kernel, irgl_index grid, irgl_index block) {
-  int device = 0, supported = 0;
-  IRGL_CHECK(cudaGetDevice(&device));
-  IRGL_CHECK(cudaDeviceGetAttribute(&supported, cudaDevAttrCooperativeLaunch, device));
+IRGL_HOST_API void check_coresident(irgl_index grid, irgl_index block, int per_sm, int sms, bool supported) {
   if (!supported) throw Error("irgl::launch_cooperative: the device does not support cooperative launches");
-  const std::pair<int, int> occ = occupancy(kernel, block);
-  const long long max_blocks = static_cast<long long>(occ.first) * occ.second;
+  const long long max_blocks = static_cast<long long>(per_sm) * sms;
   if (static_cast<long long>(grid) > max_blocks)
     throw Error("irgl::launch_cooperative: a grid of " + std::to_string(static_cast<long long>(grid)) +
                 " blocks x " + std::to_string(static_cast<long long>(block)) +
                 " threads cannot be co-resident: at most " + std::to_string(max_blocks) + " blocks (" +
-                std::to_string(occ.first) + " per SM x " + std::to_string(occ.second) +
+                std::to_string(per_sm) + " per SM x " + std::to_string(sms) +
                 " SMs) fit; use irgl::grid_size(kernel, block, true)");
-}
-
-IRGL_HOST_API void check_cooperative_launch(irgl_index grid, irgl_index block, cudaError_t err) {
-  if (err == cudaErrorCooperativeLaunchTooLarge) {
-    (void)cudaGetLastError();
-    throw Error("irgl::launch_cooperative: a grid of " + std::to_string(static_cast<long long>(grid)) +
-                " blocks cannot be co-resident (cudaErrorCooperativeLaunchTooLarge)");
-  }
-  check_launch("cooperative kernel launch", grid, block, err);
 }
 
 IRGL_HOST_API void* device_elems(size_t elem, irgl_index n) {
