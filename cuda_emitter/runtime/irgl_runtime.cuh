@@ -49,8 +49,11 @@
 // templates (else they are declared, IRGL_RUNTIME_LIBRARY). IRGL_HOST_API
 // marks them: inline in a header-only build, exported from the runtime
 // library, plain declarations in a program linked with it.
-#if defined(IRGL_RUNTIME_LIBRARY) && (defined(IRGL_DISTRIBUTED) || defined(IRGL_RUNTIME_LIBRARY_BUILD))
-#error "IRGL_RUNTIME_LIBRARY: not with IRGL_DISTRIBUTED or IRGL_RUNTIME_LIBRARY_BUILD"
+// (A module's __device__ variables are its own: the distributed runtime's
+// and the control-kernel profile's host code reads the program's.)
+#if defined(IRGL_RUNTIME_LIBRARY) && \
+    (defined(IRGL_DISTRIBUTED) || defined(IRGL_RUNTIME_LIBRARY_BUILD) || defined(IRGL_PROFILE_CONTROL))
+#error "IRGL_RUNTIME_LIBRARY: not with IRGL_DISTRIBUTED, IRGL_RUNTIME_LIBRARY_BUILD or IRGL_PROFILE_CONTROL"
 #endif
 #if IRGL_HOST_CODE && !defined(IRGL_RUNTIME_LIBRARY)
 #define IRGL_HOST_IMPL 1

@@ -116,6 +116,8 @@ def test_runtime_library_key_follows_index_width_and_flags(tmp_path: Path) -> No
     assert base is not None
     assert _prepare(wide, ["-arch=sm_90"], ())[4] not in (None, base)
     assert _prepare(program, ["-arch=sm_90", "-DIRGL_SYNC_LAUNCH"], ())[4] != base
+    # the profile's counters live in the program's module: whole header
+    assert _prepare(program, ["-DIRGL_PROFILE_CONTROL"], ())[4] is None
     host_c = EmittedProgram(program.cuda, (), True)
     assert _prepare(host_c, ["-arch=sm_90"], ())[4] is None
     assert runtime_library_path(base, tmp_path).name == f"libirgl_runtime_{base}.so"
