@@ -6,11 +6,11 @@
 //   see examples/bfs.mlir, with an atomic exchange so that each node is
 //   pushed exactly once per level even when several parents discover it
 //   together) while the frontier is light; once the edges of a frontier
-//   exceed 1/8 of the graph's, `bfs_bottom_up` takes over: every unreached
+//   exceed 1/4 of the graph's, `bfs_bottom_up` takes over: every unreached
 //   node scans its own edges for a parent on the last level and stops at
 //   the first. On RMAT 20 from its hub that turns the 22 million edges of
 //   the second level and the 9 million of the third into 0.8 million edge
-//   reads: 0.94 -> 0.45-0.61 ms on an H100. A node of more than 1/8 of
+//   reads: 0.94 -> 0.45-0.61 ms on an H100. A node of more than 1/4 of
 //   the edges (a star's hub) is never expanded top-down: the level it
 //   would fill is done bottom-up, every other node looking for its parent
 //   at once, instead of one block walking the hub's edges.
@@ -65,8 +65,8 @@ irgl.kernel @init(%g: !irgl.graph, %level: memref<?xi32>, %src: index,
 // 16 i64 apart, so the atomics spread over the L2). Counting every push on
 // RMAT 20 costs more than the bottom-up levels save (benchmarks/RESULTS.md),
 // hence the sample; the host samples small graphs fully. A count that goes
-// past limit / 32 sums the 32 and returns true if they pass `limit` (if the
-// total does, one counter is past its share), which ends the Iterate
+// past limit / 32 returns true: the frontier's edges may exceed `limit` (if
+// the total does, one counter is past its share), which ends the Iterate
 // (`until any`) and hands the next level to `bfs_bottom_up`. The first
 // item zeroes the other level's counters (used by the previous invocation,
 // next by the following one).
@@ -143,35 +143,9 @@ irgl.kernel @bfs(%g: !irgl.graph, %level: memref<?xi32>, %LEVEL: i32,
             // kind 1 = addi: the counter before this sample
             %before = "memref.atomic_rmw"(%weight, %frontier_edges, %at) <{kind = 1 : i64}> : (i64, memref<?xi64>, index) -> i64
             %after = arith.addi %before, %weight : i64
-            // past its share, this counter may be the one that tells: the
-            // frontier is heavy if the 32 counters together pass `limit`
-            // (one node of a few thousand edges passes a share alone, and a
-            // light frontier then went bottom-up: every unreached node read
-            // its edges for a parent it did not yet have)
-            %over = arith.cmpi ugt, %after, %share : i64
-            %heavy = scf.if %over -> (i1) {
-              // kind 4 = maxs with 0: an atomic read of the flag
-              %flag = "memref.atomic_rmw"(%zero64, %frontier_edges, %k1024) <{kind = 4 : i64}> : (i64, memref<?xi64>, index) -> i64
-              %flagged = arith.cmpi ne, %flag, %zero64 : i64
-              %decided = scf.if %flagged -> (i1) {
-                scf.yield %flagged : i1
-              } else {
-                %total = scf.for %i = %k0 to %k512 step %k16 iter_args(%sum = %zero64) -> (i64) {
-                  %c_at = arith.addi %this_base, %i : index
-                  // kind 1 = addi of 0: an atomic read of the counter
-                  %c = "memref.atomic_rmw"(%zero64, %frontier_edges, %c_at) <{kind = 1 : i64}> : (i64, memref<?xi64>, index) -> i64
-                  %sum_next = arith.addi %sum, %c : i64
-                  scf.yield %sum_next : i64
-                }
-                %big = arith.cmpi ugt, %total, %limit : i64
-                scf.if %big {
-                  %was = "memref.atomic_rmw"(%one64, %frontier_edges, %k1024) <{kind = 4 : i64}> : (i64, memref<?xi64>, index) -> i64
-                }
-                scf.yield %big : i1
-              }
-              scf.yield %decided : i1
-            } else {
-              scf.yield %over : i1
+            %heavy = arith.cmpi ugt, %after, %share : i64
+            scf.if %heavy {
+              %was = "memref.atomic_rmw"(%one64, %frontier_edges, %k1024) <{kind = 4 : i64}> : (i64, memref<?xi64>, index) -> i64
             }
             irgl.reduce_and_return %heavy
           }
@@ -358,13 +332,9 @@ irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
     irgl.iterate @bfs_two_hop(%g, %level) : (!irgl.graph, memref<?xi32>) initial [%src] {
     }
   } else {
-    // top-down while a frontier's edges stay within 1/8 of the graph's,
-    // estimated from 1 pushed node in nn / 32768 (at least 1, at most 32);
-    // on RMAT 12-13 in the interpreter, 1/8 reads the fewest edges over 12
-    // sources (1/4: a frontier of a fifth of the edges went top-down; 1/16
-    // and 1/32: bottom-up passes while most nodes had no parent yet)
-    %c8 = arith.constant 8 : index
-    %limit_index = arith.divui %ne, %c8 : index
+    // top-down while a frontier's edges stay within 1/4 of the graph's,
+    // estimated from 1 pushed node in nn / 32768 (at least 1, at most 32)
+    %limit_index = arith.divui %ne, %c4 : index
     %limit = arith.index_cast %limit_index : index to i64
     %c1i = arith.constant 1 : index
     %c32i = arith.constant 32 : index
