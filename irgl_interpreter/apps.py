@@ -161,8 +161,7 @@ class InterpProgram:
             self.module, host_fn, values, self.schedule, self.c_impls, update
         )
         self._last_stats = run.stats
-        self.stats.edge_visits += run.stats.edge_visits
-        self.stats.invocations += run.stats.invocations
+        self.stats.add(run.stats)
         self.seconds += run.seconds
         self.last_result = run.values[0] if run.values else None
         return self.last_result

@@ -807,8 +807,7 @@ def run_app_distributed(
     comm = CommStats()
     for run in program.runs:
         for s in run.stats:
-            stats.edge_visits += s.edge_visits
-            stats.invocations += s.invocations
+            stats.add(s)
         for name in ("reduce_values", "broadcast_values", "allreduce_values"):
             setattr(comm, name, getattr(comm, name) + getattr(run.comm, name))
         comm.worklist_items += run.comm.worklist_items

@@ -88,6 +88,7 @@ def invoke(
         )
     frame = KernelFrame(kernel, pipe)
     state.frames.append(frame)
+    visits_before = state.stats.edge_visits
     try:
         _launch(interpreter, state, kernel, args)
         while pipe is not None and uses_retry and pipe.retry:
@@ -95,6 +96,11 @@ def invoke(
             _launch(interpreter, state, kernel, args)
     finally:
         state.frames.pop()
+        by_kernel = state.stats.edge_visits_by_kernel
+        name = kernel.sym_name.data
+        by_kernel[name] = (
+            by_kernel.get(name, 0) + state.stats.edge_visits - visits_before
+        )
     if pipe is not None:
         pipe.advance()
     return frame.aggregate(aggregation)

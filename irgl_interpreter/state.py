@@ -195,10 +195,21 @@ def pipe_of(op: Operation, frame: KernelFrame | None) -> PipeContext:
 
 @dataclass
 class Stats:
-    """What a run did: edge visits (irgl.graph.edge_dst), kernel invocations."""
+    """What a run did: edge visits (irgl.graph.edge_dst), kernel invocations,
+    and the edge visits made during each kernel's invocations, by the
+    kernel's name (a kernel's count includes the kernels it invokes)."""
 
     edge_visits: int = 0
     invocations: int = 0
+    edge_visits_by_kernel: dict[str, int] = field(default_factory=dict[str, int])
+
+    def add(self, other: Stats) -> None:
+        """Adds another run's counts to these."""
+        self.edge_visits += other.edge_visits
+        self.invocations += other.invocations
+        for name, visits in other.edge_visits_by_kernel.items():
+            by_kernel = self.edge_visits_by_kernel
+            by_kernel[name] = by_kernel.get(name, 0) + visits
 
 
 #: How many edge visits apart :attr:`IrglState.progress` is called (a power

@@ -178,6 +178,11 @@ class AppSpec:
     - ``distributed_mlir``: the program ``--gpus N`` runs when ``mlir``
       cannot be distributed (irgl-distribute says why), e.g. BFS's
       level-synchronous form; ``None``: ``mlir``.
+    - ``source_work``: ``source_work(graph, source) -> int``, the edges a
+      search from ``source`` reads in its costly phase, replayed on the CPU
+      from the program's own decisions (BFS: its top-down levels before the
+      switch to bottom-up); the robustness benchmark judges per-source
+      spreads by it besides the reached edges. ``None``: reached edges only.
     - ``min_weight``: the smallest edge weight the app accepts (``None``:
       any), with ``min_weight_reason`` saying why; :meth:`check_graph`
       rejects graphs below it (SSSP: 0, since a negative edge makes a negative
@@ -200,6 +205,7 @@ class AppSpec:
     min_weight: int | None = None
     min_weight_reason: str = ""
     distributed_mlir: Path | None = None
+    source_work: Callable[[CSRGraph, int], int] | None = None
 
     def __post_init__(self) -> None:
         self.mlir = Path(self.mlir)

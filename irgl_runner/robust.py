@@ -212,6 +212,9 @@ class SourceRun:
     #: (SSSP's windows, its rounds, follow it, not the hop count)
     depth: int = 0
     edge_visits: int | None = None  # the interpreter's count, where it ran
+    #: the app's replay of the edges its phases read (``AppSpec.source_work``;
+    #: BFS: top-down edges and bottom-up reads), where the app has one
+    replayed: dict[str, int] | None = None
 
     @property
     def correct(self) -> bool:
@@ -310,6 +313,24 @@ def _depths(cell: RobustCell, s: SourceRun, o: SourceRun) -> str:
     return "" if cell.app == "bfs" else f", depth {s.depth:,} vs {o.depth:,}"
 
 
+def _replayed(s: SourceRun, o: SourceRun) -> str:
+    """``, top-down edges A vs B, ...`` where the app replays its work."""
+    if s.replayed is None or o.replayed is None:
+        return ""
+    return "".join(
+        f", {name} {s.replayed[name]:,} vs {o.replayed.get(name, 0):,}"
+        for name in s.replayed
+    )
+
+
+def _as_much_replayed(o: SourceRun, s: SourceRun, limit: float) -> bool:
+    """Whether ``o`` read at least ``1/limit`` of each count ``s`` read in
+    the app's replay (True where either has none)."""
+    if o.replayed is None or s.replayed is None:
+        return True
+    return all(limit * o.replayed.get(k, 0) >= v for k, v in s.replayed.items())
+
+
 def explain_spread(
     cell: RobustCell, limit: float = SPREAD_LIMIT, noise_ms: float = SPREAD_NOISE_MS
 ) -> Spread | None:
@@ -317,8 +338,10 @@ def explain_spread(
     apps or without two timed sources).
 
     A source is *unexplained* when some other source that reached at least
-    ``1/limit`` of its edges and of its BFS levels ran more than ``limit``
-    times (and ``noise_ms``) faster: the extra time is not in the work. With
+    ``1/limit`` of its edges and of its BFS levels (and read at least
+    ``1/limit`` of each count of the app's replay, where it has one) ran
+    more than ``limit`` times (and ``noise_ms``) faster: the extra time is
+    not in the work. With
     the fastest source as that other one this is the issue's rule (a source
     above ``limit`` times the fastest needs more than ``limit`` times its
     edges or levels); comparing with every source also catches, say, a hub
@@ -339,6 +362,7 @@ def explain_spread(
             and limit * o.reached_edges >= s.reached_edges
             and limit * o.levels >= s.levels
             and limit * o.depth >= s.depth
+            and _as_much_replayed(o, s, limit)
         ]
         if not peers:
             continue
@@ -363,7 +387,7 @@ def explain_spread(
             f"more than {limit:g}× slower than one with as much work, e.g. "
             f"{s.role} {s.node} {_ratio(_ms_of(s), _ms_of(o))} {o.role} {o.node} "
             f"({s.reached_edges:,} vs {o.reached_edges:,} edges, {s.levels} vs "
-            f"{o.levels} levels{_depths(cell, s, o)})"
+            f"{o.levels} levels{_depths(cell, s, o)}{_replayed(s, o)})"
         )
     elif flagged:
         reason += "; explained by the work"
@@ -452,6 +476,8 @@ def run_sources(
         run.status = status
         if work is not None:
             run.reached_nodes, run.reached_edges, run.levels, run.depth = work
+        if app.source_work is not None and run.correct:
+            run.replayed = dict(app.source_work(graph, run.node))
     return out
 
 
@@ -928,9 +954,13 @@ def render_robust_section(
         "levels of the slowest over the fastest. It is explained by the work "
         f"unless some source takes more than {SPREAD_LIMIT:g}× (and "
         f"{SPREAD_NOISE_MS * 1000:g} µs) longer than another source that reached "
-        f"at least 1/{SPREAD_LIMIT:g} of its edges, of its levels and (SSSP) of "
-        "its depth: then it is **unexplained**, with the worst such pair. "
-        "Per-source times, reached edges, levels and depths are in `robust.json`."
+        f"at least 1/{SPREAD_LIMIT:g} of its edges, of its levels, (SSSP) of "
+        "its depth and (BFS) of its top-down edges and bottom-up reads (replayed "
+        "on the CPU from the program's own decisions: the reads the interpreter "
+        "counts in `bfs` and `bfs_bottom_up`; on the two-hop path the reached "
+        "edges): then it is **unexplained**, with the worst such pair. "
+        "Per-source times, reached edges, levels, depths and replayed reads are "
+        "in `robust.json`."
     )
     planned = meta.get("planned")
     if planned is not None and len(cells) < planned:

@@ -17,7 +17,7 @@ import pytest
 
 from irgl_interpreter.apps import interp_program
 from irgl_runner import bench_cli, robust
-from irgl_runner.apps import load_app
+from irgl_runner.apps import execute, load_app
 from irgl_runner.backends import BACKENDS
 from irgl_runner.generators import generate
 from irgl_runner.reference import INF
@@ -137,6 +137,50 @@ def test_sssp_spread_explained_by_depth() -> None:
     same = explain_spread(sssp(("hub", 2.0, 300), ("random", 4.0, 310)))
     assert same is not None and same.unexplained == [1]
     assert "depth 310 vs 300" in same.reason
+
+
+def test_bfs_spread_explained_by_replayed_reads() -> None:
+    """Same reached edges and levels: a source that read 3x the top-down edges
+    or the bottom-up reads (replayed) is explained; one that read as much of
+    both is not; a run without a replay (None) is judged by reached edges and
+    levels alone."""
+    cell = _cell(("random", 0.15, 500, 6), ("random", 0.36, 500, 6))
+    assert explain_spread(cell).unexplained == [1]  # type: ignore[union-attr]
+    (fast, slow) = cell.sources or []
+    fast.replayed = {"top-down edges": 2_500, "bottom-up reads": 40_000}
+    slow.replayed = {"top-down edges": 32_000, "bottom-up reads": 40_000}
+    assert explain_spread(cell).explained  # type: ignore[union-attr]
+    slow.replayed = {"top-down edges": 2_600, "bottom-up reads": 150_000}
+    assert explain_spread(cell).explained  # type: ignore[union-attr]
+    slow.replayed = {"top-down edges": 2_600, "bottom-up reads": 41_000}
+    same = explain_spread(cell)
+    assert same is not None and same.unexplained == [1]
+    assert "top-down edges 2,600 vs 2,500, bottom-up reads 41,000 vs 40,000" in (
+        same.reason
+    )
+
+
+def test_bfs_replay_matches_the_interpreter() -> None:
+    """bfs's `source_work` (replayed in numpy) counts exactly the edge reads
+    of the `bfs` and `bfs_bottom_up` kernels in the interpreter on the
+    direction-optimizing path (RMAT, a star, a hub); on the two-hop path (a
+    grid) its top-down edges are the reached edges."""
+    app = load_app("bfs")
+    assert app.source_work is not None
+    for family in ("rmat:11@2", "rmat:12@1", "star:300", "hub:2000:4"):
+        graph = generate(family)
+        graph.weights = None
+        for node, role in pick_sources(graph, 5):
+            program = interp_program(app, "sequential")
+            execute(app, program, graph, node, reps=1, warmup=0)
+            reads = program.stats.edge_visits_by_kernel
+            expected = {
+                "top-down edges": reads.get("bfs", 0),
+                "bottom-up reads": reads.get("bfs_bottom_up", 0),
+            }
+            assert app.source_work(graph, node) == expected, (family, role, node)
+    grid = generate("grid:6x7")
+    assert app.source_work(grid, 0)["top-down edges"] == grid.row_start[-1]
 
 
 def test_spread_explained_by_levels_and_unexplained() -> None:
