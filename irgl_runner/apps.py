@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -178,11 +178,11 @@ class AppSpec:
     - ``distributed_mlir``: the program ``--gpus N`` runs when ``mlir``
       cannot be distributed (irgl-distribute says why), e.g. BFS's
       level-synchronous form; ``None``: ``mlir``.
-    - ``source_work``: ``source_work(graph, source) -> int``, the edges a
-      search from ``source`` reads in its costly phase, replayed on the CPU
-      from the program's own decisions (BFS: its top-down levels before the
-      switch to bottom-up); the robustness benchmark judges per-source
-      spreads by it besides the reached edges. ``None``: reached edges only.
+    - ``source_work``: ``source_work(graph, source) -> {name: count}``, the
+      reads of a search from ``source`` replayed on the CPU from the
+      program's own decisions (BFS: top-down edges and bottom-up reads); the
+      robustness benchmark judges per-source spreads by them besides the
+      reached edges. ``None``: reached edges only.
     - ``min_weight``: the smallest edge weight the app accepts (``None``:
       any), with ``min_weight_reason`` saying why; :meth:`check_graph`
       rejects graphs below it (SSSP: 0, since a negative edge makes a negative
@@ -205,7 +205,7 @@ class AppSpec:
     min_weight: int | None = None
     min_weight_reason: str = ""
     distributed_mlir: Path | None = None
-    source_work: Callable[[CSRGraph, int], int] | None = None
+    source_work: Callable[[CSRGraph, int], Mapping[str, int]] | None = None
 
     def __post_init__(self) -> None:
         self.mlir = Path(self.mlir)

@@ -22,6 +22,7 @@ from irgl_runner.backends import BACKENDS
 from irgl_runner.generators import generate
 from irgl_runner.reference import INF
 from irgl_runner.robust import (
+    MAX_SOURCE_REPS,
     ROBUST_BEGIN_MARKER,
     ROBUST_END_MARKER,
     ROBUST_GRAPHS,
@@ -157,6 +158,41 @@ def test_bfs_spread_explained_by_replayed_reads() -> None:
     assert same is not None and same.unexplained == [1]
     assert "top-down edges 2,600 vs 2,500, bottom-up reads 41,000 vs 40,000" in (
         same.reason
+    )
+
+
+class _Quick:
+    """A program whose every timed call reports 0.04 ms (it still runs)."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def time_call(self, host_fn: str, *args: object) -> float:
+        self.inner.call(host_fn, *args)  # type: ignore[attr-defined]
+        return 0.04
+
+
+def test_short_sources_get_more_runs() -> None:
+    """With short_total_ms a source's runs go on until they add up to it, at
+    most MAX_SOURCE_REPS; without, exactly reps."""
+    app = load_app("bfs")
+    graph = generate("rmat:5@1")
+    graph.weights = None
+    sources = pick_sources(graph, 1)
+    program = _Quick(interp_program(app, "sequential"))
+    plain = run_sources(app, program, graph, sources, 3, 0)  # type: ignore[arg-type]
+    assert [len(r.times_ms) for r in plain] == [3]
+    longer = run_sources(app, program, graph, sources, 3, 0, short_total_ms=5.0)  # type: ignore[arg-type]
+    assert [len(r.times_ms) for r in longer] == [MAX_SOURCE_REPS]
+    assert longer[0].status == "passed"
+    text = render_robust_section(
+        [], {"reps": 3, "short_runs_total_ms": 5.0, "max_source_reps": 31}
+    )
+    assert "at least 3 timed runs, more for a short one (until they add up to 5 ms" in (
+        text
     )
 
 
