@@ -108,7 +108,10 @@ class BenchRow:
 
 def current_commit() -> str:
     """The checkout's short commit id (``unknown`` outside a git checkout),
-    for the headers of generated tables."""
+    for the headers of generated tables; ``$IRGL_COMMIT`` where set (a copy
+    of the working tree on another machine may carry a stale ``.git``)."""
+    if os.environ.get("IRGL_COMMIT"):
+        return os.environ["IRGL_COMMIT"]
     try:
         done = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"],

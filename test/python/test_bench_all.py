@@ -635,3 +635,15 @@ def test_render_section_names_the_commit() -> None:
     meta = {"generated": "2026-11-26", "command": "irgl-bench all", "commit": "abc1234"}
     head = render_section([], meta).splitlines()[0]
     assert head == "Generated 2026-11-26 by `irgl-bench all` at commit abc1234."
+
+
+def test_commit_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`$IRGL_COMMIT` names the commit of generated tables (a working tree
+    copied to a GPU machine may carry a stale `.git`); else git's."""
+    from irgl_runner.report import current_commit
+
+    monkeypatch.delenv("IRGL_COMMIT", raising=False)
+    from_git = current_commit()
+    assert from_git and " " not in from_git
+    monkeypatch.setenv("IRGL_COMMIT", "abc1234")
+    assert current_commit() == "abc1234"
