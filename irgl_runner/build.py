@@ -386,7 +386,11 @@ def compile_cuda(
     source, the flags and the headers of the include dirs (their contents,
     not their paths), and reused when present. An :class:`EmittedProgram`'s
     ABI manifest is written beside it (``irgl_<key>.abi.json``, read by
-    :class:`irgl_runner.api.Program`). Raises :class:`CompileError` with
+    :class:`irgl_runner.api.Program`). An :class:`EmittedProgram` without C
+    text in host code compiles against the runtime's declarations only and
+    links ``libirgl_runtime_<key>.so`` beside it (built once per key, while
+    the first program compiles; see :func:`_runtime_library_key`); other
+    sources compile the whole header. Raises :class:`CompileError` with
     nvcc's output.
     """
     text, abi, args, key, library = _prepare(source, flags, include_dirs)
