@@ -43,6 +43,7 @@ released it and took it again; colour on rmat:12 did not finish.)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -65,9 +66,16 @@ from lowering.builders import LoweringBuilder, take_body
 from lowering.convert_irgl_loops import LOCKS_ATTR
 from lowering.runtime_calls import fail, symbol_table_of
 
+#: One element's step of `_for_each_element`: (builder, element, carried
+#: values) -> the next carried values.
+ElementVisit = Callable[[LoweringBuilder, SSAValue, list[SSAValue]], list[SSAValue]]
+
 
 def _for_each_element(
-    at: LoweringBuilder, op: ExclusiveOp, make_body, init: list[SSAValue] | None = None
+    at: LoweringBuilder,
+    op: ExclusiveOp,
+    make_body: ElementVisit,
+    init: list[SSAValue] | None = None,
 ) -> list[SSAValue]:
     """Emit a loop over the elements named by an Exclusive; `make_body(b,
     element, carried)` returns the next carried values."""
@@ -205,15 +213,18 @@ def _lower_exclusive_locked(
 
         _for_each_element(b, op, visit)
 
-    def try_all(
-        inner: LoweringBuilder, element: SSAValue, carried: list[SSAValue]
-    ) -> list[SSAValue]:
-        (took,) = inner.call(
-            runtime_function("irgl_claim_try"), [claims, element, prio]
-        )
-        return [inner.op(arith.AndIOp(carried[0], took))]
+    def all_of(name: str) -> ElementVisit:
+        """A visit that calls `name` on each cell and ands the results."""
 
-    (fast,) = _for_each_element(at, op, try_all, [true])
+        def visit(
+            inner: LoweringBuilder, element: SSAValue, carried: list[SSAValue]
+        ) -> list[SSAValue]:
+            (ok,) = inner.call(runtime_function(name), [claims, element, prio])
+            return [inner.op(arith.AndIOp(carried[0], ok))]
+
+        return visit
+
+    (fast,) = _for_each_element(at, op, all_of("irgl_claim_try"), [true])
 
     # slow path: wait for lower holders, give up on a higher one
     slow_block = Block()
@@ -247,16 +258,9 @@ def _lower_exclusive_locked(
 
     # commit: every cell, unless a higher priority took it meanwhile (one
     # CAS each, issued back to back like the fast path's)
-    def commit_all(
-        inner: LoweringBuilder, element: SSAValue, carried: list[SSAValue]
-    ) -> list[SSAValue]:
-        (kept,) = inner.call(
-            runtime_function("irgl_claim_commit"), [claims, element, prio]
-        )
-        return [inner.op(arith.AndIOp(carried[0], kept))]
-
     commit_block = Block()
     commit_at = at.nested(InsertPoint.at_end(commit_block))
+    commit_all = all_of("irgl_claim_commit")
     (committed,) = _for_each_element(commit_at, op, commit_all, [true])
     commit_block.add_op(scf.YieldOp(committed))
     gave_up_block = Block()
