@@ -81,11 +81,10 @@
 #endif
 #if IRGL_HOST_IMPL
 #include <map>
-#include <tuple>
 #include <vector>
 #endif
 
-// The runtime's two caches (occupancy, scratch_pool) lock a pthread mutex:
+// The runtime's cache of memory pools (scratch_pool) locks a pthread mutex:
 // <mutex> (with <chrono> and <system_error>) costs every program about 0.2 s
 // of compiling.
 #if IRGL_HOST_IMPL
