@@ -306,8 +306,8 @@ def _prepare(
         text = str(source)
     flags = [*flags, *extra_nvcc_flags()]
     library = _runtime_library_key(source, flags, text)
-    if library is not None:
-        flags = [*flags, "-DIRGL_RUNTIME_LIBRARY", f"-lirgl_runtime_{library}"]
+    if library is not None:  # (its key derives from what this key covers)
+        flags = [*flags, "-DIRGL_RUNTIME_LIBRARY"]
     args = [*flags, *(f"-I{d}" for d in includes)]
     h = hashlib.sha256()
     h.update(text.encode())
@@ -423,8 +423,7 @@ def compile_cuda(
         elif runtime_library_path(library, out_dir).is_file():
             # (the -l after the source: the linker keeps only libraries that
             # something before them needs)
-            compile_args = [a for a in args if not a.startswith("-l")]
-            _nvcc([nvcc, *compile_args, "-o", str(tmp), str(cu), *link], cu, tmp)
+            _nvcc([nvcc, *args, "-o", str(tmp), str(cu), *link], cu, tmp)
         else:
             # the program compiles while the runtime library (if not built
             # yet) compiles beside it; then one short link
@@ -444,12 +443,11 @@ def compile_cuda(
             runtime.start()
             obj = tmp.with_suffix(".o")
             try:
-                compile_args = [a for a in args if not a.startswith("-l")]
-                _nvcc([nvcc, *compile_args, "-c", "-o", str(obj), str(cu)], cu, obj)
+                _nvcc([nvcc, *args, "-c", "-o", str(obj), str(cu)], cu, obj)
                 runtime.join()
                 if built:
                     raise built[0]
-                flags_only = [a for a in args if not a.startswith(("-I", "-D", "-l"))]
+                flags_only = [a for a in args if not a.startswith(("-I", "-D"))]
                 _nvcc([nvcc, *flags_only, "-o", str(tmp), str(obj), *link], cu, tmp)
             finally:
                 runtime.join()
