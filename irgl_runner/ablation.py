@@ -100,7 +100,9 @@ OPTIMIZATIONS: tuple[Optimization, ...] = (
     Optimization.flag("block_push_edges"),
     Optimization.flag("block_reduce"),
     Optimization.flag("retry_backoff"),
+    Optimization.flag("retry_drain", requires=("outline",)),
     Optimization.flag("hashed_priority"),
+    Optimization.flag("sized_priority"),
 )
 
 

@@ -121,17 +121,32 @@ def _priority(rank: SSAValue, hashed: bool, at: LoweringBuilder) -> SSAValue:
     return at.op(arith.TruncIOp(at.op(arith.AddiOp(low, at.const(1, i64))), i32))
 
 
+def _claim_count(op: ExclusiveOp, at: LoweringBuilder) -> SSAValue:
+    """How many elements the Exclusive claims."""
+    if op.form.data == ExclusiveForm.ARRAY:
+        return op.range[0]
+    start, end, step = op.range
+    return at.op(arith.CeilDivSIOp(at.op(arith.SubiOp(end, start)), step))
+
+
 def _lower_exclusive(
     op: ExclusiveOp,
     active: SSAValue,
     rank: SSAValue,
     at: LoweringBuilder,
     hashed: bool = False,
+    sized: bool = False,
 ) -> None:
     """Lower one Exclusive at `at`; `active` tells whether this thread
-    contends this round, its priority comes from `rank` (`_priority`)."""
+    contends this round, its priority comes from `rank` (`_priority`), or
+    with `sized` from its claim's size and then a hash of `rank`
+    (`irgl_claim_priority`)."""
     claims = op.object
-    prio = _priority(rank, hashed, at)
+    if sized:
+        count = _claim_count(op, at)
+        (prio,) = at.call(runtime_function("irgl_claim_priority"), [rank, count])
+    else:
+        prio = _priority(rank, hashed, at)
     true = at.const(1, IntegerType(1))
 
     def guarded(fill) -> None:
@@ -196,11 +211,7 @@ def _lower_exclusive_locked(
     """Lower one Exclusive at `at` to claim locks (see the module
     docstring); `rank` is unique among the threads running at once."""
     claims = op.object
-    if op.form.data == ExclusiveForm.ARRAY:
-        count = op.range[0]
-    else:
-        start, end, step = op.range
-        count = at.op(arith.CeilDivSIOp(at.op(arith.SubiOp(end, start)), step))
+    count = _claim_count(op, at)
     (prio,) = at.call(runtime_function("irgl_claim_priority"), [rank, count])
     true = at.const(1, IntegerType(1))
 
@@ -293,8 +304,9 @@ class LowerExclusive(RewritePattern):
     """`irgl_rt.collective` around an Exclusive → the claim protocol (claim
     locks where the collective is marked `locks`)."""
 
-    def __init__(self, hashed_priority: bool = False) -> None:
+    def __init__(self, hashed_priority: bool = False, sized_priority: bool = False):
         self.hashed_priority = hashed_priority
+        self.sized_priority = sized_priority
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: CollectiveOp, rewriter: PatternRewriter) -> None:
@@ -307,7 +319,14 @@ class LowerExclusive(RewritePattern):
         if LOCKS_ATTR in op.attributes:
             _lower_exclusive_locked(exclusive, op.rank, at)
         else:
-            _lower_exclusive(exclusive, op.active, op.rank, at, self.hashed_priority)
+            _lower_exclusive(
+                exclusive,
+                op.active,
+                op.rank,
+                at,
+                self.hashed_priority,
+                self.sized_priority,
+            )
         rewriter.erase(op, safe_erase=False)
 
 
@@ -321,10 +340,16 @@ class ConvertIrglExclusive(ModulePass):
     hashed_priority: bool = False
     """Contenders' priorities are a hash of their rank, not the rank."""
 
+    sized_priority: bool = False
+    """Contenders claiming more elements come first (the bit length of the
+    claim's size), then a hash of the rank (`irgl_claim_priority`): a hub's
+    neighbourhood wins its first round instead of being claimed again and
+    again, a chain of neighbourhoods is not won only at its end."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         # each rewrite restructures a whole round body: apply the pattern
         # once per collective op rather than through a worklist driver
-        pattern = LowerExclusive(self.hashed_priority)
+        pattern = LowerExclusive(self.hashed_priority, self.sized_priority)
         for collective in [o for o in op.walk() if isinstance(o, CollectiveOp)]:
             pattern.match_and_rewrite(collective, PatternRewriter(collective))
         for inner in op.walk():

@@ -98,12 +98,20 @@ class LowerIrgl(ModulePass):
       thread in retry round r (convert-irgl-loops), retry launches sized to
       match (convert-irgl-orchestration; in control kernels
       irgl-outline-iterations counts the rounds).
+    - `retry_drain` (bool, true): in a control kernel, once a retry round
+      of a kernel that retries its lost Exclusives lets at most one in 16 of
+      its items win (and at most 64), block 0 alone attempts
+      the retried items in adaptive windows (irgl-outline-iterations
+      `retry_drain`).
     - `warp_spread` (bool, true): an outermost ForAll over the worklist
       deals runs of 32 iterations to the blocks in turn, so a short
       worklist spreads over the SMs (convert-irgl-loops `warp_spread`);
     - `hashed_priority` (bool, false): Exclusive's contenders get a hash
       of their rank as priority instead of the rank
       (convert-irgl-exclusive `hashed_priority`).
+    - `sized_priority` (bool, true): Exclusive's contenders claiming more
+      elements come first, then a hash of the rank (convert-irgl-exclusive
+      `sized_priority`; overrides `hashed_priority`).
     - `exclusive_locks` (bool, false; experimental: colour hung with it on
       rmat:12 on an H200): a kernel whose Exclusives' losers
       `irgl.retry` the item they popped retries it in place, on the same
@@ -188,8 +196,12 @@ class LowerIrgl(ModulePass):
     retry_backoff: bool = False
     """Retry backoff: in retry round r of a retrying kernel each thread runs
     a contiguous block of at least 2^r items, on a grid shrunk to match."""
+    retry_drain: bool = True
+    """Block 0 drains a control kernel's retry storms in adaptive windows."""
     hashed_priority: bool = False
     """Exclusive's priorities are a hash of the contender's rank."""
+    sized_priority: bool = True
+    """Exclusive's priorities: larger claims first, then a hashed rank."""
     exclusive_locks: bool = False
     """Kernels that retry their lost conflicts retry them in place, their
     Exclusives taking wait-die claim locks (convert-irgl-loops)."""
@@ -227,6 +239,7 @@ class LowerIrgl(ModulePass):
                     size_arg=self.outline_size_arg,
                     small_worklist=self.small_worklist,
                     retry_backoff=self.retry_backoff,
+                    retry_drain=self.retry_drain,
                     control_block=self.control_block,
                     control_resident=self.control_resident,
                     small_worklist_us=self.small_worklist_us,
@@ -255,7 +268,10 @@ class LowerIrgl(ModulePass):
                 warp_spread=self.warp_spread,
                 exclusive_locks=self.exclusive_locks,
             ),
-            ConvertIrglExclusive(hashed_priority=self.hashed_priority),
+            ConvertIrglExclusive(
+                hashed_priority=self.hashed_priority,
+                sized_priority=self.sized_priority,
+            ),
             ConvertIrglNestedEdges(
                 warp_gather=self.warp_gather,
                 unroll=self.edge_unroll,

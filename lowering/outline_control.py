@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IndexType, MemRefType, i1, i32
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from irgl_dialect.attributes import Aggregation, ExtraCond, TermCond
@@ -123,6 +123,9 @@ class ControlLowering:
         """`gpu.block_id x` and `gpu.grid_dim x` (when some body is gridded)."""
         self.block_mode = False
         """Building code that block 0 alone runs (small-worklist mode)."""
+        self.drained: set[str] = set()
+        """Kernels whose retry storms block 0 drains (gridded and sized:
+        `_drain`)."""
 
     # -- steps ---------------------------------------------------------
 
@@ -150,17 +153,25 @@ class ControlLowering:
         # followed by irgl_ctl_size_check, whose first barrier is the step's
         assert uses_worklist or not self.block_mode
 
-        def run(
-            at: LoweringBuilder, worklists: Sequence[SSAValue], size: SSAValue | None
+        def call(
+            at: LoweringBuilder,
+            worklists: Sequence[SSAValue],
+            size: SSAValue | None,
+            grid: Sequence[SSAValue],
         ) -> None:
             sizes = [size] if size is not None and name in self.sized else []
             at.stmt(
                 func.CallOp(
                     self.bodies[name],
-                    [*operands, *worklists, *cell_args, *sizes, *grid_args],
+                    [*operands, *worklists, *cell_args, *sizes, *grid],
                     [],
                 )
             )
+
+        def run(
+            at: LoweringBuilder, worklists: Sequence[SSAValue], size: SSAValue | None
+        ) -> None:
+            call(at, worklists, size, grid_args)
             if not self.block_mode:
                 rt_call(at, "irgl_grid_sync", [])
 
@@ -171,8 +182,11 @@ class ControlLowering:
             w_in, w_out, w_retry, w_spare = self.state.worklists
             run(b, [w_in, w_out, w_retry if self.plan.uses_retry else w_spare], size)
             if launch.retries:
+                drain = None
+                if name in self.drained and not self.block_mode and size is not None:
+                    drain = _Drain(call, w_out, self.status, size)
                 w_in, w_retry, w_spare = self._retry_rounds(
-                    b, run, w_in, w_out, w_retry, w_spare
+                    b, run, w_in, w_out, w_retry, w_spare, drain
                 )
             # in := out, out := spare (emptied before the barrier), spare := in
             self.state.worklists = [w_out, w_spare, w_retry, w_in]
@@ -209,25 +223,53 @@ class ControlLowering:
         w_out: SSAValue,
         w_retry: SSAValue,
         w_spare: SSAValue,
+        drain: _Drain | None = None,
     ) -> tuple[SSAValue, SSAValue, SSAValue]:
         """while (retry has work) { in, retry, spare := retry, spare, in; run }
-        (the size of retry read by the condition goes on to the body)"""
+        (the size of retry read by the condition goes on to the body). With
+        `drain`, a round in which at most one in 16 attempted items won (and at most
+        64)
+        (`irgl_ctl_drain_storm`) is followed by block 0 draining the retried
+        items instead (`_Drain`), and the loop ends."""
         types = [WorklistType()] * 3
-        before = Block(arg_types=types)
-        after = Block(arg_types=[*types, IndexType()])
+        carried = [drain.attempted] if drain is not None else []
+        before = Block(arg_types=[*types, *(v.type for v in carried)])
+        after = Block(arg_types=[*types, IndexType(), *(v.type for v in carried)])
         loop = scf.WhileOp(
-            [w_in, w_retry, w_spare], [*types, IndexType()], [before], [after]
+            [w_in, w_retry, w_spare, *carried],
+            [*types, IndexType(), *(v.type for v in carried)],
+            [before],
+            [after],
         )
         b.insert(loop)
         cond = b.nested(InsertPoint.at_end(before))
         size = rt_value(cond, "irgl_ctl_size_check", [before.args[1], self.status])
         live = positive(cond, size)
-        cond.insert(scf.ConditionOp(live, *before.args, size))
+        cond.insert(scf.ConditionOp(live, *before.args[:3], size, *before.args[3:]))
         body = b.nested(InsertPoint.at_end(after))
-        old_in, new_in, new_retry, new_size = after.args
-        rt_call(body, "irgl_ctl_clear", [old_in])
-        run(body, [new_in, w_out, new_retry], new_size)
-        body.insert(scf.YieldOp(new_in, new_retry, old_in))
+        old_in, new_in, new_retry, new_size = after.args[:4]
+        if drain is None:
+            rt_call(body, "irgl_ctl_clear", [old_in])
+            run(body, [new_in, w_out, new_retry], new_size)
+            body.insert(scf.YieldOp(new_in, new_retry, old_in))
+            return loop.results[0], loop.results[1], loop.results[2]
+        storm = rt_value(body, "irgl_ctl_drain_storm", [new_size, after.args[4]])
+        branch = scf.IfOp(storm, types, Region(Block()), Region(Block()))
+        body.insert(branch)
+        drained = body.nested(InsertPoint.at_end(branch.true_region.block))
+        assert self.geometry is not None, "drained bodies are gridded"
+        # every block has read the retried items' count before block 0
+        # changes it
+        rt_call(drained, "irgl_grid_sync", [])
+        drain.build(drained, self.geometry[0], new_in, new_retry, new_size)
+        rt_call(drained, "irgl_grid_sync", [])
+        # the retried items are done: the next condition reads an empty retry
+        drained.insert(scf.YieldOp(old_in, new_in, new_retry))
+        grid = body.nested(InsertPoint.at_end(branch.false_region.block))
+        rt_call(grid, "irgl_ctl_clear", [old_in])
+        run(grid, [new_in, w_out, new_retry], new_size)
+        grid.insert(scf.YieldOp(new_in, new_retry, old_in))
+        body.insert(scf.YieldOp(*branch.results, new_size))
         return loop.results[0], loop.results[1], loop.results[2]
 
     # -- structure -----------------------------------------------------
@@ -418,3 +460,94 @@ class ControlLowering:
         (`SmallWorklistLowering`) overrides it."""
         condition, values = build(b, carried)
         return [condition, *values, *self.state.values()]
+
+
+CallBody = Callable[
+    [LoweringBuilder, Sequence[SSAValue], SSAValue | None, Sequence[SSAValue]], None
+]
+"""Builds a call of an invoked kernel's device body: (builder, worklists,
+size of in, grid arguments)."""
+
+
+@dataclass
+class _Drain:
+    """Block 0 draining a retry storm of a gridded, sized device body (the
+    runtime's `irgl_ctl_drain_*`): pass after pass over the retried items,
+    each in windows of `irgl_ctl_drain_window` items, a window being one
+    call of the body on `irgl_wl_window(retried, head)` with a grid of one
+    block (its Exclusive phases end in block barriers); a pass's losers go
+    back to the front of the retried worklist for the next pass."""
+
+    call: CallBody
+    out: SSAValue
+    status: SSAValue
+    attempted: SSAValue
+    """The size of `in` of the invocation's first round (the first
+    storm test's denominator)."""
+
+    def build(
+        self,
+        b: LoweringBuilder,
+        block: SSAValue,
+        retried: SSAValue,
+        losers: SSAValue,
+        size: SSAValue,
+    ) -> None:
+        """`if (block == 0) { passes }` at `b`: `retried` holds `size` items,
+        `losers` is empty; both are empty afterwards (visible to the other
+        blocks after the next grid barrier)."""
+        first = b.op(arith.CmpiOp(block, b.index(0), "eq"))
+        only = scf.IfOp(first, [], Region(Block()))
+        b.insert(only)
+        at = b.nested(InsertPoint.at_end(only.true_region.block))
+        index = IndexType()
+        # passes: (items left, window size)
+        before = Block(arg_types=[index, index])
+        after = Block(arg_types=[index, index])
+        # the first window: as if every item had won (a block's worth)
+        start = rt_value(at, "irgl_ctl_drain_window", [size])
+        passes = scf.WhileOp([size, start], [index, index], [before], [after])
+        at.insert(passes)
+        cond = at.nested(InsertPoint.at_end(before))
+        cond.insert(scf.ConditionOp(positive(cond, before.args[0]), *before.args))
+        body = at.nested(InsertPoint.at_end(after))
+        count, window = after.args
+        _, window, lost = self._pass(body, retried, losers, count, window)
+        rt_call(body, "irgl_ctl_drain_move", [retried, losers, lost])
+        body.insert(scf.YieldOp(lost, window))
+        at.insert(scf.YieldOp())
+
+    def _pass(
+        self,
+        b: LoweringBuilder,
+        retried: SSAValue,
+        losers: SSAValue,
+        count: SSAValue,
+        window: SSAValue,
+    ) -> tuple[SSAValue, SSAValue, SSAValue]:
+        """One pass over the `count` items of `retried` in windows; returns
+        (head, next window size, losers of the pass)."""
+        index = IndexType()
+        before = Block(arg_types=[index, index, index])
+        after = Block(arg_types=[index, index, index])
+        zero = b.index(0)
+        loop = scf.WhileOp(
+            [zero, window, zero], [index, index, index], [before], [after]
+        )
+        b.insert(loop)
+        cond = b.nested(InsertPoint.at_end(before))
+        head = before.args[0]
+        more = cond.op(arith.CmpiOp(head, count, "slt"))
+        cond.insert(scf.ConditionOp(more, *before.args))
+        body = b.nested(InsertPoint.at_end(after))
+        head, want, lost = after.args
+        left = body.op(arith.SubiOp(count, head))
+        k = body.op(arith.MinSIOp(want, left))
+        view = rt_value(body, "irgl_wl_window", [retried, head])
+        self.call(body, [view, self.out, losers], k, [body.index(0), body.index(1)])
+        now = rt_value(body, "irgl_ctl_size_check", [losers, self.status])
+        new_losers = body.op(arith.SubiOp(now, lost))
+        won = body.op(arith.SubiOp(k, new_losers))
+        nxt = rt_value(body, "irgl_ctl_drain_window", [won])
+        body.insert(scf.YieldOp(body.op(arith.AddiOp(head, k)), nxt, now))
+        return loop.results[0], loop.results[1], loop.results[2]

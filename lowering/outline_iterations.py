@@ -117,6 +117,7 @@ from lowering.outline_small_worklist import (
     SmallWorklistLowering,
     check_small_worklist_option,
     check_small_worklist_us_option,
+    drain_reason,
     small_mode_of,
     small_mode_reasons,
 )
@@ -182,6 +183,12 @@ class _Outliner:
         self.retry_backoff = False
         """Keep Pipes with retry re-launches on the host (OutlineIterations
         option `retry_backoff`)."""
+        self.retry_drain = True
+        """Block 0 drains the retry storms of the kernels that can run in one
+        block but for their grid barriers (OutlineIterations option
+        `retry_drain`)."""
+        self.drained: set[str] = set()
+        """Kernels whose retry storms block 0 drains."""
         self.names = {
             op.sym_name.data
             for table in (module, self.container)
@@ -242,6 +249,14 @@ class _Outliner:
             remark(
                 self.remarks, inner, where, f"outlined inside control kernel @{control}"
             )
+        for kname in plan.kernels:
+            if kname in self.drained:
+                remark(
+                    self.remarks,
+                    op,
+                    where,
+                    f"@{kname}'s retry storms are drained by block 0 (retry_drain)",
+                )
         for loop, why in small:
             if why is None:
                 text = (
@@ -263,6 +278,13 @@ class _Outliner:
                 and name in self.single_block
                 and self.single_block[name] is None
             )
+            if (
+                in_size
+                and self.retry_drain
+                and drain_reason(kernel, self.functions) is None
+            ):
+                self.drained.add(name)
+                grid = True
             if grid:
                 self.gridded.add(name)
             inputs = list(kernel.function_type.inputs.data)
@@ -395,6 +417,7 @@ class _Outliner:
             if small is None
             else SmallWorklistLowering(*common, small)
         )
+        lowering.drained = self.drained
         if isinstance(op, IterateOp):
             results, identities = lowering.iterate(device, op, candidates)
             for slot, identity in identities.items():
@@ -492,6 +515,17 @@ class OutlineIterations(ModulePass):
     `retry_backoff`): an Iterate/Pipe whose kernel re-launches retry rounds
     keeps the host loop, whose re-launches shrink the grid."""
 
+    retry_drain: bool = True
+    """A kernel that retries its lost conflicts (`irgl.retry` without
+    merge), reads its worklist's size and needs the whole grid only for its
+    barriers (Exclusive, SyncRunningThreads) takes its grid: once at most
+    one in 16 items attempted in a retry round won (and at most 64), block
+    0 alone attempts the retried items in windows of twice the last
+    window's winners (block barriers between the Exclusive's phases), so
+    that contenders for one element (a hub's neighbourhood) cost a window
+    each instead of a grid round each with every contender attempting
+    again."""
+
     small_worklist: int = SMALL_WORKLIST
     """Item threshold of the small-worklist mode (0: off): while `in` holds
     at most this many items at a round boundary, block 0 alone runs the
@@ -532,4 +566,5 @@ class OutlineIterations(ModulePass):
             self.small_worklist_us,
         )
         outliner.retry_backoff = self.retry_backoff
+        outliner.retry_drain = self.retry_drain
         outliner.run()

@@ -47,7 +47,7 @@ from irgl_dialect.runtime import NOINLINE_ATTR, DeviceBodyAttr
 from irgl_dialect.runtime_library import runtime_function
 from lowering.outline_plan import launch_of
 from lowering.outline_small_worklist import needs_grid
-from lowering.runtime_calls import fail
+from lowering.runtime_calls import declare, fail
 
 #: Operations (the body's walk) from which a device body called from two
 #: places or more is not inlined, when compile time matters more than the
@@ -208,13 +208,25 @@ def _grid_from_arguments(decl: func.FuncOp, body: Region, module: gpu.ModuleOp) 
     """Append two `index` arguments to `body` (the calling block and the
     number of blocks) and use them instead of `gpu.block_id x` and
     `gpu.grid_dim x`, so that the caller decides which grid the body maps
-    its iterations over. Fails on code that would still see the launch's
-    whole grid (irgl-outline-iterations only grids bodies without it)."""
+    its iterations over, and its grid barriers (an Exclusive's phases,
+    SyncRunningThreads) become `irgl_sync_blocks(number of blocks)`: block
+    barriers where block 0 runs it alone. Fails on code that would still see
+    the launch's whole grid (irgl-outline-iterations only grids bodies
+    without it)."""
     functions = {
         op.sym_name.data: op
         for op in module.body.block.ops
         if isinstance(op, func.FuncOp) and op is not decl
     }
+    block = body.block
+    index = block.insert_arg(IndexType(), len(block.args))
+    count = block.insert_arg(IndexType(), len(block.args))
+    grid_sync = runtime_function("irgl_grid_sync").name
+    for op in list(body.walk()):
+        if isinstance(op, func.CallOp) and op.callee.string_value() == grid_sync:
+            sync = runtime_function("irgl_sync_blocks")
+            Rewriter.replace_op(op, func.CallOp(sync.name, [count], []))
+            declare(module, sync)
     why = next(
         (w for o in body.block.ops if (w := needs_grid(o, functions, set()))),
         None,
@@ -222,12 +234,9 @@ def _grid_from_arguments(decl: func.FuncOp, body: Region, module: gpu.ModuleOp) 
     if why is not None:
         fail(
             decl,
-            f"@{decl.sym_name.data} runs in a small-worklist mode (one block) "
-            f"but needs the whole grid: {why}",
+            f"@{decl.sym_name.data} runs in block 0 alone (the small-worklist "
+            f"mode, a retry drain) but needs the whole grid: {why}",
         )
-    block = body.block
-    index = block.insert_arg(IndexType(), len(block.args))
-    count = block.insert_arg(IndexType(), len(block.args))
     for op in list(body.walk()):
         if not isinstance(op, gpu.BlockIdOp | gpu.GridDimOp):
             continue

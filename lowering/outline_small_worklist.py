@@ -103,14 +103,18 @@ def needs_grid(
     seen: set[str],
     *,
     callee: bool = False,
+    barriers: bool = False,
 ) -> str | None:
     """Why the code of `op` (a kernel, or a device function it calls) needs
     the whole grid, or None if block 0 alone can run it with a grid of one
     block. Device functions get no grid arguments, so they must not use the
-    launch's geometry at all."""
+    launch's geometry at all. With `barriers`, grid barriers in `op` itself
+    (SyncRunningThreads, an Exclusive's phases; `irgl_grid_sync` once
+    lowered) are allowed: the body then takes its grid and synchronizes
+    only block 0 where block 0 runs it alone (`irgl_sync_blocks`)."""
     for inner in op.walk():
         for kind, why in _GRID_WIDE:
-            if isinstance(inner, kind):
+            if isinstance(inner, kind) and not (barriers and not callee):
                 return f"'{inner.name}' ({why})"
         if inner.name in _C_TEXT:
             return f"'{inner.name}' (C text may use the launch's geometry)"
@@ -122,6 +126,8 @@ def needs_grid(
         if not isinstance(inner, func.CallOp):
             continue
         name = inner.callee.string_value()
+        if name == "irgl_grid_sync" and barriers and not callee:
+            continue
         if name in _GRID_FUNCTIONS:
             return f"a call of {name}"
         target = functions.get(name)
@@ -146,6 +152,18 @@ def single_block_reason(
     if why is not None:
         return f"@{name} needs the whole grid: {why}"
     return None
+
+
+def drain_reason(kernel: gpu.FuncOp, functions: dict[str, func.FuncOp]) -> str | None:
+    """Why block 0 cannot drain the retry storms of `kernel` (None: it can;
+    `retry_drain` of irgl-outline-iterations): it must retry its lost
+    conflicts and otherwise need the whole grid only for its barriers."""
+    launch = launch_of(kernel)
+    if not launch.retries:
+        return "it retries nothing"
+    if launch.worklist is None or not reads_in_size(kernel):
+        return "it does not iterate over its worklist"
+    return needs_grid(kernel, functions, set(), barriers=True)
 
 
 def _is_loop(op: Operation) -> bool:

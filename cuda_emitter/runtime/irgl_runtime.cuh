@@ -2471,6 +2471,90 @@ __device__ __forceinline__ bool irgl_ctl_small_allowed(const int32_t* status) {
   return *reinterpret_cast<const volatile int32_t*>(status + 1) == 0;
 }
 
+// Retry drain (irgl-outline-iterations `retry_drain`): once a retry round of
+// a kernel that retries its lost Exclusives is a storm (at most one in 16
+// of the attempted items won, and at most 64), block 0
+// alone attempts the retried items in windows: a window of k items is one
+// call of the device body on `irgl_wl_window(retry, head)` with size k and a
+// grid of one block, whose Exclusive phases end in __syncthreads
+// (irgl_sync_blocks). The next window holds twice the items that won
+// (irgl_ctl_drain_window): one window per winner where contenders share an
+// element (a hub's neighbourhood: every one of them claims the hub), a
+// whole block where they do not, so the losers' wasted attempts stay about
+// as many as the winners. The losers of a pass over the retried items go
+// back to the front of the retried list (irgl_ctl_drain_move) for the next
+// pass, so every block keeps the same worklist handles.
+
+/// The barrier between an Exclusive's phases in a device body that takes
+/// its grid: a block barrier where block 0 runs it alone (`blocks` == 1),
+/// else a grid barrier.
+__device__ __forceinline__ void irgl_sync_blocks(irgl_index blocks) {
+  if (blocks == 1) {
+    __syncthreads();
+  } else {
+    irgl_grid_sync();
+  }
+}
+
+/// The items of `wl` from `head` on, as a worklist to pop from (items i of
+/// the result is item head + i of `wl`; never push to it).
+__device__ __forceinline__ irgl::Worklist irgl_wl_window(irgl::Worklist wl, irgl_index head) {
+  irgl::Worklist view = wl;
+  view.items = wl.items + head;
+  view.capacity = wl.capacity - head;
+  return view;
+}
+
+namespace irgl {
+/// At most one in kDrainProgress of a storm's attempted items won (a chain
+/// of neighbourhoods retries most of a round too, but a third of it or more
+/// wins; contenders for one element let one of them win a round) ...
+constexpr irgl_index kDrainProgress = 16;
+/// ... and at most kDrainWinners (a random graph's round lets one in
+/// hundreds win, but thousands of them: the grid is faster there).
+constexpr irgl_index kDrainWinners = 64;
+
+/// Whether a retry round of `attempted` items that retried `retried` is a
+/// storm.
+__host__ __device__ __forceinline__ bool drain_storm(irgl_index retried, irgl_index attempted) {
+  const irgl_index won = attempted - retried;
+  return won <= kDrainWinners && kDrainProgress * won <= attempted;
+}
+
+/// The next window of a drain after one in which `won` items won: twice
+/// the winners, at least 1, at most `cap`.
+__host__ __device__ __forceinline__ irgl_index drain_window(irgl_index won, irgl_index cap) {
+  const irgl_index next = won > 0 ? 2 * won : 1;
+  return next < cap ? next : cap;
+}
+}  // namespace irgl
+
+/// Whether the retry round that just ended is a storm that block 0 drains
+/// (irgl::drain_storm). Grid-uniform.
+__device__ __forceinline__ bool irgl_ctl_drain_storm(irgl_index retried, irgl_index attempted) {
+  return irgl::drain_storm(retried, attempted);
+}
+
+/// The size of the next window of a drain (irgl::drain_window, at most a
+/// block's threads).
+__device__ __forceinline__ irgl_index irgl_ctl_drain_window(irgl_index won) {
+  return irgl::drain_window(won, static_cast<irgl_index>(blockDim.x));
+}
+
+/// Block 0 between two passes of a drain: the `m` losers of the pass that
+/// ended (the items of `losers`) become the items of `retried` (whose pass
+/// is over), and `losers` is emptied. Block-uniform call; both are ready
+/// after it.
+__device__ __forceinline__ void irgl_ctl_drain_move(irgl::Worklist retried, irgl::Worklist losers, irgl_index m) {
+  __syncthreads();  // every pop of the pass and the size read are done
+  for (irgl_index i = threadIdx.x; i < m; i += blockDim.x) retried.items[i] = losers.items[i];
+  if (threadIdx.x == 0) {
+    *reinterpret_cast<volatile irgl_index*>(retried.tail) = m;
+    *reinterpret_cast<volatile irgl_index*>(losers.tail) = 0;
+  }
+  __syncthreads();
+}
+
 #if IRGL_HOST_CODE  // host only: a program's device pass skips it
 /// Creates an empty worklist of `capacity` items outside any pipe (the
 /// control kernel's spare). Free with irgl_wl_destroy. Throws irgl::Error.

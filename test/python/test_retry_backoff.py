@@ -245,6 +245,7 @@ def _run_color(tmp_path: Path, graph: str, pipeline: str) -> dict:
     "pipeline",
     [
         "lower-irgl",
+        "lower-irgl{retry_drain=false sized_priority=false}",
         BACKOFF,
         "lower-irgl{outline=false}",
         "lower-irgl{retry_backoff=true outline=false exclusive_locks=false}",

@@ -1,6 +1,8 @@
 // RUN: irgl-opt %s -p convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive | filecheck %s
 // RUN: irgl-opt %s -p convert-irgl-kernels,convert-irgl-loops | filecheck %s --check-prefix=LOOPS
 // RUN: irgl-opt %s -p 'convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive{hashed_priority=true}' | filecheck %s --check-prefix=HASH
+// RUN: irgl-opt %s -p 'convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive{sized_priority=true}' | filecheck %s --check-prefix=SIZED
+// RUN: irgl-opt %s -p 'lower-irgl{outline=false}' | filecheck %s --check-prefix=DEFAULT
 
 // convert-irgl-exclusive. Exclusive: race (write claims), grid barrier, priority check (losers raise
 // their claims), grid barrier, check (a thread whose claims all stand runs
@@ -46,6 +48,14 @@ irgl.kernel @refine(%claims: memref<?xi32>, %items: memref<4xindex>, %out: memre
 // HASH-NEXT:    %[[PRIO:.*]] = arith.trunci %[[P1]] : i64 to i32
 // HASH:         func.call @irgl_claim_write(%claims, %{{.*}}, %[[PRIO]])
 // HASH:         func.call @irgl_claim_raise(%claims, %{{.*}}, %[[PRIO]])
+// sized_priority (lower-irgl's default): larger claims first, then a hash
+// of the rank (irgl_claim_priority of the rank and the claim's size).
+// SIZED:         %[[ACTIVE:.*]] = arith.cmpi slt
+// SIZED:         %[[PRIO:.*]] = func.call @irgl_claim_priority(%{{.*}}, %c4) : (index, index) -> i32
+// SIZED:         func.call @irgl_claim_write(%claims, %{{.*}}, %[[PRIO]])
+// SIZED:         func.call @irgl_claim_raise(%claims, %{{.*}}, %[[PRIO]])
+// SIZED:         func.func private @irgl_claim_priority(index, index) -> i32
+// DEFAULT:       func.call @irgl_claim_priority(
 // CHECK:         scf.if %[[ACTIVE]] {
 // CHECK:           scf.for %[[K:.*]] = %{{.*}} to %c4
 // CHECK-NEXT:        %[[E:.*]] = memref.load %items[%[[K]]] : memref<4xindex>

@@ -2,6 +2,7 @@
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{remarks=true small_worklist=0}' -o /dev/null 2>&1 | filecheck %s --check-prefix=REMARK
 // RUN: irgl-opt %s --split-input-file -p 'lower-irgl{outline=false}' | filecheck %s --check-prefix=OFF
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{size_arg=false small_worklist=0}' | filecheck %s --check-prefix=NOSIZE
+// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=0 retry_drain=false}' | filecheck %s --check-prefix=NODRAIN
 // RUN: irgl-opt %s --split-input-file -p 'lower-irgl{small_worklist=0}' | filecheck %s --check-prefix=BODY
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{control_block=256}' | filecheck %s --check-prefix=CTL256
 // RUN: not irgl-opt %s -p 'irgl-outline-iterations{control_block=48}' 2>&1 | filecheck %s --check-prefix=CTLBAD
@@ -124,7 +125,10 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
 // Iterate Until Any with an extra Or condition and a kernel that retries:
 // the Any cell is triple-buffered (a slot per step, the next one reset
 // ahead by global thread 0); retried items run again in rounds that rotate
-// in/retry/spare, each ended by a grid barrier.
+// in/retry/spare, each ended by a grid barrier, until a round is a storm
+// (irgl_ctl_drain_storm): then block 0 alone attempts the retried items in
+// windows (the body takes its grid: block 0 of 1), the losers of a pass
+// moved back to the front of the retried items, until none is left.
 irgl.kernel @work(%x: memref<?xi32>) {
   irgl.forall %i in worklist {
     %n = irgl.wl.pop %i
@@ -148,23 +152,57 @@ irgl.kernel host @main(%x: memref<?xi32>, %stop: i1, %n: index) {
 // CHECK:         func.call @irgl_cell_destroy(%[[CELL]])
 // CHECK-NEXT:    func.call @irgl_wl_destroy(%[[SPARE]])
 
+// CHECK:         %[[BLK:.*]] = "gpu.block_id"() <{dimension = #gpu<dim x>}>
+// CHECK-NEXT:    %[[NBLK:.*]] = "gpu.grid_dim"() <{dimension = #gpu<dim x>}>
 // CHECK:         ^{{.*}}(%[[IN:[0-9a-z_]+]]: !irgl_rt.worklist, %[[OUT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[RT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[SP:[0-9a-z_]+]]: !irgl_rt.worklist, %[[SZ:[0-9a-z_]+]]: index, %[[EP:[0-9a-z_]+]]: index):
 // CHECK-NEXT:      func.call @irgl_ctl_clear(%[[SP]])
 // CHECK-NEXT:      func.call @irgl_ctl_cell_prepare(%[[C:.*]], %[[EP]])
 // CHECK-NEXT:      %[[SLOT:.*]] = func.call @irgl_ctl_cell_slot(%[[C]], %[[EP]])
-// CHECK-NEXT:      func.call @work_device(%{{.*}}, %[[IN]], %[[OUT]], %[[RT]], %[[SLOT]], %[[SZ]])
+// CHECK-NEXT:      func.call @work_device(%{{.*}}, %[[IN]], %[[OUT]], %[[RT]], %[[SLOT]], %[[SZ]], %[[BLK]], %[[NBLK]])
 // CHECK-NEXT:      func.call @irgl_grid_sync()
-// CHECK-NEXT:      %[[R0:[0-9]+]], %[[R1:[0-9]+]], %[[R2:[0-9]+]], %{{[0-9]+}} = scf.while (%[[A0:.*]] = %[[IN]], %[[A1:.*]] = %[[RT]], %[[A2:.*]] = %[[SP]])
+// CHECK-NEXT:      %[[R0:[0-9]+]], %[[R1:[0-9]+]], %[[R2:[0-9]+]], %{{[0-9]+}}, %{{[0-9]+}} = scf.while (%[[A0:.*]] = %[[IN]], %[[A1:.*]] = %[[RT]], %[[A2:.*]] = %[[SP]], %[[A3:.*]] = %[[SZ]])
 // CHECK-NEXT:        %[[RSZ:.*]] = func.call @irgl_ctl_size_check(%[[A1]], %{{.*}})
 // CHECK-NEXT:        %[[RZ:.*]] = arith.constant 0 : index
 // CHECK-NEXT:        %[[LIVE:.*]] = arith.cmpi sgt, %[[RSZ]], %[[RZ]] : index
-// CHECK-NEXT:        scf.condition(%[[LIVE]]) %[[A0]], %[[A1]], %[[A2]], %[[RSZ]]
+// CHECK-NEXT:        scf.condition(%[[LIVE]]) %[[A0]], %[[A1]], %[[A2]], %[[RSZ]], %[[A3]]
 // CHECK-NEXT:      } do {
-// CHECK-NEXT:      ^{{.*}}(%[[OLDIN:[0-9a-z_]+]]: !irgl_rt.worklist, %[[NEWIN:[0-9a-z_]+]]: !irgl_rt.worklist, %[[NEWRT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[NEWSZ:[0-9a-z_]+]]: index):
-// CHECK-NEXT:        func.call @irgl_ctl_clear(%[[OLDIN]])
-// CHECK-NEXT:        func.call @work_device(%{{.*}}, %[[NEWIN]], %[[OUT]], %[[NEWRT]], %[[SLOT]], %[[NEWSZ]])
-// CHECK-NEXT:        func.call @irgl_grid_sync()
-// CHECK-NEXT:        scf.yield %[[NEWIN]], %[[NEWRT]], %[[OLDIN]]
+// CHECK-NEXT:      ^{{.*}}(%[[OLDIN:[0-9a-z_]+]]: !irgl_rt.worklist, %[[NEWIN:[0-9a-z_]+]]: !irgl_rt.worklist, %[[NEWRT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[NEWSZ:[0-9a-z_]+]]: index, %[[TRIED:[0-9a-z_]+]]: index):
+// The storm test: then block 0 drains the retried items in windows.
+// CHECK-NEXT:        %[[STORM:.*]] = func.call @irgl_ctl_drain_storm(%[[NEWSZ]], %[[TRIED]])
+// CHECK-NEXT:        %[[D0:.*]], %[[D1:.*]], %[[D2:.*]] = scf.if %[[STORM]]
+// CHECK-NEXT:          func.call @irgl_grid_sync()
+// CHECK-NEXT:          %[[Z:.*]] = arith.constant 0 : index
+// CHECK-NEXT:          %[[FIRST:.*]] = arith.cmpi eq, %[[BLK]], %[[Z]] : index
+// CHECK-NEXT:          scf.if %[[FIRST]] {
+// CHECK-NEXT:            %[[W0:.*]] = func.call @irgl_ctl_drain_window(%[[NEWSZ]])
+// CHECK-NEXT:            scf.while (%[[LEFT:.*]] = %[[NEWSZ]], %{{.*}} = %[[W0]])
+// CHECK:                 ^{{.*}}(%[[COUNT:[0-9a-z_]+]]: index, %[[WANT:[0-9a-z_]+]]: index):
+// CHECK:                   %{{[0-9]+}}, %[[WNEXT:[0-9]+]], %[[LOSERS:[0-9]+]] = scf.while (%{{.*}} = %{{.*}}, %{{.*}} = %[[WANT]], %{{.*}} = %{{.*}})
+// CHECK:                     arith.cmpi slt, %{{.*}}, %[[COUNT]] : index
+// CHECK:                   ^{{.*}}(%[[H:[0-9a-z_]+]]: index, %[[K:[0-9a-z_]+]]: index, %[[LOST:[0-9a-z_]+]]: index):
+// CHECK-NEXT:                %[[REST:.*]] = arith.subi %[[COUNT]], %[[H]] : index
+// CHECK-NEXT:                %[[TAKE:.*]] = arith.minsi %[[K]], %[[REST]] : index
+// CHECK-NEXT:                %[[VIEW:.*]] = func.call @irgl_wl_window(%[[NEWIN]], %[[H]])
+// CHECK-NEXT:                %[[B0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:                %[[B1:.*]] = arith.constant 1 : index
+// CHECK-NEXT:                func.call @work_device(%{{.*}}, %[[VIEW]], %[[OUT]], %[[NEWRT]], %[[SLOT]], %[[TAKE]], %[[B0]], %[[B1]])
+// CHECK-NEXT:                %[[NOW:.*]] = func.call @irgl_ctl_size_check(%[[NEWRT]], %{{.*}})
+// CHECK-NEXT:                %[[NEWLOST:.*]] = arith.subi %[[NOW]], %[[LOST]] : index
+// CHECK-NEXT:                %[[WON:.*]] = arith.subi %[[TAKE]], %[[NEWLOST]] : index
+// CHECK-NEXT:                %[[NEXT:.*]] = func.call @irgl_ctl_drain_window(%[[WON]])
+// CHECK-NEXT:                %[[NEXTH:.*]] = arith.addi %[[H]], %[[TAKE]] : index
+// CHECK-NEXT:                scf.yield %[[NEXTH]], %[[NEXT]], %[[NOW]]
+// CHECK:                   func.call @irgl_ctl_drain_move(%[[NEWIN]], %[[NEWRT]], %[[LOSERS]])
+// CHECK-NEXT:              scf.yield %[[LOSERS]], %[[WNEXT]]
+// CHECK:                 func.call @irgl_grid_sync()
+// CHECK-NEXT:            scf.yield %[[OLDIN]], %[[NEWIN]], %[[NEWRT]]
+// CHECK-NEXT:          } else {
+// CHECK-NEXT:            func.call @irgl_ctl_clear(%[[OLDIN]])
+// CHECK-NEXT:            func.call @work_device(%{{.*}}, %[[NEWIN]], %[[OUT]], %[[NEWRT]], %[[SLOT]], %[[NEWSZ]], %[[BLK]], %[[NBLK]])
+// CHECK-NEXT:            func.call @irgl_grid_sync()
+// CHECK-NEXT:            scf.yield %[[NEWIN]], %[[NEWRT]], %[[OLDIN]]
+// CHECK-NEXT:          }
+// CHECK-NEXT:          scf.yield %[[D0]], %[[D1]], %[[D2]], %[[NEWSZ]]
 // CHECK:           %[[HSZ:.*]] = func.call @irgl_ctl_size_check(%[[OUT]], %{{.*}})
 // CHECK:           %[[V:.*]] = func.call @irgl_ctl_cell_value(%[[SLOT]])
 // CHECK-NEXT:      %[[HZ:.*]] = arith.constant 0 : index
@@ -174,7 +212,36 @@ irgl.kernel host @main(%x: memref<?xi32>, %stop: i1, %n: index) {
 // CHECK-NEXT:      %[[KEEP:.*]] = arith.ori %[[BOTH]], %{{.*}} : i1
 // CHECK-NEXT:      scf.yield %[[KEEP]], %[[OUT]], %{{.*}}, %[[R1]], %[[R0]], %[[HSZ]], %{{.*}}
 
+// Without the drain (retry_drain=false) every retry round runs on the grid.
+// NODRAIN-LABEL: func.func @main
+// NODRAIN:         ^{{.*}}(%[[IN:[0-9a-z_]+]]: !irgl_rt.worklist, %[[OUT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[RT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[SP:[0-9a-z_]+]]: !irgl_rt.worklist, %[[SZ:[0-9a-z_]+]]: index, %[[EP:[0-9a-z_]+]]: index):
+// NODRAIN-NEXT:      func.call @irgl_ctl_clear(%[[SP]])
+// NODRAIN-NEXT:      func.call @irgl_ctl_cell_prepare(%[[C:.*]], %[[EP]])
+// NODRAIN-NEXT:      %[[SLOT:.*]] = func.call @irgl_ctl_cell_slot(%[[C]], %[[EP]])
+// NODRAIN-NEXT:      func.call @work_device(%{{.*}}, %[[IN]], %[[OUT]], %[[RT]], %[[SLOT]], %[[SZ]])
+// NODRAIN-NEXT:      func.call @irgl_grid_sync()
+// NODRAIN-NEXT:      %[[R0:[0-9]+]], %[[R1:[0-9]+]], %[[R2:[0-9]+]], %{{[0-9]+}} = scf.while (%[[A0:.*]] = %[[IN]], %[[A1:.*]] = %[[RT]], %[[A2:.*]] = %[[SP]])
+// NODRAIN-NEXT:        %[[RSZ:.*]] = func.call @irgl_ctl_size_check(%[[A1]], %{{.*}})
+// NODRAIN-NEXT:        %[[RZ:.*]] = arith.constant 0 : index
+// NODRAIN-NEXT:        %[[LIVE:.*]] = arith.cmpi sgt, %[[RSZ]], %[[RZ]] : index
+// NODRAIN-NEXT:        scf.condition(%[[LIVE]]) %[[A0]], %[[A1]], %[[A2]], %[[RSZ]]
+// NODRAIN-NEXT:      } do {
+// NODRAIN-NEXT:      ^{{.*}}(%[[OLDIN:[0-9a-z_]+]]: !irgl_rt.worklist, %[[NEWIN:[0-9a-z_]+]]: !irgl_rt.worklist, %[[NEWRT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[NEWSZ:[0-9a-z_]+]]: index):
+// NODRAIN-NEXT:        func.call @irgl_ctl_clear(%[[OLDIN]])
+// NODRAIN-NEXT:        func.call @work_device(%{{.*}}, %[[NEWIN]], %[[OUT]], %[[NEWRT]], %[[SLOT]], %[[NEWSZ]])
+// NODRAIN-NEXT:        func.call @irgl_grid_sync()
+// NODRAIN-NEXT:        scf.yield %[[NEWIN]], %[[NEWRT]], %[[OLDIN]]
+// NODRAIN:           %[[HSZ:.*]] = func.call @irgl_ctl_size_check(%[[OUT]], %{{.*}})
+// NODRAIN:           %[[V:.*]] = func.call @irgl_ctl_cell_value(%[[SLOT]])
+// NODRAIN-NEXT:      %[[HZ:.*]] = arith.constant 0 : index
+// NODRAIN-NEXT:      %[[HAS:.*]] = arith.cmpi sgt, %[[HSZ]], %[[HZ]] : index
+// NODRAIN:           %[[NOT:.*]] = arith.xori %[[V]], %{{.*}} : i1
+// NODRAIN-NEXT:      %[[BOTH:.*]] = arith.andi %[[HAS]], %[[NOT]] : i1
+// NODRAIN-NEXT:      %[[KEEP:.*]] = arith.ori %[[BOTH]], %{{.*}} : i1
+// NODRAIN-NEXT:      scf.yield %[[KEEP]], %[[OUT]], %{{.*}}, %[[R1]], %[[R0]], %[[HSZ]], %{{.*}}
+
 // REMARK: remark: irgl.iterate @work in @main: outlined into control kernel @main_control (block size 1024)
+// REMARK-NEXT: remark: irgl.iterate @work in @main: @work's retry storms are drained by block 0 (retry_drain)
 
 // -----
 

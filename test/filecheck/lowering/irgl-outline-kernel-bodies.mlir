@@ -29,6 +29,28 @@ builtin.module attributes {gpu.container_module} {
 
 // -----
 
+// A gridded body's grid barriers (an Exclusive's phases, lowered) become
+// `irgl_sync_blocks(number of blocks)`: a block barrier where block 0 runs
+// the body alone (a retry drain), a grid barrier otherwise.
+builtin.module attributes {gpu.container_module} {
+  "gpu.module"() <{sym_name = "irgl_kernels"}> ({
+    "gpu.func"() <{function_type = () -> (), kernel}> ({
+      func.call @irgl_grid_sync() : () -> ()
+      "gpu.return"() : () -> ()
+    }) {sym_name = "k"} : () -> ()
+    func.func private @k_device(index, index) -> () attributes {irgl_rt.device_body = #irgl_rt.device_body<@k, grid>}
+    func.func private @irgl_grid_sync() -> ()
+  }) : () -> ()
+}
+
+// CHECK:      func.func private @k_device(%{{.*}}: index, %[[N:.*]]: index) {
+// CHECK-NEXT:   func.call @irgl_sync_blocks(%[[N]]) : (index) -> ()
+// CHECK-NEXT:   func.return
+// CHECK-NEXT: }
+// CHECK:      func.func private @irgl_sync_blocks(index) -> ()
+
+// -----
+
 // A kernel that the host still launches somewhere (here: directly) keeps
 // its kernel beside the device body.
 builtin.module attributes {gpu.container_module} {
@@ -53,6 +75,6 @@ builtin.module attributes {gpu.container_module} {
 // CHECK:      func.func private @k_device(%{{.*}}: memref<?xindex>) {
 // CHECK:      "gpu.launch_func"({{.*}}) <{kernel = @irgl_kernels::@k
 
-// A body that synchronizes the grid cannot run on one block: a located
-// error (Inputs/grid-wide-device-body.mlir).
-// ERR: @k_device runs in a small-worklist mode (one block) but needs the whole grid: a call of irgl_grid_sync
+// A body that uses the launch's whole grid cannot run on one block: a
+// located error (Inputs/grid-wide-device-body.mlir).
+// ERR: @k_device runs in block 0 alone (the small-worklist mode, a retry drain) but needs the whole grid: a call of irgl_global_thread_id

@@ -224,6 +224,7 @@ irgl.kernel host @main(%x: memref<?xi32>, %cap: index) {
 // CHECK:         "gpu.return"
 
 // REMARK: remark: {{.*}}irgl.pipe in @main: outlined into control kernel @main_control (block size 1024)
+// REMARK-NEXT: remark: {{.*}}irgl.pipe in @main: @work's retry storms are drained by block 0 (retry_drain)
 // REMARK-NEXT: remark: {{.*}}irgl.pipe in @main: small-worklist mode (block 0 alone while in holds at most 2048 items)
 
 // -----

@@ -1,0 +1,111 @@
+"""The retry drain (`lower-irgl{retry_drain}`, on by default) and Exclusive's
+sized priorities (`lower-irgl{sized_priority}`, on by default).
+
+Without a GPU: which kernels are drained (remarks), what the control kernel
+and the drained body look like in the emitted CUDA, that `retry_drain=false`
+keeps every retry round on the grid, and the runtime's storm test and
+window arithmetic (a host program built with nvcc). The GPU runs of the
+drained colouring are in test_retry_backoff.py (`test_color_runs_on_gpu`).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import run_host_program
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCHMARKS = ROOT / "benchmarks"
+
+
+def _irgl_opt(app: str, pipeline: str, *extra: str) -> subprocess.CompletedProcess:
+    tool = Path(sys.executable).with_name("irgl-opt")
+    cmd = [str(tool) if tool.is_file() else "irgl-opt", "-p", pipeline, *extra]
+    cmd.append(str(BENCHMARKS / app / f"{app}.mlir"))
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def _function(cuda: str, name: str) -> str:
+    """The text of the definition of `name` in emitted CUDA."""
+    pattern = rf"^__device__ void {name}\([^;]*?\) {{\n(.*?)^}}"
+    match = re.search(pattern, cuda, re.S | re.M)
+    assert match is not None, f"no definition of {name}"
+    return match.group(1)
+
+
+def test_color_is_drained_by_default() -> None:
+    remarks = _irgl_opt("color", "lower-irgl{remarks=true}", "-o", "/dev/null").stderr
+    assert "@color's retry storms are drained by block 0 (retry_drain)" in remarks
+    cuda = _irgl_opt("color", "lower-irgl", "-t", "cuda").stdout
+    body = _function(cuda, "color_device")
+    # the body takes its grid; the Exclusive's three barriers follow it
+    assert body.count("irgl_sync_blocks(") == 3
+    assert "irgl_grid_sync()" not in body
+    control = cuda[cuda.index("main_control(irgl::Graph v0") :]
+    for call in (
+        "irgl_ctl_drain_storm(",
+        "irgl_wl_window(",
+        "irgl_ctl_drain_window(",
+        "irgl_ctl_drain_move(",
+    ):
+        assert call in control, call
+    # a window: block 0 of one block
+    assert re.search(r"color_device\([^;]*\(irgl_index\)0, \(irgl_index\)1\);", control)
+    # sized priorities: larger claims first
+    assert "irgl_claim_priority(" in body
+
+
+def test_retry_drain_false_keeps_grid_rounds() -> None:
+    pipeline = "lower-irgl{retry_drain=false sized_priority=false remarks=true}"
+    proc = _irgl_opt("color", pipeline, "-t", "cuda")
+    assert "retry storms" not in proc.stderr
+    body = _function(proc.stdout, "color_device")
+    assert body.count("irgl_grid_sync()") == 3
+    assert "irgl_sync_blocks" not in body
+    assert "irgl_claim_priority(" not in body
+    control = proc.stdout[proc.stdout.index("main_control(irgl::Graph v0") :]
+    assert "irgl_ctl_drain" not in control
+
+
+def test_only_kernels_that_retry_conflicts_are_drained() -> None:
+    """dmr's @refine retries with merge (onto `out`, nothing re-launched) and
+    runs C text: no drain; no other benchmark retries."""
+    for app in sorted(p.parent.name for p in BENCHMARKS.glob("*/app.py")):
+        if app == "color":
+            continue
+        remarks = _irgl_opt(app, "lower-irgl{remarks=true}", "-o", "/dev/null").stderr
+        assert "retry storms" not in remarks, app
+
+
+DRAIN_HOST_TEST = r"""
+#include "irgl_runtime.cuh"
+#include <cstdio>
+
+int main() {
+  int bad = 0;
+  // a storm: at most one in 16 attempted won, and at most 64
+  bad += !irgl::drain_storm(99999, 100000);     // 1 won
+  bad += !irgl::drain_storm(1536, 1600);        // 64 won, 1 in 25
+  bad += irgl::drain_storm(1535, 1600);         // 65 won
+  bad += irgl::drain_storm(40, 100);            // 60 won, 3 in 5
+  bad += irgl::drain_storm(900000, 1000000);    // 100000 won
+  bad += !irgl::drain_storm(0, 0);              // nothing attempted
+  // the next window: twice the winners, in [1, cap]
+  bad += irgl::drain_window(0, 1024) != 1;
+  bad += irgl::drain_window(1, 1024) != 2;
+  bad += irgl::drain_window(300, 1024) != 600;
+  bad += irgl::drain_window(600, 1024) != 1024;
+  bad += irgl::drain_window(5, 8) != 8;
+  std::printf(bad == 0 ? "ok\n" : "%d bad\n", bad);
+  return bad != 0;
+}
+"""
+
+
+def test_drain_arithmetic_on_the_host(tmp_path: Path) -> None:
+    run_host_program(tmp_path, "drain", DRAIN_HOST_TEST)
