@@ -565,7 +565,7 @@ VARIANT_MESHES = [
     "cluster:20000@7",
 ]
 VARIANTS = [
-    "lower-irgl{hashed_priority=true}",
+    "lower-irgl{hashed_priority=true sized_priority=false}",
     "lower-irgl{outline=false}",
     "lower-irgl{control_block=256 control_resident=256}",
 ]

@@ -36,6 +36,8 @@ BENCHMARKS = ROOT / "benchmarks"
 RUNTIME_DIR = ROOT / "cuda_emitter" / "runtime"
 #: Retry backoff on the three-phase protocol (claim locks retry in place).
 BACKOFF = "lower-irgl{retry_backoff=true exclusive_locks=false}"
+#: Hashed priorities (sized priorities, the default, take precedence).
+HASHED = "hashed_priority=true sized_priority=false"
 ALL_APPS = sorted(p.parent.name for p in BENCHMARKS.glob("*/app.py"))
 
 
@@ -251,8 +253,8 @@ def _run_color(tmp_path: Path, graph: str, pipeline: str) -> dict:
         "lower-irgl{retry_backoff=true outline=false exclusive_locks=false}",
         "lower-irgl{exclusive_locks=false}",
         "lower-irgl{exclusive_locks=false outline=false}",
-        "lower-irgl{hashed_priority=true exclusive_locks=false}",
-        "lower-irgl{hashed_priority=true retry_backoff=true exclusive_locks=false}",
+        f"lower-irgl{{{HASHED} exclusive_locks=false}}",
+        f"lower-irgl{{{HASHED} retry_backoff=true exclusive_locks=false}}",
     ],
 )
 def test_color_runs_on_gpu(tmp_path: Path, graph: str, pipeline: str) -> None:
