@@ -227,10 +227,9 @@ class ControlLowering:
     ) -> tuple[SSAValue, SSAValue, SSAValue]:
         """while (retry has work) { in, retry, spare := retry, spare, in; run }
         (the size of retry read by the condition goes on to the body). With
-        `drain`, a round in which at most one in 16 attempted items won (and at most
-        64)
-        (`irgl_ctl_drain_storm`) is followed by block 0 draining the retried
-        items instead (`_Drain`), and the loop ends."""
+        `drain`, a round in which at most one in 16 attempted items won (and
+        at most 64: `irgl_ctl_drain_storm`) is followed by block 0 draining
+        the retried items instead (`_Drain`), and the loop ends."""
         types = [WorklistType()] * 3
         carried = [drain.attempted] if drain is not None else []
         before = Block(arg_types=[*types, *(v.type for v in carried)])
@@ -248,10 +247,15 @@ class ControlLowering:
         cond.insert(scf.ConditionOp(live, *before.args[:3], size, *before.args[3:]))
         body = b.nested(InsertPoint.at_end(after))
         old_in, new_in, new_retry, new_size = after.args[:4]
+
+        def grid_round(at: LoweringBuilder) -> None:
+            """in, retry, spare := retry, spare, in (emptied); run."""
+            rt_call(at, "irgl_ctl_clear", [old_in])
+            run(at, [new_in, w_out, new_retry], new_size)
+            at.insert(scf.YieldOp(new_in, new_retry, old_in))
+
         if drain is None:
-            rt_call(body, "irgl_ctl_clear", [old_in])
-            run(body, [new_in, w_out, new_retry], new_size)
-            body.insert(scf.YieldOp(new_in, new_retry, old_in))
+            grid_round(body)
             return loop.results[0], loop.results[1], loop.results[2]
         storm = rt_value(body, "irgl_ctl_drain_storm", [new_size, after.args[4]])
         branch = scf.IfOp(storm, types, Region(Block()), Region(Block()))
@@ -265,10 +269,7 @@ class ControlLowering:
         rt_call(drained, "irgl_grid_sync", [])
         # the retried items are done: the next condition reads an empty retry
         drained.insert(scf.YieldOp(old_in, new_in, new_retry))
-        grid = body.nested(InsertPoint.at_end(branch.false_region.block))
-        rt_call(grid, "irgl_ctl_clear", [old_in])
-        run(grid, [new_in, w_out, new_retry], new_size)
-        grid.insert(scf.YieldOp(new_in, new_retry, old_in))
+        grid_round(body.nested(InsertPoint.at_end(branch.false_region.block)))
         body.insert(scf.YieldOp(*branch.results, new_size))
         return loop.results[0], loop.results[1], loop.results[2]
 
