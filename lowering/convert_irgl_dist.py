@@ -14,7 +14,9 @@ distributed build (same lowering of Invoke, Iterate and Pipe, plus):
   filled: only the rank's own masters stay, then it is synchronized);
 - every termination test is global: each `irgl_pipe_in_size` of a host
   function (all of them are tests of "is `in` empty" of an Iterate or Pipe)
-  is summed over the ranks (`irgl_dist_allreduce_index(size, add)`), and an
+  becomes `irgl_dist_pipe_in_total(pipe)`, the size summed over the ranks
+  (taken with the worklist synchronization just before it, else
+  all-reduced), and an
   Iterate's Any/All aggregate read from its cell (`irgl_cell_read`) is
   all-reduced with `or`/`and` (an `irgl.invoke`'s already is, by the
   `irgl_dist.allreduce` that irgl-distribute put after it).
@@ -178,16 +180,16 @@ def _replace_other_uses(old: SSAValue, new: SSAValue) -> None:
 def globalize_termination(function: func.FuncOp) -> None:
     """Make the termination tests of `function` global (see the module
     docstring)."""
-    index_sum = runtime_function("irgl_dist_allreduce_index")
+    in_total = runtime_function("irgl_dist_pipe_in_total")
     any_all = runtime_function("irgl_dist_allreduce_i1")
     for op in list(function.walk()):
         name = _callee(op)
         if name == "irgl_pipe_in_size":
-            result = op.results[0]
-            b = LoweringBuilder(InsertPoint.after(op))
-            total = b.call_value(index_sum, [result, _code(b, Reduction.ADD)])
+            b = LoweringBuilder(InsertPoint.before(op))
+            total = b.call_value(in_total, list(op.operands))
             total.name_hint = "global_size"
-            _replace_other_uses(result, total)
+            op.results[0].replace_all_uses_with(total)
+            Rewriter.erase_op(op)
         elif name == "irgl_cell_read":
             result = op.results[0]
             if _reduced_already(result):

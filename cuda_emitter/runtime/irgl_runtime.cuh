@@ -1558,12 +1558,21 @@ struct PinnedBuffer {
   }
 };
 
+#ifdef IRGL_DISTRIBUTED
+/// Waits (bounded) for a deferred NCCL step of several GPUs (defined in the
+/// IRGL_DISTRIBUTED section below).
+inline void dist_settle();
+#endif
+
 /// Copies `bytes` from device `src` to host `dst` on the default stream and
 /// waits for it (so for the kernels before it, surfacing their errors), as
 /// cudaMemcpy does. A small copy goes through a page-locked buffer: DMA
 /// straight into it, without the driver's staging of pageable memory.
 /// Throws irgl::Error.
 inline void read_device(void* dst, const void* src, size_t bytes) {
+#ifdef IRGL_DISTRIBUTED
+  dist_settle();  // a deferred NCCL step first, with its bounded wait
+#endif
   thread_local PinnedBuffer pinned;
   if (IRGL_PINNED_READS && bytes <= PinnedBuffer::kBytes && !pinned.broken) {
     if (!pinned.data && cudaHostAlloc(&pinned.data, PinnedBuffer::kBytes, cudaHostAllocPortable) != cudaSuccess) {
@@ -2095,6 +2104,9 @@ IRGL_EXPORT int irgl_copy_to_device(void* dst, const void* src, int64_t bytes) {
 IRGL_EXPORT int irgl_copy_to_host(void* dst, const void* src, int64_t bytes) {
   return irgl::guard([&] {
     if (bytes < 0) throw irgl::Error("irgl_copy_to_host: negative size");
+#ifdef IRGL_DISTRIBUTED
+    irgl::detail::dist_settle();
+#endif
     if (bytes > 0) IRGL_CHECK(cudaMemcpy(dst, src, static_cast<size_t>(bytes), cudaMemcpyDeviceToHost));
   });
 }
@@ -2816,6 +2828,13 @@ struct State {
   cudaEvent_t ready_event = nullptr;          // the default stream's work before a step
   cudaEvent_t start_event = nullptr;          // the rank's stream: a step's communication starts
   cudaEvent_t end_event = nullptr;            // ... and is done (device time of communication)
+  cudaEvent_t done_event = nullptr;           // a deferred step's end, awaited by the default stream
+  const char* pending = nullptr;              // a deferred step not yet awaited on the host (its name)
+  // sync_worklist's global count of `in`, for the termination test after it
+  const void* total_pipe = nullptr;           // the pipe, while its `in` is unchanged
+  const void* total_items = nullptr;
+  int64_t total_local = -1, total = 0;
+  int64_t* counts_host = nullptr;             // pinned, 2: the local and the global count
   std::map<const void*, Snapshot> snapshots;
   // communication counters (irgl_dist_stats)
   double bytes_sent = 0, seconds = 0, collectives = 0, termination_tests = 0;
@@ -2917,6 +2936,7 @@ inline void wait_stream(State& s, const char* what) {
     if (waited < 2e-3) std::this_thread::yield();
     else std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
+  s.pending = nullptr;
   if (s.end_event != nullptr) {
     float ms = 0;
     if (cudaEventElapsedTime(&ms, s.start_event, s.end_event) == cudaSuccess) s.seconds += ms * 1e-3;
@@ -2931,13 +2951,31 @@ inline void wait_stream(State& s, const char* what) {
 inline void begin(State& s) {
   if (s.ready_event == nullptr) {
     IRGL_CHECK(cudaEventCreateWithFlags(&s.ready_event, cudaEventDisableTiming));
+    IRGL_CHECK(cudaEventCreateWithFlags(&s.done_event, cudaEventDisableTiming));
     IRGL_CHECK(cudaEventCreate(&s.start_event));
     IRGL_CHECK(cudaEventCreate(&s.end_event));
   }
   IRGL_CHECK(cudaEventRecord(s.ready_event, 0));
   IRGL_CHECK(cudaStreamWaitEvent(s.stream, s.ready_event, 0));
-  IRGL_CHECK(cudaEventRecord(s.start_event, s.stream));
+  if (s.pending == nullptr) IRGL_CHECK(cudaEventRecord(s.start_event, s.stream));  // else: counted from there
   s.collectives += 1;
+  s.total_pipe = nullptr;  // another step: sync_worklist's count is not the last one
+}
+
+/// Ends a step without a host wait: the default stream's next work waits,
+/// on the device, for the rank's stream. The step is awaited (bounded, its
+/// errors raised) by the next step that waits, or by the next host read of
+/// device memory (irgl::detail::read_device calls settle), so that a round
+/// queues its synchronizations back to back and waits once.
+inline void defer(State& s, const char* what) {
+  IRGL_CHECK(cudaEventRecord(s.done_event, s.stream));
+  IRGL_CHECK(cudaStreamWaitEvent(0, s.done_event, 0));
+  s.pending = what;
+}
+
+/// Waits (bounded) for a deferred step, if one is pending.
+inline void settle(State& s) {
+  if (s.pending != nullptr) wait_stream(s, s.pending);
 }
 
 inline void group_start(State& s, const char* what) { nccl_done(s, ncclGroupStart(), what); }
@@ -3267,7 +3305,7 @@ inline void sync_nodes_tracked(T* a, T* snap, int red) {
   push_changes<T>(s, a, snap, s.masters, s.mas_off_dev, s.mas_off, s.mas_cnt, s.total_masters, s.mirrors, s.mir_off,
                   s.mir_cnt, kSet, true, what);
   refresh(s, a, snap, bytes);
-  wait_stream(s, what);
+  defer(s, what);
 }
 
 /// irgl_dist.sync_nodes moving every listed entry (add and set need the
@@ -3310,7 +3348,7 @@ inline void sync_nodes_dense(T* a, int red) {
     refresh(s, a, it->second.data, bytes);
     it->second.agreed = true;
   }
-  wait_stream(s, what);
+  defer(s, what);
 }
 
 /// irgl_dist.sync_nodes on a node array of T (num_local entries): tracked
@@ -3401,7 +3439,7 @@ inline void allreduce_cells(T* a, irgl_index n, int red) {
     refresh(s, a, it->second.data, bytes);
     it->second.agreed = true;
   }
-  wait_stream(s, what);
+  defer(s, what);
 }
 
 /// irgl_dist.allreduce of one host value.
@@ -3420,6 +3458,9 @@ inline T allreduce_value(T v, int red) {
   wait_stream(s, what);
   return out;
 }
+
+/// counts[0] = *tail (the rebuilt worklist's size).
+__global__ void count_kernel(const irgl_index* tail, int64_t* counts) { counts[0] = static_cast<int64_t>(*tail); }
 
 /// Marks `in`'s items: masters in mark, mirrors (unless `initial`: dropped)
 /// in flags at their position among the listed mirrors (local id - masters).
@@ -3505,9 +3546,35 @@ inline void sync_worklist(Pipe* p, bool initial) {
   IRGL_CHECK(cudaMemsetAsync(p->in.tail, 0, sizeof(irgl_index), s.stream));
   rebuild_kernel<<<blocks_for(s.num_local), 256, 0, s.stream>>>(s.mark, s.num_local, p->in.items, p->in.tail);
   IRGL_CHECK(cudaGetLastError());
+  // the rebuilt count and its sum over the ranks (the termination test that
+  // follows, irgl_dist_pipe_in_total), read with the step's one wait
+  int64_t* counts = reinterpret_cast<int64_t*>(s.value);
+  count_kernel<<<1, 1, 0, s.stream>>>(p->in.tail, counts);
+  IRGL_CHECK(cudaGetLastError());
+  nccl_done(s, ncclAllReduce(counts, counts + 1, 1, ncclInt64, ncclSum, s.comm, s.stream), what);
+  s.bytes_sent += 8.0 * (s.world - 1);
+  IRGL_CHECK(cudaMemcpyAsync(s.counts_host, counts, 2 * sizeof(int64_t), cudaMemcpyDeviceToHost, s.stream));
   wait_stream(s, what);
-  p->in_size = -1;  // read again by the next irgl_pipe_in_size
+  p->in_size = static_cast<irgl_index>(s.counts_host[0]);
   p->in.retry_round = 0;
+  s.total_pipe = p;
+  s.total_items = p->in.items;
+  s.total_local = s.counts_host[0];
+  s.total = s.counts_host[1];
+}
+
+/// The sum over the ranks of the size of p's `in` (a termination test): the
+/// count sync_worklist just took where nothing has changed `in` or
+/// communicated since, else an all-reduce of the size.
+inline irgl_index pipe_in_total(Pipe* p) {
+  State& s = ready_state();
+  s.termination_tests += 1;
+  const irgl_index local = irgl_pipe_in_size(p);
+  if (s.total_pipe == p && s.total_items == p->in.items && s.total_local == local) {
+    s.total_pipe = nullptr;
+    return static_cast<irgl_index>(s.total);
+  }
+  return allreduce_value<irgl_index>(local, kAdd);
 }
 
 /// Takes the copy of `bytes` bytes of device array `a` that later
@@ -3537,7 +3604,10 @@ inline void free_partition(State& s) {
                     static_cast<void*>(s.mas_off_dev), static_cast<void*>(s.row), static_cast<void*>(s.matrix)})
     scratch_free(ptr);
   if (s.matrix_host != nullptr) cudaFreeHost(s.matrix_host);
+  if (s.counts_host != nullptr) cudaFreeHost(s.counts_host);
   s.matrix_host = nullptr;
+  s.counts_host = nullptr;
+  s.total_pipe = nullptr;
   s.send_pos = s.recv_pos = nullptr;
   s.send_dense = nullptr;
   s.mir_off_dev = s.mas_off_dev = s.row = s.matrix = nullptr;
@@ -3560,6 +3630,13 @@ inline irgl_index* upload_ids(const int64_t* host, int64_t n) {
 }
 
 }  // namespace dist
+
+namespace detail {
+inline void dist_settle() {
+  dist::State& s = dist::state();
+  if (s.comm != nullptr) dist::settle(s);
+}
+}  // namespace detail
 }  // namespace irgl
 
 // -- called by the lowered code (irgl_dialect/runtime_library.py) ------------
@@ -3590,6 +3667,8 @@ __device__ __forceinline__ irgl_index irgl_dist_global_id(irgl_index n) {
 inline void irgl_dist_sync_worklist(irgl::Pipe* p) { irgl::dist::sync_worklist(p, false); }
 /// Distributes the initial `in` worklist of an Iterate/Pipe across ranks.
 inline void irgl_dist_initial_worklist(irgl::Pipe* p) { irgl::dist::sync_worklist(p, true); }
+/// The size of a pipe's `in` summed over the ranks (a termination test).
+inline irgl_index irgl_dist_pipe_in_total(irgl::Pipe* p) { return irgl::dist::pipe_in_total(p); }
 
 /// irgl_dist.sync_nodes / allreduce_cells / tracking, per element type.
 #define IRGL_DIST_ARRAY(SUFFIX, T)                                                     \
@@ -3743,6 +3822,7 @@ IRGL_EXPORT int irgl_dist_setup(int64_t num_local, int64_t num_masters, int64_t 
     s.row = irgl::scratch_alloc<int64_t>(static_cast<irgl_index>(s.world));
     s.matrix = irgl::scratch_alloc<int64_t>(static_cast<irgl_index>(s.world * s.world));
     IRGL_CHECK(cudaMallocHost(reinterpret_cast<void**>(&s.matrix_host), 8 * static_cast<size_t>(s.world * s.world)));
+    IRGL_CHECK(cudaMallocHost(reinterpret_cast<void**>(&s.counts_host), 2 * sizeof(int64_t)));
     s.partition = true;
     // Update tracking costs a host round trip per direction (the counts);
     // it pays where a whole list takes longer than that to send. Every rank
@@ -3797,7 +3877,8 @@ IRGL_EXPORT int irgl_dist_barrier() {
 /// tests) (out[0..3]).
 IRGL_EXPORT int irgl_dist_stats(double* out) {
   return irgl::guard([&] {
-    const irgl::dist::State& s = irgl::dist::state();
+    irgl::dist::State& s = irgl::dist::state();
+    if (s.comm != nullptr) irgl::dist::settle(s);
     out[0] = s.bytes_sent;
     out[1] = s.collectives;
     out[2] = s.seconds;
@@ -3814,6 +3895,7 @@ IRGL_EXPORT int irgl_dist_finalize() {
       std::fprintf(stderr, "irgl_dist profile: rank %d: %s: %.0f calls, %.3f ms host time, %.1f us per call\n", s.rank,
                    entry.first.c_str(), entry.second.second, entry.second.first * 1e3,
                    entry.second.first * 1e6 / (entry.second.second > 0 ? entry.second.second : 1));
+    if (s.comm != nullptr) irgl::dist::settle(s);
     irgl::dist::free_partition(s);
     if (s.comm != nullptr) {
       irgl::dist::nccl_done(s, ncclCommFinalize(s.comm), "finalizing the NCCL communicator");

@@ -45,9 +45,7 @@ irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
 // CHECK:         %[[PIPE:.*]] = func.call @irgl_pipe_create(
 // CHECK-NEXT:    func.call @irgl_pipe_push_initial(%[[PIPE]], %src_local)
 // CHECK-NEXT:    func.call @irgl_dist_initial_worklist(%[[PIPE]]) : (!irgl_rt.pipe) -> ()
-// CHECK-NEXT:    %[[SIZE:.*]] = func.call @irgl_pipe_in_size(%[[PIPE]])
-// CHECK-NEXT:    %add = arith.constant 4 : i32
-// CHECK-NEXT:    %global_size = func.call @irgl_dist_allreduce_index(%[[SIZE]], %add) : (index, i32) -> index
+// CHECK-NEXT:    %global_size = func.call @irgl_dist_pipe_in_total(%[[PIPE]]) : (!irgl_rt.pipe) -> index
 // CHECK-NEXT:    %{{.*}} = arith.constant 0 : index
 // CHECK-NEXT:    %{{.*}} = arith.cmpi sgt, %global_size, %{{.*}} : index
 // CHECK:         scf.while
@@ -56,9 +54,7 @@ irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
 // CHECK-NEXT:    %set_1 = arith.constant 5 : i32
 // CHECK-NEXT:    func.call @irgl_dist_sync_nodes_i32(%level, %set_1)
 // CHECK-NEXT:    func.call @irgl_dist_sync_worklist(%[[PIPE]]) : (!irgl_rt.pipe) -> ()
-// CHECK:         %[[SIZE1:.*]] = func.call @irgl_pipe_in_size(%[[PIPE]])
-// CHECK-NEXT:    %add_1 = arith.constant 4 : i32
-// CHECK-NEXT:    %global_size_1 = func.call @irgl_dist_allreduce_index(%[[SIZE1]], %add_1)
+// CHECK:         %global_size_1 = func.call @irgl_dist_pipe_in_total(%[[PIPE]])
 // CHECK-NEXT:    %{{.*}} = arith.constant 0 : index
 // CHECK-NEXT:    %{{.*}} = arith.cmpi sgt, %global_size_1, %{{.*}} : index
 // A ForAll over nodes runs over the rank's masters only:
@@ -66,6 +62,7 @@ irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
 // CHECK-NEXT:    %[[ZERO:.*]] = arith.constant 0 : index
 // CHECK-NEXT:    irgl.forall %n in range(%[[ZERO]], %[[MASTERS]]) {
 // CHECK-NOT:     irgl_dist.
+// CHECK-NOT:     irgl_pipe_in_size
 // CHECK:         func.func private @irgl_dist_initial_worklist(!irgl_rt.pipe) -> ()
 
 // CUDA:      remark: lower-irgl: distribute=oec: iteration outlining is off
@@ -75,6 +72,7 @@ irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
 // CUDA:        irgl_dist_sync_nodes_i32(level, 5);
 // CUDA:        irgl_dist_initial_worklist(
 // CUDA:        irgl_dist_sync_worklist(
+// CUDA:        irgl_dist_pipe_in_total(
 
 // -----
 
@@ -144,6 +142,7 @@ irgl.kernel host @main(%g: !irgl.graph, %mark: memref<?xi32>, %hits: memref<4xi6
 // CHECK-NEXT:    %id = arith.index_cast %n_global : index to i32
 // CHECK:         func.func private @irgl_dist_global_id(index) -> index
 // CHECK-NOT:     irgl_dist.
+// CHECK-NOT:     irgl_pipe_in_size
 
 // CUDA:        irgl_dist_track_i32(dist, nn);
 // CUDA:        irgl_dist_allreduce_cells_i64(
