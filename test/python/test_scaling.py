@@ -36,6 +36,34 @@ def test_table_has_speedups_and_traffic() -> None:
     assert "error: rank 1 died" in lines[3]
 
 
+def test_table_orders_rows_and_names_their_commits() -> None:
+    rows = [
+        _row(1, 10.0, graph="rmat:24", commit="old"),
+        _row(2, 5.0, graph="rmat:24", commit="old"),
+        _row(1, 4.0, graph="rmat:22", checked=False),
+        _row(1, 3.0, app="cc", graph="rmat:22"),
+        _row(2, 2.0, graph="rmat:22"),
+    ]
+    text = scaling.markdown(rows, "NVIDIA H200", "2026-11-26", "new")
+    assert "(commits old, new)" in text and "| commit |" in text
+    body = [
+        line.split(" | ")[:3] for line in text.splitlines() if line.startswith("| ")
+    ]
+    assert body[2:] == [
+        ["| bfs", "rmat:22", "1"],
+        ["| bfs", "rmat:22", "2"],
+        ["| cc", "rmat:22", "1"],
+        ["| bfs", "rmat:24", "1"],
+        ["| bfs", "rmat:24", "2"],
+    ]
+    lines = text.splitlines()
+    unchecked = next(line for line in lines if "| 4.000 |" in line)
+    assert "| not checked |" in unchecked and unchecked.endswith("| new |")
+    assert next(line for line in lines if "| 10.000 |" in line).endswith("| old |")
+    single = scaling.markdown(rows[2:], "NVIDIA H200", "2026-11-26", "new")
+    assert "(commit new)" in single and "| commit |" not in single
+
+
 def test_same_output(tmp_path: Path) -> None:
     def save(name: str, values: np.ndarray) -> Path:
         path = tmp_path / name
