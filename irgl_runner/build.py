@@ -97,8 +97,9 @@ class EmittedProgram:
     host_c_text: bool = False
     """Whether C text (`irgl.cblock`, `irgl.cexpr`, `irgl.cdecl`,
     `irgl.cinclude`) reaches host code or the file's scope: such text may use
-    the whole runtime header, so the program is compiled with it (not linked
-    with the runtime library, see :func:`compile_cuda`)."""
+    irgl::Error and the standard headers (``-DIRGL_HOST_C_TEXT``), or more
+    of the runtime than the library declares (then the program compiles
+    with the whole header, see :func:`compile_cuda`)."""
 
 
 def _context() -> Context:
@@ -308,6 +309,8 @@ def _prepare(
     library = _runtime_library_key(source, flags, text)
     if library is not None:  # (its key derives from what this key covers)
         flags = [*flags, "-DIRGL_RUNTIME_LIBRARY"]
+        if isinstance(source, EmittedProgram) and source.host_c_text:
+            flags.append("-DIRGL_HOST_C_TEXT")  # irgl::Error, <string>, ...
     args = [*flags, *(f"-I{d}" for d in includes)]
     h = hashlib.sha256()
     h.update(text.encode())
@@ -335,14 +338,13 @@ def _runtime_library_key(
     source: str | os.PathLike[str] | EmittedProgram, flags: Sequence[str], text: str
 ) -> str | None:
     """The key of the runtime library an emitted program links, or None where
-    it compiles the whole header: a `.cu` file or text, C text in host code, a
+    it compiles the whole header: a `.cu` file or text, a
     program for several GPUs, the control kernels' profile
     (``-DIRGL_PROFILE_CONTROL``) or ``IRGL_RUNTIME_LIBRARY=0`` in the
     environment. The key covers the header, the flags (they may change the
     runtime's host code, e.g. ``-DIRGL_SYNC_LAUNCH``) and the index width."""
     if (
         not isinstance(source, EmittedProgram)
-        or source.host_c_text
         or "\n#define IRGL_DISTRIBUTED" in text
         # the profile's counters are device variables of the program's module,
         # which the library's host code (irgl_outline_finish) cannot read
@@ -386,12 +388,12 @@ def compile_cuda(
     source, the flags and the headers of the include dirs (their contents,
     not their paths), and reused when present. An :class:`EmittedProgram`'s
     ABI manifest is written beside it (``irgl_<key>.abi.json``, read by
-    :class:`irgl_runner.api.Program`). An :class:`EmittedProgram` without C
-    text in host code compiles against the runtime's declarations only and
-    links ``libirgl_runtime_<key>.so`` beside it (built once per key, while
-    the first program compiles; see :func:`_runtime_library_key`); other
-    sources compile the whole header. Raises :class:`CompileError` with
-    nvcc's output.
+    :class:`irgl_runner.api.Program`). An :class:`EmittedProgram` compiles
+    against the runtime's declarations only and links
+    ``libirgl_runtime_<key>.so`` beside it (built once per key, while the
+    first program compiles; see :func:`_runtime_library_key`); one whose
+    host C text does not compile so compiles the whole header, as other
+    sources do. Raises :class:`CompileError` with nvcc's output.
     """
     text, abi, args, key, library = _prepare(source, flags, include_dirs)
     out_dir = Path(cache) if cache is not None else cache_dir()
@@ -420,40 +422,73 @@ def compile_cuda(
         ]
         if library is None:
             _nvcc([nvcc, *args, "-o", str(tmp), str(cu)], cu, tmp)
-        elif runtime_library_path(library, out_dir).is_file():
-            # (the -l after the source: the linker keeps only libraries that
-            # something before them needs)
-            _nvcc([nvcc, *args, "-o", str(tmp), str(cu), *link], cu, tmp)
-        else:
-            # the program compiles while the runtime library (if not built
-            # yet) compiles beside it; then one short link
-            built: list[BaseException] = []
-            bits = _INDEX_BITS.search(text)
-            runtime = threading.Thread(
-                target=_capture(
-                    built,
-                    _runtime_library,
-                    library,
-                    [*flags, *extra_nvcc_flags()],
-                    int(bits.group(1)) if bits else 32,
-                    nvcc,
-                    out_dir,
-                )
-            )
-            runtime.start()
-            obj = tmp.with_suffix(".o")
+        elif isinstance(source, EmittedProgram) and source.host_c_text:
+            # C text in host code may use more of the runtime than the
+            # library declares: where it does not compile so, it compiles
+            # with the whole header (whose diagnostics are then the ones
+            # that count)
             try:
-                _nvcc([nvcc, *args, "-c", "-o", str(obj), str(cu)], cu, obj)
-                runtime.join()
-                if built:
-                    raise built[0]
-                flags_only = [a for a in args if not a.startswith(("-I", "-D"))]
-                _nvcc([nvcc, *flags_only, "-o", str(tmp), str(obj), *link], cu, tmp)
-            finally:
-                runtime.join()
-                obj.unlink(missing_ok=True)
+                _link_with_library(
+                    nvcc, args, text, flags, library, link, cu, tmp, out_dir
+                )
+            except CompileError:
+                whole = [a for a in args if a not in _LIBRARY_DEFINES]
+                _nvcc([nvcc, *whole, "-o", str(tmp), str(cu)], cu, tmp)
+        else:
+            _link_with_library(nvcc, args, text, flags, library, link, cu, tmp, out_dir)
         os.replace(tmp, so)
     return so
+
+
+#: What a program linked with the runtime library is compiled with.
+_LIBRARY_DEFINES = ("-DIRGL_RUNTIME_LIBRARY", "-DIRGL_HOST_C_TEXT")
+
+
+def _link_with_library(
+    nvcc: str,
+    args: Sequence[str],
+    text: str,
+    flags: Sequence[str],
+    library: str,
+    link: Sequence[str],
+    cu: Path,
+    tmp: Path,
+    out_dir: Path,
+) -> None:
+    """Compile `cu` against the runtime's declarations into `tmp`, linked
+    with the runtime library `library` (built beside it if missing)."""
+    if runtime_library_path(library, out_dir).is_file():
+        # (the -l after the source: the linker keeps only libraries that
+        # something before them needs)
+        _nvcc([nvcc, *args, "-o", str(tmp), str(cu), *link], cu, tmp)
+    else:
+        # the program compiles while the runtime library (if not built
+        # yet) compiles beside it; then one short link
+        built: list[BaseException] = []
+        bits = _INDEX_BITS.search(text)
+        runtime = threading.Thread(
+            target=_capture(
+                built,
+                _runtime_library,
+                library,
+                [*flags, *extra_nvcc_flags()],
+                int(bits.group(1)) if bits else 32,
+                nvcc,
+                out_dir,
+            )
+        )
+        runtime.start()
+        obj = tmp.with_suffix(".o")
+        try:
+            _nvcc([nvcc, *args, "-c", "-o", str(obj), str(cu)], cu, obj)
+            runtime.join()
+            if built:
+                raise built[0]
+            flags_only = [a for a in args if not a.startswith(("-I", "-D"))]
+            _nvcc([nvcc, *flags_only, "-o", str(tmp), str(obj), *link], cu, tmp)
+        finally:
+            runtime.join()
+            obj.unlink(missing_ok=True)
 
 
 def _nvcc(cmd: list[str], source: Path, output: Path) -> None:

@@ -75,9 +75,15 @@
 #include <limits>
 #include <type_traits>
 #include <utility>
-#ifndef IRGL_RUNTIME_LIBRARY
+// irgl::Error and the standard headers C text in host code may rely on:
+// every build but a program linked with the runtime library that has no
+// such text (IRGL_HOST_C_TEXT: it has, see irgl_runner.build).
+#if !defined(IRGL_RUNTIME_LIBRARY) || defined(IRGL_HOST_C_TEXT)
+#define IRGL_HAS_ERROR 1
 #include <stdexcept>
 #include <string>
+#else
+#define IRGL_HAS_ERROR 0
 #endif
 #if IRGL_HOST_IMPL
 #include <map>
@@ -115,13 +121,16 @@ namespace irgl {
 // Errors
 // ---------------------------------------------------------------------------
 
-#ifndef IRGL_RUNTIME_LIBRARY
+#if IRGL_HAS_ERROR
 /// The exception every host-side runtime failure throws (CUDA errors,
 /// worklist overflow, a cooperative grid that cannot be co-resident, invalid
 /// input). Entry points catch it (irgl::guard) and return 1.
 struct Error : std::runtime_error {
   explicit Error(const std::string& what) : std::runtime_error(what) {}
 };
+#endif
+
+#ifndef IRGL_RUNTIME_LIBRARY
 
 /// Per-thread storage of the last message stored by a failed extern "C"
 /// function (read through irgl_last_error()).

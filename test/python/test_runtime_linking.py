@@ -1,8 +1,9 @@
 """Programs linked with the runtime library (irgl_runner.build): an emitted
-program without C text in host code compiles with only the runtime's
-declarations (IRGL_RUNTIME_LIBRARY) and links one shared library of the
-runtime's host code, built once per cache and flags; C text in host code, a
-`.cu` file and IRGL_RUNTIME_LIBRARY=0 compile the whole header."""
+program compiles with only the runtime's declarations (IRGL_RUNTIME_LIBRARY;
+with C text in host code also irgl::Error and <string>, IRGL_HOST_C_TEXT)
+and links one shared library of the runtime's host code, built once per
+cache and flags; C text in host code that needs more of the runtime, a `.cu`
+file and IRGL_RUNTIME_LIBRARY=0 compile the whole header."""
 
 from __future__ import annotations
 
@@ -24,10 +25,17 @@ ROOT = Path(__file__).resolve().parents[2]
 CC = ROOT / "benchmarks" / "cc" / "cc.mlir"
 DMR = ROOT / "benchmarks" / "dmr" / "dmr.mlir"
 
-#: A host function with C text: it may use the whole header (irgl::Error).
+#: A host function with C text that throws irgl::Error.
 HOST_C_TEXT = """
 irgl.kernel host @main(%a: memref<?xi32>) {
   irgl.cblock "if ($0 == nullptr) throw irgl::Error(\\"no array\\");"
+      (%a : memref<?xi32>)
+}
+"""
+#: Host C text using a part of the runtime the library does not declare.
+HOST_C_INTERNALS = """
+irgl.kernel host @main(%a: memref<?xi32>) {
+  irgl.cblock "if ($0 == nullptr) irgl::set_last_error(\\"no array\\");"
       (%a : memref<?xi32>)
 }
 """
@@ -95,14 +103,24 @@ def test_whole_header_builds(
 ) -> None:
     cache = tmp_path / "cache"
     src = tmp_path / "c.mlir"
-    src.write_text(HOST_C_TEXT)
+    src.write_text(HOST_C_INTERNALS)
     host_c = compile_cuda(emit_program(src), nvcc=nvcc, cache=cache)
     text_only = compile_cuda(emit_program(CC).cuda, nvcc=nvcc, cache=cache)
     monkeypatch.setenv("IRGL_RUNTIME_LIBRARY", "0")
     switched_off = compile_cuda(emit_program(CC), nvcc=nvcc, cache=cache)
-    assert not list(cache.glob("libirgl_runtime_*.so"))
     for so in (host_c, text_only, switched_off):
         assert not any("irgl_runtime" in n for n in _needed(so))
+
+
+def test_host_c_text_links_the_runtime_library(tmp_path: Path, nvcc: str) -> None:
+    """C text in host code that throws irgl::Error compiles against the
+    declarations (with IRGL_HOST_C_TEXT) and links the library."""
+    cache = tmp_path / "cache"
+    src = tmp_path / "c.mlir"
+    src.write_text(HOST_C_TEXT)
+    so = compile_cuda(emit_program(src), nvcc=nvcc, cache=cache)
+    runtimes = sorted(cache.glob("libirgl_runtime_*.so"))
+    assert len(runtimes) == 1 and runtimes[0].name in _needed(so)
 
 
 def test_runtime_library_key_follows_index_width_and_flags(tmp_path: Path) -> None:
@@ -119,5 +137,7 @@ def test_runtime_library_key_follows_index_width_and_flags(tmp_path: Path) -> No
     # the profile's counters live in the program's module: whole header
     assert _prepare(program, ["-DIRGL_PROFILE_CONTROL"], ())[4] is None
     host_c = EmittedProgram(program.cuda, (), True)
-    assert _prepare(host_c, ["-arch=sm_90"], ())[4] is None
+    assert _prepare(host_c, ["-arch=sm_90"], ())[4] == base  # the same library
+    assert "-DIRGL_HOST_C_TEXT" in _prepare(host_c, ["-arch=sm_90"], ())[2]
+    assert "-DIRGL_HOST_C_TEXT" not in _prepare(program, ["-arch=sm_90"], ())[2]
     assert runtime_library_path(base, tmp_path).name == f"libirgl_runtime_{base}.so"
