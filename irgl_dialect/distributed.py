@@ -46,6 +46,7 @@ from xdsl.dialects.builtin import (
     IntAttr,
     IntegerType,
     MemRefType,
+    UnitAttr,
 )
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import (
@@ -63,6 +64,7 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
@@ -288,12 +290,39 @@ class SyncNodesOp(_ArraySync):
     exchange over the partition's `mirrors_owned_by` / `masters_mirrored_on`
     lists (NCCL send/recv grouped per peer).
 
+    `masters_only` (with `set`) says that only masters were written (the
+    owner computes): there is nothing to reduce, only the broadcast runs
+    (`irgl_dist_broadcast_nodes_<T>`); a mirror updated all the same is a
+    contract violation.
+
         irgl_dist.sync_nodes %level min : memref<?xi32>
+        irgl_dist.sync_nodes %rank set masters_only : memref<?xf32>
     """
 
     name = "irgl_dist.sync_nodes"
 
+    masters_only = opt_prop_def(UnitAttr)
+
+    assembly_format = (
+        "$array $reduction (`masters_only` $masters_only^)? attr-dict `:` type($array)"
+    )
+
     traits = traits_def(orchestration_construct("sync_nodes"))
+
+    def __init__(
+        self, array: SSAValue, reduction: Reduction, masters_only: bool = False
+    ):
+        super().__init__(array, reduction)
+        if masters_only:
+            self.masters_only = UnitAttr()
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.masters_only is not None and self.reduction.data != Reduction.SET:
+            raise VerifyException(
+                f"'{self.name}' masters_only is a broadcast of the owners' "
+                f"values: it needs the set reduction, got {self.reduction.data.value}"
+            )
 
 
 @irdl_op_definition

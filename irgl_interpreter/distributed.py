@@ -280,12 +280,27 @@ def _snapshot(ctx: RankContext, op: Operation, array: np.ndarray) -> np.ndarray:
 
 
 def sync_nodes(
-    ctx: RankContext, op: Operation, array: np.ndarray, reduction: Reduction
+    ctx: RankContext,
+    op: Operation,
+    array: np.ndarray,
+    reduction: Reduction,
+    masters_only: bool = False,
 ) -> None:
-    """`irgl_dist.sync_nodes`: reduce updated mirrors, broadcast updated masters."""
+    """`irgl_dist.sync_nodes`: reduce updated mirrors, broadcast updated
+    masters (`masters_only`: only the broadcast; an updated mirror is an
+    error)."""
     part, comm = ctx.part, ctx.comm
     before = _snapshot(ctx, op, array)
     changed = _changed(array, before)
+    if masters_only:
+        if changed[part.num_masters :].any():
+            raise IrglRuntimeError(
+                op,
+                f"'{op.name}' masters_only: rank {ctx.rank} updated a mirror "
+                "(only the owners' entries may change before this broadcast)",
+            )
+        _broadcast(ctx, array, changed[: part.num_masters].copy())
+        return
     outgoing: list[Any] = []
     sent = 0
     for q in range(comm.num_ranks):
@@ -310,6 +325,13 @@ def sync_nodes(
         else:
             array[masters] = _combine(reduction, array[masters], payload)
         dirty[masters] = True
+    _broadcast(ctx, array, dirty)
+
+
+def _broadcast(ctx: RankContext, array: np.ndarray, dirty: np.ndarray) -> None:
+    """The masters flagged in `dirty` to their mirrors; the result is the
+    agreed copy."""
+    part, comm = ctx.part, ctx.comm
     outgoing = []
     sent = 0
     for q in range(comm.num_ranks):
@@ -474,7 +496,13 @@ class DistributedFunctions(InterpreterFunctions):
     def run_sync_nodes(
         self, interpreter: Interpreter, op: SyncNodesOp, args: PythonValues
     ) -> PythonValues:
-        sync_nodes(rank_context(interpreter), op, args[0], op.reduction.data)
+        sync_nodes(
+            rank_context(interpreter),
+            op,
+            args[0],
+            op.reduction.data,
+            op.masters_only is not None,
+        )
         return ()
 
     @impl(AllReduceCellsOp)

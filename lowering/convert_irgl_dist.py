@@ -24,6 +24,8 @@ distributed build (same lowering of Invoke, Iterate and Pipe, plus):
 `convert-irgl-dist` (after it) lowers the other ops, anywhere:
 
 - `irgl_dist.sync_nodes %a RED` -> `irgl_dist_sync_nodes_<T>(%a, RED)`;
+  `irgl_dist.sync_nodes %a set masters_only` -> `irgl_dist_broadcast_nodes_<T>(%a)`
+  (the broadcast alone);
 - `irgl_dist.allreduce_cells %a RED` -> `irgl_dist_allreduce_cells_<T>(%a,
   n, RED)` with n the array's static size, the size it was allocated with,
   or -1 (the runtime then takes the size of its agreed copy: the runner
@@ -248,7 +250,10 @@ def _lower(op: Operation) -> None:
         assert isinstance(type_, MemRefType)
         element = type_.get_element_type()
         reduction = op.reduction.data
-        if isinstance(op, SyncNodesOp):
+        if isinstance(op, SyncNodesOp) and op.masters_only is not None:
+            fn = _typed(op, "irgl_dist_broadcast_nodes", element, DIST_ARRAY_TYPES)
+            b.call(fn, [op.array])
+        elif isinstance(op, SyncNodesOp):
             fn = _typed(op, "irgl_dist_sync_nodes", element, DIST_ARRAY_TYPES)
             b.call(fn, [op.array, _code(b, reduction)])
         else:

@@ -97,6 +97,14 @@ from irgl_dialect.placement import is_uniform
 from irgl_dialect.sync import AtomicOp, ExclusiveOp
 from irgl_dialect.worklist import PopOp, PushOp
 
+#: The writes that land on the writing rank's masters only, per policy: a
+#: ForAll over nodes runs over masters; popped items are masters under an
+#: edge-cut (under a vertex-cut a mirror may be popped too).
+_MASTER_STORES: dict[Policy, frozenset[str]] = {
+    Policy.OEC: frozenset({"stores at the ForAll's node", "stores at the popped node"}),
+    Policy.CVC: frozenset({"stores at the ForAll's node"}),
+}
+
 
 def fail(op: Operation, message: str) -> NoReturn:
     """Stop the pass with a diagnostic that shows `op` in its IR."""
@@ -788,12 +796,17 @@ class _HostDistribution:
                     "no kernel reads it at another node)",
                 )
                 continue
-            ops.append(SyncNodesOp(array, reduction))
+            # stores at the writer's own masters: only the broadcast is needed
+            owners = reduction == Reduction.SET and all(
+                w.how in _MASTER_STORES[self.policy] for w in writes
+            )
+            ops.append(SyncNodesOp(array, reduction, masters_only=owners))
+            how = f"{reduction.value} masters_only" if owners else reduction.value
             _remark(
                 self.remarks,
                 site.op,
                 self.where,
-                f"after {callee}: sync_nodes {_name(array)} {reduction.value} ({hows})",
+                f"after {callee}: sync_nodes {_name(array)} {how} ({hows})",
             )
         for position, writes in sorted(summary.cell_writes.items()):
             reduction = summary.reduction(writes)

@@ -3317,6 +3317,29 @@ inline void sync_nodes_tracked(T* a, T* snap, int red) {
   defer(s, what);
 }
 
+/// The broadcast of a dense sync_nodes (after begin): every listed master
+/// to its mirrors; the result is the agreed copy (min/max too); deferred.
+template <class T>
+inline void broadcast_dense(State& s, T* a, const char* what) {
+  const size_t bytes = static_cast<size_t>(s.num_local) * sizeof(T);
+  T* send = reinterpret_cast<T*>(s.send);
+  T* recv = reinterpret_cast<T*>(s.recv);
+  if (s.total_masters > 0)
+    gather_kernel<T><<<blocks_for(s.total_masters), 256, 0, s.stream>>>(a, nullptr, s.masters, s.total_masters,
+                                                                          kMin, send, nullptr);
+  IRGL_CHECK(cudaGetLastError());
+  exchange(s, send, s.mas_off, s.mas_cnt, recv, s.mir_off, s.mir_cnt, sizeof(T), what);
+  if (s.total_mirrors > 0)
+    assign_kernel<T><<<blocks_for(s.total_mirrors), 256, 0, s.stream>>>(a, s.mirrors, s.total_mirrors, recv);
+  IRGL_CHECK(cudaGetLastError());
+  auto it = s.snapshots.find(a);
+  if (it != s.snapshots.end() && it->second.bytes >= bytes) {
+    refresh(s, a, it->second.data, bytes);
+    it->second.agreed = true;
+  }
+  defer(s, what);
+}
+
 /// irgl_dist.sync_nodes moving every listed entry (add and set need the
 /// agreed copy: changes, changed flags).
 template <class T>
@@ -3343,25 +3366,35 @@ inline void sync_nodes_dense(T* a, int red) {
         a, s.masters + s.mas_off[q], s.mas_cnt[q], red, recv + s.mas_off[q], s.recv_flags + s.mas_off[q]);
   }
   IRGL_CHECK(cudaGetLastError());
-  // broadcast: masters -> mirrors
-  if (s.total_masters > 0)
-    gather_kernel<T><<<blocks_for(s.total_masters), 256, 0, s.stream>>>(a, nullptr, s.masters, s.total_masters,
-                                                                          kMin, send, nullptr);
-  IRGL_CHECK(cudaGetLastError());
-  exchange(s, send, s.mas_off, s.mas_cnt, recv, s.mir_off, s.mir_cnt, sizeof(T), what);
-  if (s.total_mirrors > 0)
-    assign_kernel<T><<<blocks_for(s.total_mirrors), 256, 0, s.stream>>>(a, s.mirrors, s.total_mirrors, recv);
-  IRGL_CHECK(cudaGetLastError());
-  auto it = s.snapshots.find(a);  // min/max too: the copy is now agreed
-  if (it != s.snapshots.end() && it->second.bytes >= bytes) {
-    refresh(s, a, it->second.data, bytes);
-    it->second.agreed = true;
+  broadcast_dense<T>(s, a, what);
+}
+
+/// irgl_dist.sync_nodes ... set masters_only on a node array of T: only
+/// masters were written, so only the broadcast runs (tracked: the masters
+/// changed since the agreed copy; else every listed master).
+template <class T>
+inline void broadcast_nodes(T* a) {
+  State& s = ready_state();
+  const Profiled timed{s, "broadcast_nodes"};
+  const char* what = "irgl_dist.sync_nodes (masters only)";
+  const size_t bytes = static_cast<size_t>(s.num_local) * sizeof(T);
+  auto it = s.snapshots.find(a);
+  const bool tracked = s.track_updates && s.world > 1 && it != s.snapshots.end() && it->second.agreed &&
+                       it->second.bytes >= bytes;
+  begin(s);
+  if (!tracked) {
+    broadcast_dense<T>(s, a, what);
+    return;
   }
+  T* snap = static_cast<T*>(it->second.data);
+  push_changes<T>(s, a, snap, s.masters, s.mas_off_dev, s.mas_off, s.mas_cnt, s.total_masters, s.mirrors, s.mir_off,
+                  s.mir_cnt, kSet, true, what);
+  refresh(s, a, snap, bytes);
   defer(s, what);
 }
 
 /// irgl_dist.sync_nodes on a node array of T (num_local entries): tracked
-/// where the array has an agreed copy (unless IRGL_DIST_DENSE=1), else
+/// where the array has an agreed copy (unless IRGL_DIST_TRACK=0), else
 /// every listed entry moves (the first sync of an array the program
 /// allocated: its replicas start out different).
 template <class T>
@@ -3684,6 +3717,7 @@ inline irgl_index irgl_dist_pipe_in_total(irgl::Pipe* p) { return irgl::dist::pi
   inline void irgl_dist_sync_nodes_##SUFFIX(T* a, int32_t red) {                       \
     irgl::dist::sync_nodes<T>(a, red);                                                 \
   }                                                                                    \
+  inline void irgl_dist_broadcast_nodes_##SUFFIX(T* a) { irgl::dist::broadcast_nodes<T>(a); } \
   inline void irgl_dist_allreduce_cells_##SUFFIX(T* a, irgl_index n, int32_t red) {    \
     irgl::dist::allreduce_cells<T>(a, n, red);                                         \
   }                                                                                    \

@@ -176,7 +176,11 @@ def test_shipped_programs_refused(name: str, reason: str):
 
 
 def _sync_on_ranks(
-    graph: CSRGraph, arrays: list[np.ndarray], before: list[np.ndarray], reduction
+    graph: CSRGraph,
+    arrays: list[np.ndarray],
+    before: list[np.ndarray],
+    reduction,
+    masters_only: bool = False,
 ) -> Communicator:
     """sync_nodes on 2 ranks of `graph` (oec), with the given contents and
     agreed copies; returns the communicator (its counters)."""
@@ -188,7 +192,7 @@ def _sync_on_ranks(
         try:
             ctx = RankContext(r, parts[r], comm)
             ctx.snapshots[id(arrays[r])] = before[r]
-            sync_nodes(ctx, xdsl_test.TestOp(), arrays[r], reduction)
+            sync_nodes(ctx, xdsl_test.TestOp(), arrays[r], reduction, masters_only)
         except BaseException as error:  # noqa: BLE001 - re-raised below
             errors.append(error)
             comm.abort()
@@ -244,6 +248,39 @@ def test_sync_nodes_add_sums_the_changes():
     _sync_on_ranks(graph, local, before, Reduction.ADD)
     assert local[1][master] == 7.5
     assert local[0][mirror] == 7.5
+
+
+def test_sync_nodes_masters_only_broadcasts():
+    from irgl_dialect.distributed import Reduction
+
+    graph = generate("path:8")
+    parts = partition_graph(graph, "oec", 2)
+    agreed = np.arange(8, dtype=np.int32)
+    local = [agreed[p.local_to_global].copy() for p in parts]
+    before = [a.copy() for a in local]
+    # rank 1 changes its first master, which rank 0 mirrors
+    local[1][0] = 99
+    node = int(parts[1].local_to_global[0])
+    comm = _sync_on_ranks(graph, local, before, Reduction.SET, masters_only=True)
+    assert comm.stats.reduce_values == 0  # nothing went to a master
+    assert comm.stats.broadcast_values == 1
+    for r, p in enumerate(parts.partitions):
+        expected = agreed[p.local_to_global].copy()
+        expected[p.local_to_global == node] = 99
+        np.testing.assert_array_equal(local[r], expected)
+
+
+def test_sync_nodes_masters_only_refuses_an_updated_mirror():
+    from irgl_dialect.distributed import Reduction
+
+    graph = generate("path:8")
+    parts = partition_graph(graph, "oec", 2)
+    agreed = np.arange(8, dtype=np.int32)
+    local = [agreed[p.local_to_global].copy() for p in parts]
+    before = [a.copy() for a in local]
+    local[0][parts[0].mirrors_owned_by[1][0]] = -1
+    with pytest.raises(IrglRuntimeError, match="masters_only: rank 0 updated a mirror"):
+        _sync_on_ranks(graph, local, before, Reduction.SET, masters_only=True)
 
 
 def test_sync_without_invocation_is_an_error():

@@ -10,6 +10,14 @@ irgl.kernel host @main(%a: memref<?xi32>) attributes {irgl_dist.host = #irgl_dis
 
 // -----
 
+// masters_only is a broadcast: only with set.
+irgl.kernel host @main(%a: memref<?xi32>) attributes {irgl_dist.host = #irgl_dist.host<oec, nodes = [0]>} {
+  irgl_dist.sync_nodes %a min masters_only : memref<?xi32>
+}
+// CHECK: 'irgl_dist.sync_nodes' masters_only is a broadcast of the owners' values: it needs the set reduction, got min
+
+// -----
+
 // Synchronized arrays are one-dimensional.
 irgl.kernel host @main(%a: memref<4x4xi32>) attributes {irgl_dist.host = #irgl_dist.host<oec, nodes = []>} {
   irgl_dist.allreduce_cells %a min : memref<4x4xi32>

@@ -40,8 +40,7 @@ irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
 // CHECK-LABEL: func.func @main(
 // CHECK-NEXT:    %src_local = func.call @irgl_dist_local_node(%src) : (index) -> index
 // CHECK:         "gpu.launch_func"({{.*}}%g, %level, %src_local) <{kernel = @irgl_kernels::@init
-// CHECK-NEXT:    %set = arith.constant 5 : i32
-// CHECK-NEXT:    func.call @irgl_dist_sync_nodes_i32(%level, %set) : (memref<?xi32>, i32) -> ()
+// CHECK-NEXT:    func.call @irgl_dist_broadcast_nodes_i32(%level) : (memref<?xi32>) -> ()
 // CHECK:         %[[PIPE:.*]] = func.call @irgl_pipe_create(
 // CHECK-NEXT:    func.call @irgl_pipe_push_initial(%[[PIPE]], %src_local)
 // CHECK-NEXT:    func.call @irgl_dist_initial_worklist(%[[PIPE]]) : (!irgl_rt.pipe) -> ()
@@ -51,8 +50,8 @@ irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
 // CHECK:         scf.while
 // CHECK:         <{kernel = @irgl_kernels::@bfs
 // CHECK-NEXT:    func.call @irgl_pipe_advance(%[[PIPE]])
-// CHECK-NEXT:    %set_1 = arith.constant 5 : i32
-// CHECK-NEXT:    func.call @irgl_dist_sync_nodes_i32(%level, %set_1)
+// CHECK-NEXT:    %set = arith.constant 5 : i32
+// CHECK-NEXT:    func.call @irgl_dist_sync_nodes_i32(%level, %set)
 // CHECK-NEXT:    func.call @irgl_dist_sync_worklist(%[[PIPE]]) : (!irgl_rt.pipe) -> ()
 // CHECK:         %global_size_1 = func.call @irgl_dist_pipe_in_total(%[[PIPE]])
 // CHECK-NEXT:    %{{.*}} = arith.constant 0 : index
@@ -69,8 +68,9 @@ irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
 // CUDA:      #define IRGL_DISTRIBUTED 1
 // CUDA:      static void irgl_host_main(irgl::Graph g, int32_t* level, irgl_index src) {
 // CUDA-NEXT:   irgl_index src_local = irgl_dist_local_node(src);
-// CUDA:        irgl_dist_sync_nodes_i32(level, 5);
+// CUDA:        irgl_dist_broadcast_nodes_i32(level);
 // CUDA:        irgl_dist_initial_worklist(
+// CUDA:        irgl_dist_sync_nodes_i32(level, 5);
 // CUDA:        irgl_dist_sync_worklist(
 // CUDA:        irgl_dist_pipe_in_total(
 

@@ -41,14 +41,14 @@ irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
 // CHECK-SAME:    attributes {irgl_dist.host = #irgl_dist.host<oec, nodes = [1]>} {
 // CHECK-NEXT:    %src_local = irgl_dist.local_node %g[%src]
 // CHECK:         irgl.invoke @init(%g, %level, %src_local)
-// CHECK-NEXT:    irgl_dist.sync_nodes %level set : memref<?xi32>
+// CHECK-NEXT:    irgl_dist.sync_nodes %level set masters_only : memref<?xi32>
 // CHECK-NEXT:    %last = irgl.iterate @bfs(%g, %level, %lvl = %c1) : (!irgl.graph, memref<?xi32>, i32) initial [%src_local] attributes {irgl_dist.termination = #irgl_dist.across_ranks} {
 // CHECK-NEXT:      irgl_dist.sync_nodes %level set : memref<?xi32>
 // CHECK-NEXT:      irgl_dist.sync_worklist
 // CHECK-NEXT:      %next = arith.addi %lvl, %c1 : i32
 
 // REMARK: remark: {{.*}}irgl.invoke in @main: %src is a node id: its owner's local id on each rank
-// REMARK: remark: {{.*}}irgl.invoke in @main: after @init: sync_nodes %level set (stores at the ForAll's node)
+// REMARK: remark: {{.*}}irgl.invoke in @main: after @init: sync_nodes %level set masters_only (stores at the ForAll's node)
 // REMARK: remark: {{.*}}irgl.iterate in @main: after @bfs: sync_nodes %level set (stores one value for all at a neighbour)
 // REMARK: remark: {{.*}}irgl.iterate in @main: after @bfs: sync_worklist (pushed mirrors to their owners)
 // REMARK: remark: {{.*}}irgl.kernel in @main: node-array arguments: %level
