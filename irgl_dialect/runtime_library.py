@@ -414,6 +414,7 @@ HOST_EXPORTS: Mapping[str, HostExport] = {
         HostExport("irgl_copy_to_host", "int", ("void*", "const void*", "int64_t")),
         HostExport("irgl_device_synchronize", "int", ()),
         HostExport("irgl_device_name", "const char*", ()),
+        HostExport("irgl_device_memory", "int", ("int64_t*",)),
         HostExport("irgl_warm_up", "int", ()),
     )
 }
@@ -451,6 +452,7 @@ DIST_EXPORTS: Mapping[str, HostExport] = {
             ("const void*", "void*", "int64_t", "const int64_t*", "const int64_t*"),
         ),
         HostExport("irgl_dist_barrier", "int", ()),
+        HostExport("irgl_dist_max_int64", "int", ("int64_t", "int64_t*")),
         HostExport("irgl_dist_stats", "int", ("double*",)),
         HostExport("irgl_dist_finalize", "int", ()),
     )

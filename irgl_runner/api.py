@@ -330,6 +330,7 @@ _CTYPES_OF_C: dict[str, Any] = {
     "int": ctypes.c_int,
     "int64_t": ctypes.c_int64,
     "const int64_t*": ctypes.POINTER(ctypes.c_int64),
+    "int64_t*": ctypes.POINTER(ctypes.c_int64),
     "const int32_t*": ctypes.POINTER(ctypes.c_int32),
     "const char*": ctypes.c_char_p,
 }
@@ -418,6 +419,13 @@ class Program:
         """Name of the CUDA device the runtime uses."""
         name = self._lib.irgl_device_name()
         return name.decode(errors="replace") if name else "unknown"
+
+    def device_memory(self) -> tuple[int, int]:
+        """Bytes in use on the device (every allocation of every context on
+        it, the runtime's pooled scratch included) and its total."""
+        out = (ctypes.c_int64 * 2)()
+        self._check(self._lib.irgl_device_memory(out), "irgl_device_memory")
+        return int(out[0]), int(out[1])
 
     def synchronize(self) -> None:
         """Wait for the device; raise on a pending CUDA error."""

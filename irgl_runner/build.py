@@ -55,6 +55,7 @@ __all__ = [
     "DEFAULT_NVCC_FLAGS",
     "DEFAULT_PIPELINE",
     "DEFAULT_TARGET",
+    "INDEX32_LIMIT",
     "EmittedProgram",
     "build",
     "cache_dir",
@@ -64,6 +65,7 @@ __all__ = [
     "extra_nvcc_flags",
     "library_path",
     "runtime_include_dir",
+    "target_for",
 ]
 
 #: The pass pipeline a program is lowered with unless told otherwise.
@@ -586,6 +588,19 @@ def _atomic_write(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text(text)
     os.replace(tmp, path)
+
+
+#: The most nodes or edges a 32-bit `irgl_index` build takes (the runtime
+#: refuses a graph with more: irgl_graph_create).
+INDEX32_LIMIT = 2**31 - 2
+
+
+def target_for(num_nodes: int, num_edges: int) -> str:
+    """The cuda target for a graph of this size: 64-bit `irgl_index` where
+    32 bits cannot number its nodes or edges, else the default."""
+    if max(num_nodes, num_edges) > INDEX32_LIMIT:
+        return "cuda{index-bitwidth=64}"
+    return DEFAULT_TARGET
 
 
 def build(

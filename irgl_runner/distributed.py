@@ -57,7 +57,13 @@ import numpy as np
 
 from .api import DeviceArray, DeviceGraph, Program
 from .apps import AppSpec, execute, load_app
-from .build import DEFAULT_NVCC_FLAGS, compile_cuda, emit_program
+from .build import (
+    DEFAULT_NVCC_FLAGS,
+    DEFAULT_TARGET,
+    compile_cuda,
+    emit_program,
+    target_for,
+)
 from .errors import IrglError, IrglRuntimeError, UsageError
 from .graph_args import default_cache_dir, default_source, resolve_graph
 from .graphs import CSRGraph
@@ -193,14 +199,17 @@ def build_distributed(
     options: str = "",
     flags: Sequence[str] = DEFAULT_NVCC_FLAGS,
     cache: str | os.PathLike[str] | None = None,
+    target: str = DEFAULT_TARGET,
 ) -> Path:
     """Lower ``mlir`` with ``lower-irgl{distribute=POLICY OPTIONS}``, compile it
-    with NCCL; the cached library's path."""
+    with NCCL for ``target`` (:func:`irgl_runner.build.target_for` the graph:
+    64-bit indices for a graph 32 bits cannot number); the cached library's
+    path."""
     if policy not in POLICIES:
         raise UsageError(f"unknown policy {policy!r} (known: {', '.join(POLICIES)})")
     extra = nccl_flags()  # before lowering: a missing NCCL fails fast
     pipeline = f"lower-irgl{{distribute={policy}{' ' + options if options else ''}}}"
-    program = emit_program(mlir, pipeline)
+    program = emit_program(mlir, pipeline, target)
     return compile_cuda(program, flags=[*flags, *extra], cache=cache)
 
 
@@ -512,6 +521,17 @@ class DistributedProgram:
         """Wait for every rank (bounded by the timeout)."""
         self._check(self._lib.irgl_dist_barrier(), "barrier")
 
+    def device_memory(self) -> tuple[int, int]:
+        """The most device memory in use on any rank's GPU (every rank calls
+        it: an all-reduce), and that GPU's total."""
+        used, total = self.program.device_memory()
+        most = (ctypes.c_int64 * 1)()
+        self._check(
+            self._lib.irgl_dist_max_int64(used, ctypes.cast(most, ctypes.c_void_p)),
+            "device memory",
+        )
+        return int(most[0]), total
+
     def stats(self) -> dict[str, float]:
         """Since the communicator was made: bytes this rank sent, collective
         steps, seconds of its communication stream's time (from the
@@ -687,12 +707,14 @@ def run_rank(args: argparse.Namespace) -> int:
         nodes = {k: tuple(v) for k, v in plan["node_arrays"].items()}
     else:
         nodes = node_array_positions(app.mlir, args.policy)
-        so = build_distributed(app.mlir, args.policy, args.options)
+        target = target_for(graph.num_nodes, graph.num_edges)
+        so = build_distributed(app.mlir, args.policy, args.options, target=target)
     program = DistributedProgram(so, nodes, args.policy, env)
     try:
         ctx = execute(app, program, graph, source, reps=args.reps, warmup=1)
         problem = None if args.no_check or app.check is None else app.check(ctx)
         stats = program.stats()
+        memory = program.device_memory()
     finally:
         program.close()
     if env.rank == 0:
@@ -711,6 +733,10 @@ def run_rank(args: argparse.Namespace) -> int:
             "check": "skipped"
             if args.no_check or app.check is None
             else ("passed" if problem is None else "failed"),
+            # the most device memory a rank's GPU has in use after the runs
+            # (its partition, exchange buffers, pooled scratch), and its size
+            "gpu_mem_used_bytes": memory[0],
+            "gpu_mem_total_bytes": memory[1],
             "rank0_bytes_sent": stats["bytes_sent"],
             "rank0_comm_s": round(stats["comm_s"], 6),
             **_per_call(program.call_stats[-len(ctx.times_ms) :]),
@@ -740,7 +766,8 @@ def launch(args: argparse.Namespace) -> int:
     app, graph, _, _ = _load(args)  # warms the graph cache; bad input: exit 2
     check_every_rank_has_masters(graph.num_nodes, gpus)
     nodes = node_array_positions(app.mlir, args.policy)
-    so = build_distributed(app.mlir, args.policy, args.options)
+    target = target_for(graph.num_nodes, graph.num_edges)
+    so = build_distributed(app.mlir, args.policy, args.options, target=target)
     timeout = _timeout()
     with tempfile.TemporaryDirectory(prefix="irgl-dist-") as run_dir:
         plan = Path(run_dir) / "plan.json"

@@ -50,6 +50,8 @@ RECORD_KEYS = (
     "bytes_per_round",
     "rounds",
     "comm_ms",
+    "gpu_mem_used_bytes",
+    "gpu_mem_total_bytes",
 )
 
 
@@ -76,7 +78,7 @@ def one_gpu(
     output written to ``output``."""
     from irgl_runner.api import Program
     from irgl_runner.apps import execute, load_app
-    from irgl_runner.build import build
+    from irgl_runner.build import build, target_for
     from irgl_runner.graph_args import default_cache_dir, default_source, resolve_graph
 
     app = load_app(app_name)
@@ -86,8 +88,9 @@ def one_gpu(
         graph, app.symmetrize, app.weighted, default_cache_dir(None)
     )
     src = source if source is not None else default_source(g, spec)
-    program = Program(build(app.mlir))
+    program = Program(build(app.mlir, target=target_for(g.num_nodes, g.num_edges)))
     ctx = execute(app, program, g, src, reps=reps, warmup=1)
+    used, total = program.device_memory()
     problem = None if app.check is None or not check else app.check(ctx)
     if output is not None and app.primary_output is not None:
         write_output(output, ctx.outputs[app.primary_output])
@@ -100,6 +103,8 @@ def one_gpu(
         "nodes": g.num_nodes,
         "edges": g.num_edges,
         "gpu": program.device_name(),
+        "gpu_mem_used_bytes": used,
+        "gpu_mem_total_bytes": total,
     }
 
 
@@ -116,17 +121,26 @@ def _run(argv: list[str], timeout: float) -> tuple[int, str, str]:
 
 
 def _cell(
-    app: str, graph: str, n: int, policy: str, opts: argparse.Namespace, out: Path
+    app: str,
+    graph: str,
+    n: int,
+    policy: str,
+    opts: argparse.Namespace,
+    out: Path,
+    check_here: bool = False,
 ) -> dict[str, Any]:
     """One row: ``n`` GPUs (1: the single-GPU baseline, checked against the
-    CPU reference) in fresh processes; the primary output goes to ``out``."""
+    CPU reference) in fresh processes; the primary output goes to ``out``.
+    ``check_here``: N GPUs check against the CPU reference themselves (there
+    is no 1-GPU output: the graph exceeds one GPU); their row's `checked`."""
     row: dict[str, Any] = {"app": app, "graph": graph, "gpus": n, "policy": policy}
     if n == 1:
         argv = ["-m", "irgl_runner.scaling", "--one-gpu", app, graph]
         argv += [] if opts.check else ["--no-check"]
     else:
         argv = ["-m", "irgl_runner.distributed", app, "--graph", graph]
-        argv += ["--gpus", str(n), "--policy", policy, "--no-check"]
+        argv += ["--gpus", str(n), "--policy", policy]
+        argv += [] if check_here else ["--no-check"]
     argv += ["--reps", str(opts.reps), "--output", str(out)]
     code, stdout, err = _run([sys.executable, *argv], opts.timeout)
     record = _last_json(stdout)
@@ -136,7 +150,9 @@ def _cell(
         row["exceeds_one_gpu"] = n == 1 and "out of memory" in err
         return row
     row["median_ms"] = record["median_ms"]
-    row["correct"] = record.get("correct", True)
+    row["correct"] = record.get("correct", record.get("check") != "failed")
+    if check_here:
+        row["checked"] = record.get("check") == "passed"
     row["exceeds_one_gpu"] = False
     for key in RECORD_KEYS:
         if key in record:
@@ -166,17 +182,25 @@ def measure(
 ) -> list[dict[str, Any]]:
     """Every cell, in order (each also given to `on_row` as it ends); a
     failed cell is a row with its error. A run on several GPUs is correct
-    when its output is the 1-GPU run's."""
+    when its output is the 1-GPU run's, or, where the 1-GPU run ran out of
+    memory, when it passes the CPU check (not checked with ``--no-check``)."""
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="irgl-scaling-") as tmp:
         for graph in graphs:
             for app in apps:
                 base = Path(tmp) / f"{app}.1.npy"
+                exceeds = False  # the 1-GPU run ran out of memory
                 for n in gpus:
                     for policy in ("none",) if n == 1 else policies:
                         out = base if n == 1 else Path(tmp) / f"{app}.{n}.{policy}.npy"
-                        row = _cell(app, graph, n, policy, opts, out)
-                        if n > 1 and "median_ms" in row:
+                        row = _cell(
+                            app, graph, n, policy, opts, out, exceeds and opts.check
+                        )
+                        if n == 1:
+                            exceeds = bool(row.get("exceeds_one_gpu"))
+                        elif exceeds and "median_ms" in row:
+                            row["exceeds_one_gpu"] = True
+                        if n > 1 and "median_ms" in row and not exceeds:
                             row["correct"] = (
                                 base.exists()
                                 and out.exists()
@@ -208,16 +232,17 @@ def _cells(rows: list[dict[str, Any]], r: dict[str, Any]) -> list[str]:
     head = [r["app"], r["graph"], str(r["gpus"]), r["policy"]]
     if "median_ms" not in r:
         why = "exceeds one GPU" if r.get("exceeds_one_gpu") else "error: "
-        return [*head, "—", "", why + r.get("error", ""), "", "", "", ""]
+        return [*head, "—", "", why + r.get("error", ""), "", "", "", "", ""]
     mb = f"{r['bytes_per_call'] / 1e6:.2f}" if "bytes_per_call" in r else ""
     kb = f"{r['bytes_per_round'] / 1e3:.1f}" if "bytes_per_round" in r else ""
     comm = f"{r['comm_ms']:.3f}" if "comm_ms" in r else ""
     if not r["correct"]:
         ok = "NO"
-    elif r["gpus"] == 1 and r.get("checked") is False:
+    elif r.get("checked") is False:
         ok = "not checked"  # --no-check: no CPU reference run
     else:
         ok = "yes"
+    gb = f"{r['gpu_mem_used_bytes'] / 1e9:.1f}" if "gpu_mem_used_bytes" in r else ""
     return [
         *head,
         f"{r['median_ms']:.3f}",
@@ -227,6 +252,7 @@ def _cells(rows: list[dict[str, Any]], r: dict[str, Any]) -> list[str]:
         mb,
         kb,
         comm,
+        gb,
     ]
 
 
@@ -264,11 +290,14 @@ def markdown(rows: list[dict[str, Any]], gpu: str, date: str, commit: str) -> st
         "communication time being its NCCL stream's time from the round's",
         "kernels to the data in place. Correct: the 1-GPU output equals the",
         "CPU reference, N GPUs give the 1-GPU output (PageRank within its",
-        "tolerance).",
+        "tolerance; where one GPU ran out of memory, the CPU reference).",
+        "GB/GPU: the most device memory a GPU had in use after the runs",
+        "(graph or partition, exchange buffers, the runtime's pooled scratch).",
         "",
         "| app | graph | GPUs | policy | median ms | speed-up | correct | rounds"
-        " | MB sent | KB/round | comm ms |" + (" commit |" if several else ""),
-        "| --- | --- | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |"
+        " | MB sent | KB/round | comm ms | GB/GPU |" + (" commit |" if several else ""),
+        "| --- | --- | ---: | --- | ---: | ---: | --- |"
+        + " ---: |" * 5
         + (" --- |" if several else ""),
     ]
     for r in table_order(rows):

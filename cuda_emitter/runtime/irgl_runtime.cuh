@@ -2139,6 +2139,17 @@ IRGL_EXPORT int irgl_device_synchronize() {
 }
 
 /// Name of the current CUDA device, or nullptr (message stored) if none.
+/// The device's memory: out[0] bytes in use (total - free, every
+/// allocation of every context on it), out[1] its total; 0 = ok, 1 = error.
+IRGL_EXPORT int irgl_device_memory(int64_t* out) {
+  return irgl::guard([&] {
+    size_t free_bytes = 0, total_bytes = 0;
+    IRGL_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    out[0] = static_cast<int64_t>(total_bytes - free_bytes);
+    out[1] = static_cast<int64_t>(total_bytes);
+  });
+}
+
 IRGL_EXPORT const char* irgl_device_name() {
   thread_local std::string name;
   if (irgl::guard([&] {
@@ -3913,6 +3924,11 @@ IRGL_EXPORT int irgl_dist_allgather_masters(const void* local, void* global, int
 /// A barrier over all ranks (bounded by the timeout).
 IRGL_EXPORT int irgl_dist_barrier() {
   return irgl::guard([&] { (void)irgl::dist::allreduce_value<int32_t>(1, irgl::dist::kAdd); });
+}
+
+/// *out = the largest of the ranks' `value` (bounded by the timeout).
+IRGL_EXPORT int irgl_dist_max_int64(int64_t value, int64_t* out) {
+  return irgl::guard([&] { *out = irgl::dist::allreduce_value<int64_t>(value, irgl::dist::kMax); });
 }
 
 /// Communication counters since init: bytes sent, collective steps, seconds

@@ -141,3 +141,31 @@ def test_runtime_library_key_follows_index_width_and_flags(tmp_path: Path) -> No
     assert "-DIRGL_HOST_C_TEXT" in _prepare(host_c, ["-arch=sm_90"], ())[2]
     assert "-DIRGL_HOST_C_TEXT" not in _prepare(program, ["-arch=sm_90"], ())[2]
     assert runtime_library_path(base, tmp_path).name == f"libirgl_runtime_{base}.so"
+
+
+def test_target_for_numbers_large_graphs_in_64_bits() -> None:
+    from irgl_runner.build import DEFAULT_TARGET, INDEX32_LIMIT, target_for
+
+    assert target_for(1000, 2000) == DEFAULT_TARGET
+    assert target_for(10, INDEX32_LIMIT) == DEFAULT_TARGET
+    assert target_for(10, INDEX32_LIMIT + 1) == "cuda{index-bitwidth=64}"
+    assert target_for(INDEX32_LIMIT + 1, 0) == "cuda{index-bitwidth=64}"
+
+
+def test_distributed_build_in_64_bits(tmp_path: Path, nvcc: str) -> None:
+    """A program for several GPUs compiles with NCCL and 64-bit indices (a
+    graph whose edges 32 bits cannot number)."""
+    from irgl_runner import distributed
+
+    try:
+        distributed.nccl_flags()
+    except Exception as e:  # noqa: BLE001 - no NCCL here: nothing to compile
+        pytest.skip(str(e))
+    so = distributed.build_distributed(
+        ROOT / "benchmarks" / "sssp" / "sssp.mlir",
+        "oec",
+        cache=tmp_path,
+        target="cuda{index-bitwidth=64}",
+    )
+    cu = so.with_suffix(".cu").read_text()
+    assert "#define IRGL_INDEX_BITS 64" in cu and "#define IRGL_DISTRIBUTED" in cu

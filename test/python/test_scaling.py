@@ -97,7 +97,7 @@ def _fake_cells(monkeypatch: pytest.MonkeyPatch, gpu: str = "NVIDIA H200") -> li
     """gpu_count 4 and a _cell that makes up a row (no GPU, no processes)."""
     calls: list[tuple[str, str, int, str]] = []
 
-    def cell(app, graph, n, policy, opts, out):  # noqa: ANN001, ANN202
+    def cell(app, graph, n, policy, opts, out, check_here=False):  # noqa: ANN001, ANN202
         calls.append((app, graph, n, policy))
         with open(out, "wb") as f:
             np.save(f, np.arange(4, dtype=np.int32))
@@ -107,6 +107,36 @@ def _fake_cells(monkeypatch: pytest.MonkeyPatch, gpu: str = "NVIDIA H200") -> li
     monkeypatch.setattr("irgl_runner.distributed.gpu_count", lambda: 4)
     monkeypatch.setattr(scaling, "_cell", cell)
     return calls
+
+
+def test_a_graph_too_large_for_one_gpu_is_checked_on_several(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The 1-GPU run ran out of memory: the N-GPU rows check against the CPU
+    reference themselves (there is no 1-GPU output to compare with)."""
+    checked: list[tuple[int, bool]] = []
+
+    def cell(app, graph, n, policy, opts, out, check_here=False):  # noqa: ANN001, ANN202
+        checked.append((n, check_here))
+        row = {"app": app, "graph": graph, "gpus": n, "policy": policy}
+        if n == 1:
+            return row | {"correct": False, "exceeds_one_gpu": True, "error": "oom"}
+        row |= {"median_ms": 5.0, "correct": True, "gpu": "2 x NVIDIA H200"}
+        return row | {"checked": check_here, "gpu_mem_used_bytes": 60 * 10**9}
+
+    monkeypatch.setattr("irgl_runner.distributed.gpu_count", lambda: 4)
+    monkeypatch.setattr(scaling, "_cell", cell)
+    out, results = tmp_path / "scaling.json", tmp_path / "RESULTS.md"
+    argv = ["scaling", "--apps", "bfs", "--graphs", "big", "--gpus", "1,2"]
+    argv += ["--policies", "oec", "--json", str(out), "--results", str(results)]
+    assert main(argv) == 1  # the 1-GPU row is not correct: it did not run
+    assert checked == [(1, False), (2, True)]
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["exceeds_one_gpu"] for r in rows] == [True, True]
+    table = results.read_text()
+    assert "| bfs | big | 1 | none | — |  | exceeds one GPU" in table
+    row2 = next(line for line in table.splitlines() if "| big | 2 |" in line)
+    assert "| yes |" in row2 and "| 60.0 |" in row2
 
 
 #: The (app, gpus) of an earlier bfs run merged with a later sssp run.
@@ -172,10 +202,10 @@ def test_a_run_cut_short_keeps_its_rows(
     _fake_cells(monkeypatch)
     real = scaling._cell  # the fake
 
-    def cell_then_stop(app, graph, n, policy, opts, out):  # noqa: ANN001, ANN202
+    def cell_then_stop(app, graph, n, policy, opts, out, check_here=False):  # noqa: ANN001, ANN202
         if n == 4:
             raise KeyboardInterrupt
-        return real(app, graph, n, policy, opts, out)
+        return real(app, graph, n, policy, opts, out, check_here)
 
     monkeypatch.setattr(scaling, "_cell", cell_then_stop)
     out = tmp_path / "scaling.json"
