@@ -179,26 +179,40 @@ def measure(
     policies: Sequence[str],
     opts: argparse.Namespace,
     on_row: Callable[[dict[str, Any]], None] | None = None,
+    weak: bool = False,
 ) -> list[dict[str, Any]]:
     """Every cell, in order (each also given to `on_row` as it ends); a
     failed cell is a row with its error. A run on several GPUs is correct
     when its output is the 1-GPU run's, or, where the 1-GPU run ran out of
-    memory, when it passes the CPU check (not checked with ``--no-check``)."""
+    memory, when it passes the CPU check (not checked with ``--no-check``).
+    ``weak``: ``graphs[i]`` runs on ``gpus[i]`` GPUs only (weak scaling; the
+    N-GPU runs are checked against the CPU reference)."""
     rows: list[dict[str, Any]] = []
+    series = (
+        [list(zip(graphs, gpus, strict=True))]
+        if weak
+        else [[(graph, n) for n in gpus] for graph in graphs]
+    )
     with tempfile.TemporaryDirectory(prefix="irgl-scaling-") as tmp:
-        for graph in graphs:
+        for cells in series:
             for app in apps:
                 base = Path(tmp) / f"{app}.1.npy"
-                exceeds = False  # the 1-GPU run ran out of memory
-                for n in gpus:
+                exceeds = weak  # no 1-GPU output of the same graph to compare with
+                for graph, n in cells:
                     for policy in ("none",) if n == 1 else policies:
                         out = base if n == 1 else Path(tmp) / f"{app}.{n}.{policy}.npy"
                         row = _cell(
-                            app, graph, n, policy, opts, out, exceeds and opts.check
+                            app,
+                            graph,
+                            n,
+                            policy,
+                            opts,
+                            out,
+                            exceeds and opts.check and n > 1,
                         )
-                        if n == 1:
+                        if n == 1 and not weak:
                             exceeds = bool(row.get("exceeds_one_gpu"))
-                        elif exceeds and "median_ms" in row:
+                        elif exceeds and not weak and "median_ms" in row:
                             row["exceeds_one_gpu"] = True
                         if n > 1 and "median_ms" in row and not exceeds:
                             row["correct"] = (
@@ -306,6 +320,46 @@ def markdown(rows: list[dict[str, Any]], gpu: str, date: str, commit: str) -> st
     return "\n".join(lines) + "\n"
 
 
+def weak_markdown(rows: list[dict[str, Any]], series: list[list[Any]]) -> str:
+    """The weak-scaling table of a series of (graph, GPUs) cells, e.g.
+    RMAT-24 on 1, RMAT-25 on 2, RMAT-26 on 4 (the work per GPU about
+    constant): time and efficiency (the 1-GPU cell's time over the cell's;
+    1.00 is ideal) per app and policy; '' without a series."""
+    if not series:
+        return ""
+    cells = [(str(g), int(n)) for g, n in series]
+    by_key = {(r["app"], r["graph"], int(r["gpus"]), r["policy"]): r for r in rows}
+    in_series = [r for r in rows if (r["graph"], int(r["gpus"])) in cells]
+    apps = list(dict.fromkeys(r["app"] for r in in_series))
+    policies = list(dict.fromkeys(r["policy"] for r in in_series if r["gpus"] > 1))
+    head = " | ".join(f"{g} on {n}" for g, n in cells)
+    lines = [
+        "",
+        "### Weak scaling",
+        "",
+        "The graph grows with the GPU count (about the same work per GPU);",
+        "each cell: median ms, and efficiency = the 1-GPU cell's time over it",
+        "(1.00 ideal). N-GPU runs are checked against the CPU reference.",
+        "",
+        f"| app | policy | {head} |",
+        "| --- | --- |" + " ---: |" * len(cells),
+    ]
+    for app in apps:
+        first = by_key.get((app, cells[0][0], 1, "none"))
+        t1 = first.get("median_ms") if first else None
+        for policy in policies:
+            out = []
+            for graph, n in cells:
+                r = by_key.get((app, graph, n, "none" if n == 1 else policy))
+                if r is None or "median_ms" not in r:
+                    out.append("—")
+                    continue
+                eff = f" ({t1 / r['median_ms']:.2f})" if t1 else ""
+                out.append(f"{r['median_ms']:.3f}{eff}")
+            lines.append(f"| {app} | {policy} | " + " | ".join(out) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """``irgl-bench scaling``'s options."""
     p.add_argument(
@@ -319,6 +373,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="comma-separated graph files or generator specs (default %(default)s)",
     )
     p.add_argument("--gpus", default="1,2,4", help="GPU counts, e.g. 1,2,4")
+    p.add_argument(
+        "--weak",
+        default=None,
+        help="weak scaling: a graph per GPU count of --gpus (the first for 1 "
+        "GPU), e.g. rmat:24,rmat:25,rmat:26 with --gpus 1,2,4; replaces --graphs",
+    )
     p.add_argument(
         "--policies",
         default="oec,cvc",
@@ -406,6 +466,12 @@ def run(args: argparse.Namespace) -> int:
     from irgl_runner.distributed import gpu_count
 
     counts = [int(x) for x in args.gpus.split(",") if x]
+    weak = [g for g in (args.weak or "").split(",") if g]
+    if weak and (len(weak) != len(counts) or counts[0] != 1):
+        raise UsageError(
+            f"--weak names a graph per GPU count of --gpus, the first for 1 GPU: "
+            f"got {len(weak)} graph(s) for --gpus {args.gpus}"
+        )
     have = gpu_count()
     if have < max(counts):
         need = max(counts)
@@ -429,24 +495,31 @@ def run(args: argparse.Namespace) -> int:
 
     rows = measure(
         [a for a in args.apps.split(",") if a],
-        [g for g in args.graphs.split(",") if g],
+        weak or [g for g in args.graphs.split(",") if g],
         counts,
         [p for p in args.policies.split(",") if p],
         args,
         keep,
+        weak=bool(weak),
     )
     gpu = next((r["gpu"] for r in rows if r.get("gpu")), "unknown GPU")
     rows = merged(earlier, rows, gpu)
     date = datetime.date.today().isoformat()
+    series = (
+        [[g, n] for g, n in zip(weak, counts, strict=True)]
+        if weak
+        else earlier.get("weak")
+    )
     payload = {"gpu": gpu, "date": date, "commit": commit, "rows": rows}
+    if series:
+        payload["weak"] = series
     tmp = out.with_name(f".{out.name}.tmp")
     tmp.write_text(json.dumps(payload, indent=1) + "\n")
     os.replace(tmp, out)
     partial.unlink(missing_ok=True)
     if args.results:
-        update_markdown(
-            args.results, markdown(rows, gpu, date, commit), BEGIN_MARKER, END_MARKER
-        )
+        text = markdown(rows, gpu, date, commit) + weak_markdown(rows, series or [])
+        update_markdown(args.results, text, BEGIN_MARKER, END_MARKER)
     return 0 if all(r.get("correct") for r in rows) else 1
 
 

@@ -139,6 +139,37 @@ def test_a_graph_too_large_for_one_gpu_is_checked_on_several(
     assert "| yes |" in row2 and "| 60.0 |" in row2
 
 
+def test_weak_scaling_runs_a_graph_per_gpu_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = _fake_cells(monkeypatch)
+    checks: list[bool] = []
+    fake = scaling._cell
+
+    def cell(app, graph, n, policy, opts, out, check_here=False):  # noqa: ANN001, ANN202
+        checks.append(check_here)
+        return fake(app, graph, n, policy, opts, out, check_here)
+
+    monkeypatch.setattr(scaling, "_cell", cell)
+    out, results = tmp_path / "scaling.json", tmp_path / "RESULTS.md"
+    common = ["--json", str(out), "--results", str(results), "--policies", "oec"]
+    argv = ["scaling", "--apps", "bfs", "--gpus", "1,2,4", *common]
+    assert main([*argv, "--weak", "s24,s25"]) == 2  # a graph per GPU count
+    assert "a graph per GPU count" in capsys.readouterr().err
+    assert main([*argv, "--weak", "s24,s25,s26"]) == 0
+    assert calls == [
+        ("bfs", "s24", 1, "none"),
+        ("bfs", "s25", 2, "oec"),
+        ("bfs", "s26", 4, "oec"),
+    ]
+    assert checks == [False, True, True]  # N GPUs: the CPU reference
+    assert json.loads(out.read_text())["weak"] == [["s24", 1], ["s25", 2], ["s26", 4]]
+    table = results.read_text()
+    assert "### Weak scaling" in table
+    assert "| app | policy | s24 on 1 | s25 on 2 | s26 on 4 |" in table
+    assert "| bfs | oec | 8.000 (1.00) | 4.000 (2.00) | 2.000 (4.00) |" in table
+
+
 #: The (app, gpus) of an earlier bfs run merged with a later sssp run.
 BFS_THEN_SSSP = [("bfs", 1), ("bfs", 2), ("sssp", 1), ("sssp", 2)]
 
