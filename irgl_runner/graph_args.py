@@ -3,6 +3,7 @@ cache of generated graphs, and the default source node."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ __all__ = [
     "check_graph_arg",
     "default_cache_dir",
     "default_source",
+    "file_key",
     "resolve_graph",
     "user_cache_dir",
 ]
@@ -62,7 +64,9 @@ def resolve_graph(
     except ValueError as e:
         raise UsageError(str(e)) from None
     if spec is None:
-        return load_graph(text, symmetrize=symmetrize, weighted=weighted), None
+        loaded = load_graph(text, symmetrize=symmetrize, weighted=weighted)
+        loaded.content_key = file_key(Path(text), symmetrize, weighted)
+        return loaded, None
     graph: CSRGraph | None = None
     cached = (
         cache_dir / (spec.name.replace(":", "_").replace("@", "_seed") + ".gr")
@@ -84,7 +88,18 @@ def resolve_graph(
             write_gr(cached, graph)
     if not weighted:
         graph.weights = None
+    if cached is not None and cached.is_file():
+        graph.content_key = file_key(cached, True, weighted)
     return graph, spec
+
+
+def file_key(path: Path, symmetrize: bool, weighted: bool) -> str:
+    """A key for the graph loaded from ``path`` with these options: the
+    file's resolved path, size and modification time (a rewritten file gets
+    another key)."""
+    st = path.stat()
+    text = f"{path.resolve()}\0{st.st_size}\0{st.st_mtime_ns}\0{symmetrize}\0{weighted}"
+    return "f" + hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
 
 
 def default_source(graph: CSRGraph, spec: GraphSpec | None) -> int:

@@ -19,7 +19,7 @@ import itertools
 import os
 import struct
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -75,6 +75,12 @@ class CSRGraph:
     row_start: np.ndarray
     edge_dst: np.ndarray
     weights: np.ndarray | None = None
+    content_key: str | None = field(default=None, compare=False, repr=False)
+    """A name for this content that is cheaper than hashing it (set by
+    :func:`irgl_runner.graph_args.resolve_graph` from the file it read: its
+    path, size, modification time and the load's options), or None;
+    :func:`irgl_runner.partition.graph_key` uses it. Whoever changes the
+    arrays must reset it."""
 
     @property
     def num_edges(self) -> int:

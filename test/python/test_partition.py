@@ -349,3 +349,27 @@ def test_weights_change_the_key() -> None:
     g = GRAPHS["rmat"]
     unweighted = CSRGraph(g.num_nodes, g.row_start, g.edge_dst, None)
     assert graph_key(g) != graph_key(unweighted)
+
+
+def test_a_graph_read_from_a_file_is_keyed_by_the_file(tmp_path: Path) -> None:
+    """resolve_graph names a graph by the file it read (no hash of its
+    arrays); the options and a rewritten file give other keys."""
+    import os
+
+    from irgl_runner.graph_args import resolve_graph
+
+    cache = tmp_path / "cache"
+    g, _ = resolve_graph("rmat:6", True, True, cache)
+    again, _ = resolve_graph("rmat:6", True, True, cache)
+    unweighted, _ = resolve_graph("rmat:6", True, False, cache)
+    assert g.content_key is not None and graph_key(g) == g.content_key
+    assert graph_key(again) == graph_key(g)
+    assert graph_key(unweighted) != graph_key(g)
+    # a rewritten cache file is another graph for the partition cache
+    path = next(cache.glob("*.gr"))
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+    assert graph_key(resolve_graph("rmat:6", True, True, cache)[0]) != graph_key(g)
+    # without a key the content is hashed
+    plain = CSRGraph(g.num_nodes, g.row_start, g.edge_dst, g.weights)
+    assert plain.content_key is None and graph_key(plain) != g.content_key
