@@ -60,6 +60,7 @@ int irgl_copy_to_device(void *d, const void *s, int64_t b) {
 int irgl_copy_to_host(void *d, const void *s, int64_t b) { memcpy(d, s, b); return 0; }
 int irgl_device_synchronize(void) { return 0; }
 const char *irgl_device_name(void) { return "Mock Device"; }
+int irgl_device_memory(long long *out) { out[0] = 1000; out[1] = 80000; return 0; }
 int irgl_warm_up(void) { return 0; }
 const char *irgl_last_error(void) { return err; }
 /* @fill(%a: memref<?xi32>, %n: index, %v: i32) */

@@ -123,6 +123,7 @@ ABI = [
     "irgl_copy_to_host",
     "irgl_device_synchronize",
     "irgl_device_name",
+    "irgl_device_memory",
     "irgl_warm_up",
     "irgl_last_error",
 ]
