@@ -324,6 +324,12 @@ def _parser() -> argparse.ArgumentParser:
         default="oec",
         help="partitioning with --gpus: outgoing edge-cut or Cartesian vertex-cut",
     )
+    r.add_argument(
+        "--rank-partitions",
+        action="store_true",
+        help="with --gpus: each rank reads only its own partition (this process "
+        "partitions the graph and checks the result)",
+    )
     _add_compile_arguments(r)
     for backend in BACKENDS.values():
         if backend.add_arguments is not None:

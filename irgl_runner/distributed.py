@@ -51,12 +51,12 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from .api import DeviceArray, DeviceGraph, Program
-from .apps import AppSpec, execute, load_app
+from .apps import AppSpec, RunContext, execute, load_app
 from .build import (
     DEFAULT_NVCC_FLAGS,
     DEFAULT_TARGET,
@@ -70,9 +70,15 @@ from .graphs import CSRGraph
 from .partition import (
     POLICIES,
     Partition,
+    build_partition,
     check_every_rank_has_masters,
+    default_partition_cache_dir,
+    graph_key,
     load_or_build_partition,
+    load_partition,
     master_bounds,
+    partition_cache_path,
+    save_partition,
 )
 from .report import write_output
 
@@ -80,6 +86,7 @@ __all__ = [
     "DEFAULT_TIMEOUT_S",
     "DistArray",
     "DistGraph",
+    "RankGraph",
     "DistributedProgram",
     "NcclNotFound",
     "RankEnv",
@@ -368,10 +375,33 @@ class DistArray:
 
 
 @dataclass
-class DistGraph:
-    """The global graph, this rank's partition and its device copy."""
+class RankGraph:
+    """What a rank knows of the global graph when it loads only its own
+    partition (the launcher's ``--rank-partitions``): its sizes, the master
+    blocks and the partition. It stands in for the graph in
+    :func:`irgl_runner.apps.execute`, which (for the distributable apps)
+    reads only its sizes and, to check the weights, the rank's own edges'
+    weights; the launcher, which holds the graph, runs the app's check."""
 
-    graph: CSRGraph
+    num_nodes: int
+    num_edges: int
+    bounds: np.ndarray
+    part: Partition
+
+    @property
+    def weights(self) -> np.ndarray | None:
+        return self.part.graph.weights
+
+    def weights_or_ones(self) -> np.ndarray:
+        return self.part.graph.weights_or_ones()
+
+
+@dataclass
+class DistGraph:
+    """The global graph (or what the rank knows of it), this rank's
+    partition and its device copy."""
+
+    graph: CSRGraph | RankGraph
     part: Partition
     device: DeviceGraph
     counts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
@@ -468,12 +498,16 @@ class DistributedProgram:
     def device_name(self) -> str:
         return f"{self.env.world} x {self.program.device_name()} (NCCL, {self.policy})"
 
-    def upload_graph(self, graph: CSRGraph) -> DistGraph:
-        """Partition ``graph`` (cached), upload this rank's part and its
-        exchange lists."""
+    def upload_graph(self, graph: CSRGraph | RankGraph) -> DistGraph:
+        """Partition ``graph`` (cached; a :class:`RankGraph` brings its
+        partition), upload this rank's part and its exchange lists."""
         env = self.env
         check_every_rank_has_masters(graph.num_nodes, env.world)
-        part = load_or_build_partition(graph, self.policy, env.world, env.rank)
+        if isinstance(graph, RankGraph):
+            part, bounds = graph.part, graph.bounds
+        else:
+            part = load_or_build_partition(graph, self.policy, env.world, env.rank)
+            bounds = master_bounds(graph, env.world)
         device = self.program.upload_graph(part.graph)
         i64 = np.int64
 
@@ -503,7 +537,6 @@ class DistributedProgram:
             ),
             "irgl_dist_setup",
         )
-        bounds = master_bounds(graph, env.world)
         dist = DistGraph(
             graph,
             part,
@@ -654,8 +687,28 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--output", default=None, help="rank 0 writes the primary output here"
     )
+    p.add_argument(
+        "--rank-partitions",
+        action="store_true",
+        help="with --gpus: the launcher partitions the graph and checks the "
+        "result; each rank reads only its own partition (for a graph whose "
+        "copies would not fit the host once per rank)",
+    )
     p.add_argument("--plan", default=None, help=argparse.SUPPRESS)
     return p
+
+
+def _load_app(args: argparse.Namespace) -> AppSpec:
+    """The app, running its distributable program (or ``--mlir``)."""
+    try:
+        app = load_app(args.app, args.benchmarks_dir)
+    except Exception as e:  # AppError
+        raise UsageError(str(e)) from None
+    if getattr(args, "mlir", None):
+        return replace(app, mlir=Path(args.mlir))
+    if app.distributed_mlir is not None:
+        return replace(app, mlir=app.distributed_mlir)
+    return app
 
 
 def _load(args: argparse.Namespace) -> tuple[AppSpec, CSRGraph, Any, int]:
@@ -673,11 +726,7 @@ def _load(args: argparse.Namespace) -> tuple[AppSpec, CSRGraph, Any, int]:
     source = args.source if args.source is not None else default_source(graph, spec)
     if app.uses_source and not 0 <= source < graph.num_nodes:
         raise UsageError(f"source {source} out of range for {graph.num_nodes} nodes")
-    if getattr(args, "mlir", None):
-        app = replace(app, mlir=Path(args.mlir))
-    elif app.distributed_mlir is not None:
-        app = replace(app, mlir=app.distributed_mlir)
-    return app, graph, spec, source
+    return _load_app(args), graph, spec, source
 
 
 def _per_call(calls: list[dict[str, float]]) -> dict[str, float]:
@@ -700,19 +749,30 @@ def run_rank(args: argparse.Namespace) -> int:
     """One rank: build (or take the launcher's plan), run, check; rank 0
     prints the JSON record. Returns the exit code."""
     env = RankEnv.from_environ()
-    app, graph, spec, source = _load(args)
-    if args.plan:
-        plan = json.loads(Path(args.plan).read_text())
+    plan = json.loads(Path(args.plan).read_text()) if args.plan else None
+    shared = plan.get("partitions") if plan is not None else None
+    graph: CSRGraph | RankGraph
+    if shared is not None:  # --rank-partitions: this rank's partition alone
+        app = _load_app(args)
+        graph = _rank_graph(shared, args.policy, env)
+        name, source = str(shared["graph"]), int(shared["source"])
+    else:
+        app, graph, spec, source = _load(args)
+        name = spec.name if spec is not None else args.graph
+    if plan is not None:
         so = Path(plan["library"])
         nodes = {k: tuple(v) for k, v in plan["node_arrays"].items()}
     else:
         nodes = node_array_positions(app.mlir, args.policy)
         target = target_for(graph.num_nodes, graph.num_edges)
         so = build_distributed(app.mlir, args.policy, args.options, target=target)
+    # the launcher checks a run on rank partitions (it holds the graph)
+    checks = not args.no_check and app.check is not None and shared is None
     program = DistributedProgram(so, nodes, args.policy, env)
     try:
-        ctx = execute(app, program, graph, source, reps=args.reps, warmup=1)
-        problem = None if args.no_check or app.check is None else app.check(ctx)
+        # (a RankGraph: execute reads its sizes and weights only)
+        ctx = execute(app, program, cast(CSRGraph, graph), source, args.reps, 1)
+        problem = app.check(ctx) if checks and app.check is not None else None
         stats = program.stats()
         memory = program.device_memory()
     finally:
@@ -721,7 +781,7 @@ def run_rank(args: argparse.Namespace) -> int:
         median = statistics.median(ctx.times_ms)
         record: dict[str, Any] = {
             "app": app.name,
-            "graph": spec.name if spec is not None else args.graph,
+            "graph": name,
             "nodes": graph.num_nodes,
             "edges": graph.num_edges,
             "gpu": program.device_name(),
@@ -731,7 +791,7 @@ def run_rank(args: argparse.Namespace) -> int:
             "times_ms": [round(t, 6) for t in ctx.times_ms],
             "median_ms": round(median, 6),
             "check": "skipped"
-            if args.no_check or app.check is None
+            if not checks
             else ("passed" if problem is None else "failed"),
             # the most device memory a rank's GPU has in use after the runs
             # (its partition, exchange buffers, pooled scratch), and its size
@@ -745,6 +805,10 @@ def run_rank(args: argparse.Namespace) -> int:
             record["result"] = ctx.result
         if problem is not None:
             record["problem"] = problem
+        if shared is not None:  # for the launcher, which checks and prints
+            _save_outputs(Path(shared["outputs"]), ctx.outputs)
+            _atomic_text(Path(shared["record"]), json.dumps(record))
+            return 0
         print(json.dumps(record), flush=True)
         if args.output and app.primary_output is not None:
             # the suffix stays: write_output picks the format by it (.npy)
@@ -757,13 +821,96 @@ def run_rank(args: argparse.Namespace) -> int:
     return 0
 
 
+def _rank_graph(shared: dict[str, Any], policy: str, env: RankEnv) -> RankGraph:
+    """This rank's :class:`RankGraph` from the launcher's plan (its
+    partition file, read alone)."""
+    if len(shared["files"]) != env.world:
+        raise UsageError(
+            f"rank {env.rank}: the plan has {len(shared['files'])} partitions "
+            f"for {env.world} ranks"
+        )
+    path = Path(shared["files"][env.rank])
+    try:
+        part = load_partition(path)
+    except (OSError, ValueError, KeyError) as e:
+        raise IrglError(
+            f"rank {env.rank}: cannot read its partition {path}: {e}"
+        ) from None
+    if (part.rank, part.num_ranks, part.policy) != (env.rank, env.world, policy):
+        raise IrglError(
+            f"rank {env.rank}: {path} holds rank {part.rank} of {part.num_ranks} "
+            f"({part.policy}), not rank {env.rank} of {env.world} ({policy})"
+        )
+    bounds = np.asarray(shared["bounds"], dtype=np.int64)
+    return RankGraph(int(shared["num_nodes"]), int(shared["num_edges"]), bounds, part)
+
+
+def _atomic_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _save_outputs(path: Path, outputs: dict[str, np.ndarray]) -> None:
+    """The read-back outputs as one ``.npz`` (atomically)."""
+    tmp = path.with_name(f".{path.name}.tmp.npz")
+    arrays: dict[str, Any] = {k: np.asarray(v) for k, v in outputs.items()}
+    np.savez(tmp, **arrays)
+    os.replace(tmp, path)
+
+
+def prepare_rank_partitions(
+    graph: CSRGraph, policy: str, ranks: int, cache_dir: Path | None = None
+) -> dict[str, Any]:
+    """Every rank's partition in the partition cache (built one at a time,
+    so that this process holds the graph and one partition), and what a rank
+    needs besides its file: the graph's sizes and master blocks."""
+    root = cache_dir if cache_dir is not None else default_partition_cache_dir()
+    key = graph_key(graph)
+    files = []
+    for rank in range(ranks):
+        path = partition_cache_path(root, key, policy, ranks, rank)
+        if not path.is_file():
+            save_partition(path, build_partition(graph, policy, ranks, rank))
+        files.append(str(path))
+    return {
+        "num_nodes": graph.num_nodes,
+        "num_edges": graph.num_edges,
+        "bounds": [int(b) for b in master_bounds(graph, ranks)],
+        "files": files,
+    }
+
+
+def _check_in_launcher(
+    app: AppSpec,
+    graph: CSRGraph,
+    source: int,
+    record: dict[str, Any],
+    outputs: dict[str, np.ndarray],
+    no_check: bool,
+) -> str | None:
+    """The app's check of a run on rank partitions (rank 0's outputs), in
+    the launcher; sets the record's ``check`` (and ``problem``)."""
+    if no_check or app.check is None:
+        record["check"] = "skipped"
+        return None
+    ctx = RunContext(app, graph, source)
+    ctx.outputs = outputs
+    ctx.result = record.get("result")
+    problem = app.check(ctx)
+    record["check"] = "passed" if problem is None else "failed"
+    if problem is not None:
+        record["problem"] = problem
+    return problem
+
+
 def launch(args: argparse.Namespace) -> int:
     """Start ``args.gpus`` ranks on this node (see the module docstring);
     the exit code: 0 if every rank succeeded."""
     gpus = int(args.gpus)
     if gpus < 1:
         raise UsageError(f"--gpus must be at least 1, got {gpus}")
-    app, graph, _, _ = _load(args)  # warms the graph cache; bad input: exit 2
+    app, graph, spec, source = _load(args)  # warms the graph cache; bad input: 2
     check_every_rank_has_masters(graph.num_nodes, gpus)
     nodes = node_array_positions(app.mlir, args.policy)
     target = target_for(graph.num_nodes, graph.num_edges)
@@ -771,7 +918,18 @@ def launch(args: argparse.Namespace) -> int:
     timeout = _timeout()
     with tempfile.TemporaryDirectory(prefix="irgl-dist-") as run_dir:
         plan = Path(run_dir) / "plan.json"
-        plan.write_text(json.dumps({"library": str(so), "node_arrays": nodes}))
+        contents: dict[str, Any] = {"library": str(so), "node_arrays": nodes}
+        shared: dict[str, Any] | None = None
+        if getattr(args, "rank_partitions", False):
+            shared = prepare_rank_partitions(graph, args.policy, gpus)
+            shared |= {
+                "graph": spec.name if spec is not None else args.graph,
+                "source": source,
+                "outputs": str(Path(run_dir) / "outputs.npz"),
+                "record": str(Path(run_dir) / "record.json"),
+            }
+            contents["partitions"] = shared
+        plan.write_text(json.dumps(contents))
         argv = [sys.executable, "-m", "irgl_runner.distributed", args.app]
         argv += ["--graph", args.graph, "--policy", args.policy, "--plan", str(plan)]
         argv += ["--reps", str(args.reps)]
@@ -794,7 +952,20 @@ def launch(args: argparse.Namespace) -> int:
             )
             env.setdefault("NCCL_NVLS_ENABLE", "0")
             procs.append(subprocess.Popen(argv, env=env))
-        return _wait(procs, timeout)
+        code = _wait(procs, timeout)
+        if code != 0 or shared is None:
+            return code
+        record = json.loads(Path(shared["record"]).read_text())
+        with np.load(shared["outputs"]) as z:
+            outputs = {k: z[k] for k in z.files}
+        problem = _check_in_launcher(app, graph, source, record, outputs, args.no_check)
+        print(json.dumps(record), flush=True)
+        if args.output and app.primary_output is not None:
+            write_output(args.output, outputs[app.primary_output])
+        if problem is not None:
+            print(f"{app.name}: wrong output: {problem}", file=sys.stderr)
+            return 1
+        return 0
 
 
 def _wait(procs: list[subprocess.Popen[bytes]], timeout: float) -> int:
@@ -838,6 +1009,7 @@ def run_from_bench(args: argparse.Namespace) -> int:
         cache_dir=args.cache_dir,
         no_check=args.no_check,
         output=args.output,
+        rank_partitions=getattr(args, "rank_partitions", False),
     )
     try:
         return launch(ns)

@@ -141,6 +141,7 @@ def _cell(
         argv = ["-m", "irgl_runner.distributed", app, "--graph", graph]
         argv += ["--gpus", str(n), "--policy", policy]
         argv += [] if check_here else ["--no-check"]
+        argv += ["--rank-partitions"] if getattr(opts, "rank_partitions", False) else []
     argv += ["--reps", str(opts.reps), "--output", str(out)]
     code, stdout, err = _run([sys.executable, *argv], opts.timeout)
     record = _last_json(stdout)
@@ -402,6 +403,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_false",
         help="skip the 1-GPU run's CPU reference check (several GPUs are "
         "always compared with the 1-GPU output)",
+    )
+    p.add_argument(
+        "--rank-partitions",
+        action="store_true",
+        help="N-GPU runs: each rank reads only its own partition (the "
+        "launcher partitions the graph and checks the result)",
     )
     p.add_argument(
         "--json", default="benchmarks/scaling.json", help="rows written here"

@@ -1,0 +1,118 @@
+"""Runs whose ranks read only their own partition (``--rank-partitions``),
+without GPUs: the launcher's preparation, each rank's RankGraph, the app
+driver on a RankGraph, and the launcher's check of rank 0's outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+import pytest
+
+from irgl_runner import distributed
+from irgl_runner.apps import execute, load_app
+from irgl_runner.errors import IrglError
+from irgl_runner.generators import generate
+from irgl_runner.graphs import CSRGraph
+from irgl_runner.partition import build_partition, master_bounds
+from irgl_runner.reference import bfs_levels
+
+
+def _plan(tmp_path: Path, graph: CSRGraph, policy: str, ranks: int) -> dict[str, Any]:
+    return distributed.prepare_rank_partitions(graph, policy, ranks, tmp_path)
+
+
+@pytest.mark.parametrize("policy", ["oec", "cvc"])
+def test_each_rank_reads_its_own_partition(tmp_path: Path, policy: str) -> None:
+    graph = generate("rmat:7")
+    shared = _plan(tmp_path, graph, policy, 4)
+    assert len(shared["files"]) == 4 and all(Path(f).is_file() for f in shared["files"])
+    assert shared["num_nodes"] == graph.num_nodes
+    assert shared["num_edges"] == graph.num_edges
+    assert shared["bounds"] == [int(b) for b in master_bounds(graph, 4)]
+    for rank in range(4):
+        env = distributed.RankEnv(rank, 4, rank)
+        rg = distributed._rank_graph(shared, policy, env)  # pyright: ignore[reportPrivateUsage]
+        assert rg.part.equals(build_partition(graph, policy, 4, rank))
+        assert (rg.num_nodes, rg.num_edges) == (graph.num_nodes, graph.num_edges)
+    # a second preparation reuses the files
+    before = [Path(f).stat().st_mtime_ns for f in shared["files"]]
+    _plan(tmp_path, graph, policy, 4)
+    assert [Path(f).stat().st_mtime_ns for f in shared["files"]] == before
+
+
+def test_a_rank_refuses_another_ranks_partition(tmp_path: Path) -> None:
+    graph = generate("rmat:6")
+    shared = _plan(tmp_path, graph, "oec", 2)
+    swapped = {**shared, "files": shared["files"][::-1]}
+    env = distributed.RankEnv(0, 2, 0)
+    with pytest.raises(IrglError, match="holds rank 1 of 2"):
+        distributed._rank_graph(swapped, "oec", env)  # pyright: ignore[reportPrivateUsage]
+    missing = {**shared, "files": [str(tmp_path / "gone.npz"), shared["files"][1]]}
+    with pytest.raises(IrglError, match="cannot read its partition"):
+        distributed._rank_graph(missing, "oec", env)  # pyright: ignore[reportPrivateUsage]
+
+
+class _HostArray:
+    def __init__(self, n: int, dtype: Any) -> None:
+        self.data = np.zeros(n, dtype=dtype)
+
+    def from_numpy(self, values: np.ndarray) -> None:
+        self.data[:] = values
+
+    def to_numpy(self) -> np.ndarray:
+        return self.data.copy()
+
+
+class _FakeProgram:
+    """What execute needs of a program; records the graph it was given."""
+
+    last_result: Any = None
+
+    def __init__(self) -> None:
+        self.uploaded: Any = None
+
+    def upload_graph(self, graph: Any) -> Any:
+        self.uploaded = graph
+        return object()
+
+    def alloc(self, n: int, dtype: Any) -> _HostArray:
+        return _HostArray(n, dtype)
+
+    def time_call(self, host_fn: str, *args: object) -> float:
+        return 1.0
+
+
+@pytest.mark.parametrize("name", ["bfs", "sssp", "cc", "pr_pull"])
+def test_apps_run_on_what_a_rank_knows(tmp_path: Path, name: str) -> None:
+    """execute reads a RankGraph's sizes (and its edges' weights) only."""
+    app = load_app(name)
+    graph = generate("rmat:6")
+    shared = _plan(tmp_path, graph, "oec", 2)
+    rg = distributed._rank_graph(shared, "oec", distributed.RankEnv(1, 2, 1))  # pyright: ignore[reportPrivateUsage]
+    program = _FakeProgram()
+    ctx = execute(app, program, cast(CSRGraph, rg), 3, reps=2, warmup=1)
+    assert program.uploaded is rg and len(ctx.times_ms) == 2
+    for spec in app.outputs:
+        if spec.read_back:
+            assert ctx.outputs[spec.name].shape[0] == graph.num_nodes
+
+
+def test_the_launcher_checks_rank_zeros_outputs() -> None:
+    app = load_app("bfs")
+    graph = generate("rmat:6")
+    source = int(np.argmax(graph.degrees()))
+    good = {"level": bfs_levels(graph, source).astype(np.int32)}
+    record: dict[str, Any] = {}
+    check = distributed._check_in_launcher  # pyright: ignore[reportPrivateUsage]
+    assert check(app, graph, source, record, good, no_check=False) is None
+    assert record["check"] == "passed"
+    bad = {"level": good["level"].copy()}
+    bad["level"][source] = 5
+    problem = check(app, graph, source, record, bad, no_check=False)
+    assert problem is not None and record["check"] == "failed"
+    assert record["problem"] == problem
+    skipped: dict[str, Any] = {}
+    assert check(app, graph, source, skipped, bad, no_check=True) is None
+    assert skipped["check"] == "skipped"
