@@ -149,6 +149,11 @@ class ArraySpec:
         return np.full(n, self.init, dtype=self.dtype)
 
 
+#: Above this many edges a run on rank partitions is checked with the app's
+#: ``validate`` (linear in the edges) instead of its reference ``check``.
+REFERENCE_EDGES = 2**31
+
+
 @dataclass
 class AppSpec:
     """One benchmark application (``APP`` in ``benchmarks/<name>/app.py``).
@@ -183,6 +188,10 @@ class AppSpec:
       program's own decisions (BFS: top-down edges and bottom-up reads); the
       robustness benchmark judges per-source spreads by them besides the
       reached edges. ``None``: reached edges only.
+    - ``validate``: ``validate(ctx) -> str | None``, a check in time linear
+      in the edges without a reference run (:mod:`irgl_runner.validate`),
+      for graphs too large for ``check``'s reference (runs on rank
+      partitions use it above :data:`REFERENCE_EDGES` edges); ``None``: none.
     - ``min_weight``: the smallest edge weight the app accepts (``None``:
       any), with ``min_weight_reason`` saying why; :meth:`check_graph`
       rejects graphs below it (SSSP: 0, since a negative edge makes a negative
@@ -206,6 +215,7 @@ class AppSpec:
     min_weight_reason: str = ""
     distributed_mlir: Path | None = None
     source_work: Callable[[CSRGraph, int], Mapping[str, int]] | None = None
+    validate: Callable[[RunContext], str | None] | None = None
 
     def __post_init__(self) -> None:
         self.mlir = Path(self.mlir)

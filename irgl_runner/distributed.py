@@ -56,7 +56,7 @@ from typing import Any, cast
 import numpy as np
 
 from .api import DeviceArray, DeviceGraph, Program
-from .apps import AppSpec, RunContext, execute, load_app
+from .apps import REFERENCE_EDGES, AppSpec, RunContext, execute, load_app
 from .build import (
     DEFAULT_NVCC_FLAGS,
     DEFAULT_TARGET,
@@ -890,14 +890,20 @@ def _check_in_launcher(
     no_check: bool,
 ) -> str | None:
     """The app's check of a run on rank partitions (rank 0's outputs), in
-    the launcher; sets the record's ``check`` (and ``problem``)."""
-    if no_check or app.check is None:
+    the launcher: its reference ``check``, or above
+    :data:`~irgl_runner.apps.REFERENCE_EDGES` edges its ``validate``
+    (linear in the edges); sets the record's ``check`` and ``checked_by``
+    (and ``problem``)."""
+    large = graph.num_edges > REFERENCE_EDGES and app.validate is not None
+    fn = app.validate if large else app.check
+    if no_check or fn is None:
         record["check"] = "skipped"
         return None
     ctx = RunContext(app, graph, source)
     ctx.outputs = outputs
     ctx.result = record.get("result")
-    problem = app.check(ctx)
+    problem = fn(ctx)
+    record["checked_by"] = "validation" if large else "reference"
     record["check"] = "passed" if problem is None else "failed"
     if problem is not None:
         record["problem"] = problem

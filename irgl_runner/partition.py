@@ -611,7 +611,11 @@ def save_partition(path: str | os.PathLike[str], part: Partition) -> None:
             dtype=np.int64,
         ),
         "row_start": part.graph.row_start,
-        "edge_dst": part.graph.edge_dst,
+        # local ids: 4 bytes where they fit (a partition of a graph of
+        # billions of edges is half as large on disk)
+        "edge_dst": part.graph.edge_dst.astype(np.int32)
+        if part.graph.num_nodes < 2**31
+        else part.graph.edge_dst,
         "local_to_global": part.local_to_global,
         "global_edge_ids": part.global_edge_ids,
         "mirrors": mirrors,
@@ -643,7 +647,8 @@ def load_partition(path: str | os.PathLike[str]) -> Partition:
             )
         _, rank, num_ranks, pol, num_masters, offset, num_local = meta
         weights = z["weights"] if "weights" in z.files else None
-        graph = CSRGraph(num_local, z["row_start"], z["edge_dst"], weights)
+        dst = z["edge_dst"].astype(np.int64, copy=False)
+        graph = CSRGraph(num_local, z["row_start"], dst, weights)
         return Partition(
             rank=rank,
             num_ranks=num_ranks,

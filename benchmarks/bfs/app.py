@@ -15,6 +15,7 @@ import numpy as np
 from irgl_runner.apps import AppSpec, ArraySpec, RunContext
 from irgl_runner.graphs import CSRGraph
 from irgl_runner.reference import INF, bfs_levels, compare_exact
+from irgl_runner.validate import distances_problem
 
 
 def init_level(ctx: RunContext) -> np.ndarray:
@@ -117,6 +118,13 @@ def check(ctx: RunContext) -> str | None:
     )
 
 
+def validate(ctx: RunContext) -> str | None:
+    """Levels are BFS distances (linear in the edges, no reference run)."""
+    return distances_problem(
+        "level", ctx.graph, ctx.source, ctx.outputs["level"], weighted=False
+    )
+
+
 APP = AppSpec(
     name="bfs",
     mlir=Path(__file__).with_name("bfs.mlir"),
@@ -126,6 +134,7 @@ APP = AppSpec(
     outputs=[ArraySpec("level", "int32", init=init_level)],
     args=lambda ctx: [ctx.device_graph, ctx.arrays["level"], ctx.source],
     check=check,
+    validate=validate,
     weighted=False,
     source_work=replayed_work,
 )

@@ -12,11 +12,17 @@ from pathlib import Path
 
 from irgl_runner.apps import AppSpec, ArraySpec, RunContext
 from irgl_runner.reference import cc_min_labels, compare_exact
+from irgl_runner.validate import cc_labels_problem
 
 
 def check(ctx: RunContext) -> str | None:
     """Labels must be the minimum node id of each component."""
     return compare_exact("comp", ctx.outputs["comp"], cc_min_labels(ctx.graph))
+
+
+def validate(ctx: RunContext) -> str | None:
+    """Labels are each component's smallest id (linear in the edges)."""
+    return cc_labels_problem(ctx.graph, ctx.outputs["comp"])
 
 
 APP = AppSpec(
@@ -28,6 +34,7 @@ APP = AppSpec(
     outputs=[ArraySpec("comp", "int32", init=0)],
     args=lambda ctx: [ctx.device_graph, ctx.arrays["comp"]],
     check=check,
+    validate=validate,
     weighted=False,
     uses_source=False,
 )

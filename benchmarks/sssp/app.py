@@ -11,12 +11,20 @@ from pathlib import Path
 
 from irgl_runner.apps import AppSpec, ArraySpec, RunContext
 from irgl_runner.reference import INF, compare_exact, sssp_distances
+from irgl_runner.validate import distances_problem
 
 
 def check(ctx: RunContext) -> str | None:
     """Distances must equal the CPU reference exactly (unreachable = INF)."""
     return compare_exact(
         "dist", ctx.outputs["dist"], sssp_distances(ctx.graph, ctx.source)
+    )
+
+
+def validate(ctx: RunContext) -> str | None:
+    """Distances are shortest paths (linear in the edges, no Dijkstra)."""
+    return distances_problem(
+        "dist", ctx.graph, ctx.source, ctx.outputs["dist"], weighted=True
     )
 
 
@@ -27,6 +35,7 @@ APP = AppSpec(
     outputs=[ArraySpec("dist", "int32", init=INF)],
     args=lambda ctx: [ctx.device_graph, ctx.arrays["dist"], ctx.source],
     check=check,
+    validate=validate,
     weighted=True,
     min_weight=0,
     min_weight_reason="its relaxation assumes non-negative weights; a negative "

@@ -116,3 +116,27 @@ def test_the_launcher_checks_rank_zeros_outputs() -> None:
     skipped: dict[str, Any] = {}
     assert check(app, graph, source, skipped, bad, no_check=True) is None
     assert skipped["check"] == "skipped"
+
+
+def test_the_launcher_validates_a_graph_too_large_for_the_reference(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Above REFERENCE_EDGES the launcher runs the app's linear-time
+    validate instead of its reference check."""
+    app = load_app("sssp")
+    graph = generate("rmat:6")
+    source = int(np.argmax(graph.degrees()))
+    from irgl_runner.reference import sssp_distances
+
+    dist = sssp_distances(graph, source).astype(np.int32)
+    monkeypatch.setattr(distributed, "REFERENCE_EDGES", 10)
+    monkeypatch.setattr(
+        app, "check", lambda ctx: "the reference ran"
+    )  # must not be called
+    check = distributed._check_in_launcher  # pyright: ignore[reportPrivateUsage]
+    record: dict[str, Any] = {}
+    assert check(app, graph, source, record, {"dist": dist}, no_check=False) is None
+    assert record == {"check": "passed", "checked_by": "validation"}
+    dist[source] = 3
+    assert check(app, graph, source, record, {"dist": dist}, no_check=False)
+    assert record["check"] == "failed"
