@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import json
+import multiprocessing
 import os
 import statistics
 import subprocess
@@ -859,20 +860,42 @@ def _save_outputs(path: Path, outputs: dict[str, np.ndarray]) -> None:
     os.replace(tmp, path)
 
 
+#: The graph the processes of prepare_rank_partitions partition (inherited
+#: through fork, not copied).
+_PREPARED: CSRGraph | None = None
+
+
+def _build_and_save(job: tuple[str, int, int, str]) -> None:
+    policy, ranks, rank, path = job
+    assert _PREPARED is not None
+    save_partition(path, build_partition(_PREPARED, policy, ranks, rank))
+
+
 def prepare_rank_partitions(
     graph: CSRGraph, policy: str, ranks: int, cache_dir: Path | None = None
 ) -> dict[str, Any]:
-    """Every rank's partition in the partition cache (built one at a time,
-    so that this process holds the graph and one partition), and what a rank
-    needs besides its file: the graph's sizes and master blocks."""
+    """Every rank's partition in the partition cache, the missing ones built
+    in parallel (forked processes that share the graph: each holds one
+    partition), and what a rank needs besides its file: the graph's sizes
+    and master blocks."""
+    global _PREPARED
     root = cache_dir if cache_dir is not None else default_partition_cache_dir()
     key = graph_key(graph)
-    files = []
-    for rank in range(ranks):
-        path = partition_cache_path(root, key, policy, ranks, rank)
-        if not path.is_file():
-            save_partition(path, build_partition(graph, policy, ranks, rank))
-        files.append(str(path))
+    files = [
+        str(partition_cache_path(root, key, policy, ranks, r)) for r in range(ranks)
+    ]
+    jobs = [(policy, ranks, r, f) for r, f in enumerate(files) if not Path(f).is_file()]
+    _PREPARED = graph
+    try:
+        workers = min(len(jobs), os.cpu_count() or 1)
+        if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                pool.map(_build_and_save, jobs)
+        else:
+            for job in jobs:
+                _build_and_save(job)
+    finally:
+        _PREPARED = None
     return {
         "num_nodes": graph.num_nodes,
         "num_edges": graph.num_edges,
