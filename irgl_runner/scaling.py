@@ -11,7 +11,9 @@ app x graph x gpus x policy: median time, correctness (the app's CPU check),
 rank 0's bytes sent, rounds, bytes per round and time in communication per
 call, the GPU model; ``exceeds_one_gpu`` where the 1-GPU run ran out of
 memory (the graph does not fit one card). Speed-up is against the 1-GPU row
-of the same app and graph in the same invocation.
+of the same app and graph in the same invocation. ``--merge`` keeps rows of
+other runs; an app and graph has rows of one GPU model only (another graph
+may come from another machine: the table then names each row's model).
 """
 
 from __future__ import annotations
@@ -294,6 +296,7 @@ def markdown(rows: list[dict[str, Any]], gpu: str, date: str, commit: str) -> st
     `commit`)."""
     commits = list(dict.fromkeys(str(r.get("commit", commit)) for r in rows))
     several = len(commits) > 1
+    machines = ";" in gpu  # rows of several GPU models (models_of)
     named = f"commits {', '.join(commits)}" if several else f"commit {commit}"
     lines = [
         f"## Several GPUs: strong scaling — {gpu}, {date} ({named})",
@@ -310,13 +313,18 @@ def markdown(rows: list[dict[str, Any]], gpu: str, date: str, commit: str) -> st
         "(graph or partition, exchange buffers, the runtime's pooled scratch).",
         "",
         "| app | graph | GPUs | policy | median ms | speed-up | correct | rounds"
-        " | MB sent | KB/round | comm ms | GB/GPU |" + (" commit |" if several else ""),
+        " | MB sent | KB/round | comm ms | GB/GPU |"
+        + (" GPU model |" if machines else "")
+        + (" commit |" if several else ""),
         "| --- | --- | ---: | --- | ---: | ---: | --- |"
         + " ---: |" * 5
+        + (" --- |" if machines else "")
         + (" --- |" if several else ""),
     ]
     for r in table_order(rows):
-        cells = _cells(rows, r) + ([str(r.get("commit", commit))] if several else [])
+        cells = _cells(rows, r)
+        cells += [gpu_model(str(r.get("gpu", "")))] if machines else []
+        cells += [str(r.get("commit", commit))] if several else []
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -429,19 +437,38 @@ def merged(
 ) -> list[dict[str, Any]]:
     """`rows` with the rows of an earlier scaling.json that they do not
     redo (same app, graph, GPU count and policy), earlier ones first;
-    UsageError if the earlier rows are from another GPU model."""
-    if earlier.get("rows") and earlier.get("gpu") != gpu:
-        raise UsageError(
-            f"--merge: the earlier rows are from {earlier.get('gpu')}, this run "
-            f"from {gpu}: speed-ups across machines would mislead"
-        )
+    UsageError where an app and graph would have rows of two GPU models
+    (its speed-ups would compare machines). Other graphs may come from
+    other machines (e.g. one too large for one GPU of the usual kind)."""
+    defaults = {k: earlier[k] for k in ("commit",) if k in earlier}
+    old = [{**defaults, **r} for r in earlier.get("rows", [])]
+    models: dict[tuple[str, str], str] = {}
+    for r in rows:
+        if r.get("gpu"):
+            models.setdefault((r["app"], r["graph"]), gpu_model(r["gpu"]))
+    for r in old:
+        model = models.get((r.get("app", ""), r.get("graph", "")))
+        if model is not None and r.get("gpu") and gpu_model(r["gpu"]) != model:
+            raise UsageError(
+                f"--merge: the earlier rows of {r['app']} on {r['graph']} are from "
+                f"{gpu_model(r['gpu'])}, this run from {model}: speed-ups across "
+                "machines would mislead"
+            )
     redone = {_key(r) for r in rows}
-    kept = [
-        {"commit": earlier["commit"], **r} if "commit" in earlier else r
-        for r in earlier.get("rows", [])
-        if _key(r) not in redone
-    ]
-    return kept + rows
+    return [r for r in old if _key(r) not in redone] + rows
+
+
+def gpu_model(text: str) -> str:
+    """The GPU model of a row's ``gpu`` (``"2 x NVIDIA H200 (NCCL, oec)"``
+    -> ``"NVIDIA H200"``)."""
+    match = re.fullmatch(r"(?:\d+ x )?(.*?)(?: \(NCCL.*\))?", text.strip())
+    return match.group(1) if match else text
+
+
+def models_of(rows: list[dict[str, Any]]) -> str:
+    """The GPU models of the rows, in order, joined by '; '."""
+    found = [gpu_model(r["gpu"]) for r in rows if r.get("gpu")]
+    return "; ".join(dict.fromkeys(found)) or "unknown GPU"
 
 
 def earlier_rows(out: Path, partial: Path) -> dict[str, Any]:
@@ -511,6 +538,7 @@ def run(args: argparse.Namespace) -> int:
     )
     gpu = next((r["gpu"] for r in rows if r.get("gpu")), "unknown GPU")
     rows = merged(earlier, rows, gpu)
+    gpu = models_of(rows)
     date = datetime.date.today().isoformat()
     series = (
         [[g, n] for g, n in zip(weak, counts, strict=True)]

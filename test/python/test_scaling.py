@@ -219,12 +219,26 @@ def test_merge_refuses_rows_of_another_gpu(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "scaling.json"
-    out.write_text(json.dumps({"gpu": "NVIDIA H100 80GB HBM3", "rows": [{"app": "x"}]}))
+    h100 = "NVIDIA H100 80GB HBM3"
+    other = {"app": "bfs", "graph": "big", "gpus": 1, "policy": "none", "gpu": h100}
+    other |= {"median_ms": 9.0, "correct": True}
+    same = {**other, "graph": "g"}
+    out.write_text(json.dumps({"gpu": h100, "rows": [other, same]}))
     _fake_cells(monkeypatch)
     argv = ["scaling", "--apps", "bfs", "--graphs", "g", "--gpus", "2", "--merge"]
     assert main([*argv, "--json", str(out), "--results", ""]) == 2
-    assert "the earlier rows are from NVIDIA H100" in capsys.readouterr().err
-    assert json.loads(out.read_text())["gpu"] == "NVIDIA H100 80GB HBM3"
+    err = capsys.readouterr().err
+    assert "the earlier rows of bfs on g are from NVIDIA H100" in err
+    assert json.loads(out.read_text())["gpu"] == h100
+    # another graph's rows may come from another machine: a model column
+    out.write_text(json.dumps({"gpu": h100, "rows": [other]}))
+    results = tmp_path / "RESULTS.md"
+    assert main([*argv, "--json", str(out), "--results", str(results)]) == 0
+    payload = json.loads(out.read_text())
+    assert payload["gpu"] == f"{h100}; NVIDIA H200"
+    table = results.read_text()
+    assert "| GPU model |" in table
+    assert f"| {h100} |" in table and "| NVIDIA H200 |" in table
 
 
 def test_a_run_cut_short_keeps_its_rows(
@@ -291,3 +305,11 @@ def test_merge_takes_the_rows_a_cut_short_run_left(
     rows = json.loads(out.read_text())["rows"]
     assert _cells(rows) == BFS_THEN_SSSP
     assert not partial.exists()
+
+
+def test_gpu_model_of_a_row() -> None:
+    assert scaling.gpu_model("NVIDIA H200") == "NVIDIA H200"
+    assert scaling.gpu_model("4 x NVIDIA H200 (NCCL, oec)") == "NVIDIA H200"
+    assert scaling.gpu_model("2 x NVIDIA H100 80GB HBM3 (NCCL, cvc)") == (
+        "NVIDIA H100 80GB HBM3"
+    )
