@@ -9,6 +9,7 @@ import threading
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -250,14 +251,20 @@ def test_sync_nodes_add_sums_the_changes():
     assert local[0][mirror] == 7.5
 
 
-def test_sync_nodes_masters_only_broadcasts():
-    from irgl_dialect.distributed import Reduction
-
+def _agreed_path8() -> tuple[CSRGraph, Any, np.ndarray, list[np.ndarray], list]:
+    """path:8 on two ranks (oec) with node ids as an agreed array: the graph,
+    the partitioning, the global values, each rank's copy and agreed copy."""
     graph = generate("path:8")
     parts = partition_graph(graph, "oec", 2)
     agreed = np.arange(8, dtype=np.int32)
     local = [agreed[p.local_to_global].copy() for p in parts]
-    before = [a.copy() for a in local]
+    return graph, parts, agreed, local, [a.copy() for a in local]
+
+
+def test_sync_nodes_masters_only_broadcasts():
+    from irgl_dialect.distributed import Reduction
+
+    graph, parts, agreed, local, before = _agreed_path8()
     # rank 1 changes its first master, which rank 0 mirrors
     local[1][0] = 99
     node = int(parts[1].local_to_global[0])
@@ -273,11 +280,7 @@ def test_sync_nodes_masters_only_broadcasts():
 def test_sync_nodes_masters_only_refuses_an_updated_mirror():
     from irgl_dialect.distributed import Reduction
 
-    graph = generate("path:8")
-    parts = partition_graph(graph, "oec", 2)
-    agreed = np.arange(8, dtype=np.int32)
-    local = [agreed[p.local_to_global].copy() for p in parts]
-    before = [a.copy() for a in local]
+    graph, parts, _, local, before = _agreed_path8()
     local[0][parts[0].mirrors_owned_by[1][0]] = -1
     with pytest.raises(IrglRuntimeError, match="masters_only: rank 0 updated a mirror"):
         _sync_on_ranks(graph, local, before, Reduction.SET, masters_only=True)
