@@ -76,7 +76,15 @@ def single_gpu(app: str, tmp: str) -> np.ndarray:
     return values
 
 
-def _run(app: str, gpus: int, policy: str, out: Path, env: dict[str, str]) -> None:
+def _run(
+    app: str,
+    gpus: int,
+    policy: str,
+    out: Path,
+    env: dict[str, str],
+    extra: tuple[str, ...] = (),
+) -> str:
+    """Run ``app`` on ``gpus`` ranks; its stdout (the record)."""
     program, graph = CASES[app]
     cmd = [
         sys.executable,
@@ -97,10 +105,12 @@ def _run(app: str, gpus: int, policy: str, out: Path, env: dict[str, str]) -> No
         "1",
         "--output",
         str(out),
+        *extra,
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert '"check": "passed"' in proc.stdout, proc.stdout + proc.stderr[-2000:]
+    return proc.stdout
 
 
 @pytest.mark.gpu
@@ -116,6 +126,26 @@ def test_several_gpus_match_one(
     out = tmp_path_factory.mktemp(f"{app}{gpus}{policy}") / "out.txt"
     _run(app, gpus, policy, out, _env())
     np.testing.assert_array_equal(_read(out), expected)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("app", ["bfs", "sssp"])
+def test_rank_partitions_match_one_gpu(
+    app: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """--rank-partitions: each rank reads only its partition, the launcher
+    checks; the output is the single GPU's, the record reports memory."""
+    import json
+
+    _needs(2)
+    tmp = tmp_path_factory.getbasetemp()
+    expected = single_gpu(app, str(tmp))
+    out = tmp_path_factory.mktemp(f"{app}ranks") / "out.txt"
+    stdout = _run(app, 2, "oec", out, _env(), ("--rank-partitions",))
+    np.testing.assert_array_equal(_read(out), expected)
+    record = json.loads(stdout.strip().splitlines()[-1])
+    assert record["checked_by"] == "reference"
+    assert 0 < record["gpu_mem_used_bytes"] <= record["gpu_mem_total_bytes"]
 
 
 @pytest.mark.gpu
