@@ -10,7 +10,7 @@ from typing import Any, cast
 import numpy as np
 import pytest
 
-from irgl_runner import distributed
+from irgl_runner import rank_partitions
 from irgl_runner.apps import execute, load_app
 from irgl_runner.errors import IrglError
 from irgl_runner.generators import generate
@@ -20,7 +20,7 @@ from irgl_runner.reference import bfs_levels
 
 
 def _plan(tmp_path: Path, graph: CSRGraph, policy: str, ranks: int) -> dict[str, Any]:
-    return distributed.prepare_rank_partitions(graph, policy, ranks, tmp_path)
+    return rank_partitions.prepare_rank_partitions(graph, policy, ranks, tmp_path)
 
 
 @pytest.mark.parametrize("policy", ["oec", "cvc"])
@@ -32,8 +32,7 @@ def test_each_rank_reads_its_own_partition(tmp_path: Path, policy: str) -> None:
     assert shared["num_edges"] == graph.num_edges
     assert shared["bounds"] == [int(b) for b in master_bounds(graph, 4)]
     for rank in range(4):
-        env = distributed.RankEnv(rank, 4, rank)
-        rg = distributed._rank_graph(shared, policy, env)  # pyright: ignore[reportPrivateUsage]
+        rg = rank_partitions.rank_graph(shared, policy, rank, 4)
         assert rg.part.equals(build_partition(graph, policy, 4, rank))
         assert (rg.num_nodes, rg.num_edges) == (graph.num_nodes, graph.num_edges)
     # a second preparation reuses the files
@@ -46,12 +45,11 @@ def test_a_rank_refuses_another_ranks_partition(tmp_path: Path) -> None:
     graph = generate("rmat:6")
     shared = _plan(tmp_path, graph, "oec", 2)
     swapped = {**shared, "files": shared["files"][::-1]}
-    env = distributed.RankEnv(0, 2, 0)
     with pytest.raises(IrglError, match="holds rank 1 of 2"):
-        distributed._rank_graph(swapped, "oec", env)  # pyright: ignore[reportPrivateUsage]
+        rank_partitions.rank_graph(swapped, "oec", 0, 2)
     missing = {**shared, "files": [str(tmp_path / "gone.npz"), shared["files"][1]]}
     with pytest.raises(IrglError, match="cannot read its partition"):
-        distributed._rank_graph(missing, "oec", env)  # pyright: ignore[reportPrivateUsage]
+        rank_partitions.rank_graph(missing, "oec", 0, 2)
 
 
 class _HostArray:
@@ -90,7 +88,7 @@ def test_apps_run_on_what_a_rank_knows(tmp_path: Path, name: str) -> None:
     app = load_app(name)
     graph = generate("rmat:6")
     shared = _plan(tmp_path, graph, "oec", 2)
-    rg = distributed._rank_graph(shared, "oec", distributed.RankEnv(1, 2, 1))  # pyright: ignore[reportPrivateUsage]
+    rg = rank_partitions.rank_graph(shared, "oec", 1, 2)
     program = _FakeProgram()
     ctx = execute(app, program, cast(CSRGraph, rg), 3, reps=2, warmup=1)
     assert program.uploaded is rg and len(ctx.times_ms) == 2
@@ -105,7 +103,7 @@ def test_the_launcher_checks_rank_zeros_outputs() -> None:
     source = int(np.argmax(graph.degrees()))
     good = {"level": bfs_levels(graph, source).astype(np.int32)}
     record: dict[str, Any] = {}
-    check = distributed._check_in_launcher  # pyright: ignore[reportPrivateUsage]
+    check = rank_partitions.check_in_launcher
     assert check(app, graph, source, record, good, no_check=False) is None
     assert record["check"] == "passed"
     bad = {"level": good["level"].copy()}
@@ -129,11 +127,11 @@ def test_the_launcher_validates_a_graph_too_large_for_the_reference(
     from irgl_runner.reference import sssp_distances
 
     dist = sssp_distances(graph, source).astype(np.int32)
-    monkeypatch.setattr(distributed, "REFERENCE_EDGES", 10)
+    monkeypatch.setattr(rank_partitions, "REFERENCE_EDGES", 10)
     monkeypatch.setattr(
         app, "check", lambda ctx: "the reference ran"
     )  # must not be called
-    check = distributed._check_in_launcher  # pyright: ignore[reportPrivateUsage]
+    check = rank_partitions.check_in_launcher
     record: dict[str, Any] = {}
     assert check(app, graph, source, record, {"dist": dist}, no_check=False) is None
     assert record == {"check": "passed", "checked_by": "validation"}
