@@ -111,13 +111,33 @@ def _build_and_save(job: tuple[str, int, int, str]) -> None:
     save_partition(path, build_partition(_PREPARED, policy, ranks, rank))
 
 
+#: A partition's build peaks at about this many times its share of the
+#: graph's arrays (measured: 7.2 on rmat:20 for 2 and 4 ranks).
+BUILD_PEAK_FACTOR = 8
+
+
+def _fits(graph: CSRGraph, ranks: int) -> int:
+    """How many partitions can be built at once in the memory available
+    now (at least 1)."""
+    share = sum(
+        a.nbytes
+        for a in (graph.row_start, graph.edge_dst, graph.weights)
+        if a is not None
+    ) // max(ranks, 1)
+    try:
+        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 1
+    return max(1, free // max(BUILD_PEAK_FACTOR * share, 1))
+
+
 def prepare_rank_partitions(
     graph: CSRGraph, policy: str, ranks: int, cache_dir: Path | None = None
 ) -> dict[str, Any]:
     """Every rank's partition in the partition cache, the missing ones built
     in parallel (forked processes that share the graph: each holds one
-    partition), and what a rank needs besides its file: the graph's sizes
-    and master blocks."""
+    partition; as many at once as the free memory holds), and what a rank
+    needs besides its file: the graph's sizes and master blocks."""
     global _PREPARED
     root = cache_dir if cache_dir is not None else default_partition_cache_dir()
     key = graph_key(graph)
@@ -127,7 +147,7 @@ def prepare_rank_partitions(
     jobs = [(policy, ranks, r, f) for r, f in enumerate(files) if not Path(f).is_file()]
     _PREPARED = graph
     try:
-        workers = min(len(jobs), os.cpu_count() or 1)
+        workers = min(len(jobs), os.cpu_count() or 1, _fits(graph, ranks))
         if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
             with multiprocessing.get_context("fork").Pool(workers) as pool:
                 pool.map(_build_and_save, jobs)

@@ -138,3 +138,16 @@ def test_the_launcher_validates_a_graph_too_large_for_the_reference(
     dist[source] = 3
     assert check(app, graph, source, record, {"dist": dist}, no_check=False)
     assert record["check"] == "failed"
+
+
+def test_partitions_are_built_as_many_at_once_as_memory_holds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    graph = generate("rmat:8")
+    share = (graph.row_start.nbytes + graph.edge_dst.nbytes + graph.weights.nbytes) // 4  # pyright: ignore[reportOptionalMemberAccess]
+    per_build = rank_partitions.BUILD_PEAK_FACTOR * share
+    pages = {"SC_PAGE_SIZE": 1}
+    for free, fits in ((per_build * 3, 3), (per_build // 2, 1)):
+        pages["SC_AVPHYS_PAGES"] = free
+        monkeypatch.setattr(rank_partitions.os, "sysconf", pages.__getitem__)
+        assert rank_partitions._fits(graph, 4) == fits  # pyright: ignore[reportPrivateUsage]
