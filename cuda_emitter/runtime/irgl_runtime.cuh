@@ -1571,6 +1571,12 @@ struct PinnedBuffer {
 /// Waits (bounded) for a deferred NCCL step of several GPUs (defined in the
 /// IRGL_DISTRIBUTED section below).
 inline void dist_settle();
+#define IRGL_DIST_SETTLE() ::irgl::detail::dist_settle()
+/// The same in a function that does not throw (its error is stored).
+#define IRGL_DIST_SETTLE_QUIETLY() (void)::irgl::guard([] { ::irgl::detail::dist_settle(); })
+#else
+#define IRGL_DIST_SETTLE() ((void)0)
+#define IRGL_DIST_SETTLE_QUIETLY() ((void)0)
 #endif
 
 /// Copies `bytes` from device `src` to host `dst` on the default stream and
@@ -1579,9 +1585,7 @@ inline void dist_settle();
 /// straight into it, without the driver's staging of pageable memory.
 /// Throws irgl::Error.
 inline void read_device(void* dst, const void* src, size_t bytes) {
-#ifdef IRGL_DISTRIBUTED
-  dist_settle();  // a deferred NCCL step first, with its bounded wait
-#endif
+  IRGL_DIST_SETTLE();  // a deferred NCCL step first, with its bounded wait
   thread_local PinnedBuffer pinned;
   if (IRGL_PINNED_READS && bytes <= PinnedBuffer::kBytes && !pinned.broken) {
     if (!pinned.data && cudaHostAlloc(&pinned.data, PinnedBuffer::kBytes, cudaHostAllocPortable) != cudaSuccess) {
@@ -2077,6 +2081,7 @@ IRGL_EXPORT void* irgl_graph_create(int64_t nnodes, int64_t nedges, const int64_
 IRGL_EXPORT void irgl_graph_destroy(void* graph) {
   irgl::Graph* g = static_cast<irgl::Graph*>(graph);
   if (!g) return;
+  IRGL_DIST_SETTLE_QUIETLY();  // cudaFree waits for the device
   cudaFree(g->row_start);
   cudaFree(g->edge_dst);
   cudaFree(g->edge_weight);
@@ -2097,6 +2102,7 @@ IRGL_EXPORT void* irgl_device_alloc(int64_t bytes) {
 
 /// cudaFree (null is a no-op).
 IRGL_EXPORT void irgl_device_free(void* p) {
+  IRGL_DIST_SETTLE_QUIETLY();  // cudaFree waits for the device
   if (p) cudaFree(p);
   (void)cudaGetLastError();
 }
@@ -2105,6 +2111,7 @@ IRGL_EXPORT void irgl_device_free(void* p) {
 IRGL_EXPORT int irgl_copy_to_device(void* dst, const void* src, int64_t bytes) {
   return irgl::guard([&] {
     if (bytes < 0) throw irgl::Error("irgl_copy_to_device: negative size");
+    IRGL_DIST_SETTLE();
     if (bytes > 0) IRGL_CHECK(cudaMemcpy(dst, src, static_cast<size_t>(bytes), cudaMemcpyHostToDevice));
   });
 }
@@ -2113,9 +2120,7 @@ IRGL_EXPORT int irgl_copy_to_device(void* dst, const void* src, int64_t bytes) {
 IRGL_EXPORT int irgl_copy_to_host(void* dst, const void* src, int64_t bytes) {
   return irgl::guard([&] {
     if (bytes < 0) throw irgl::Error("irgl_copy_to_host: negative size");
-#ifdef IRGL_DISTRIBUTED
-    irgl::detail::dist_settle();
-#endif
+    IRGL_DIST_SETTLE();
     if (bytes > 0) IRGL_CHECK(cudaMemcpy(dst, src, static_cast<size_t>(bytes), cudaMemcpyDeviceToHost));
   });
 }
@@ -2135,10 +2140,12 @@ IRGL_EXPORT int irgl_warm_up() {
 
 /// cudaDeviceSynchronize; 0 = ok, 1 = error (e.g. a kernel fault).
 IRGL_EXPORT int irgl_device_synchronize() {
-  return irgl::guard([] { IRGL_CHECK(cudaDeviceSynchronize()); });
+  return irgl::guard([] {
+    IRGL_DIST_SETTLE();  // several GPUs: a deferred step's wait stays bounded
+    IRGL_CHECK(cudaDeviceSynchronize());
+  });
 }
 
-/// Name of the current CUDA device, or nullptr (message stored) if none.
 /// The device's memory: out[0] bytes in use (total - free, every
 /// allocation of every context on it), out[1] its total; 0 = ok, 1 = error.
 IRGL_EXPORT int irgl_device_memory(int64_t* out) {
@@ -2150,6 +2157,7 @@ IRGL_EXPORT int irgl_device_memory(int64_t* out) {
   });
 }
 
+/// Name of the current CUDA device, or nullptr (message stored) if none.
 IRGL_EXPORT const char* irgl_device_name() {
   thread_local std::string name;
   if (irgl::guard([&] {
