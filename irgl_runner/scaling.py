@@ -183,13 +183,16 @@ def measure(
     opts: argparse.Namespace,
     on_row: Callable[[dict[str, Any]], None] | None = None,
     weak: bool = False,
+    done: Callable[[tuple[str, str, int, str]], bool] | None = None,
 ) -> list[dict[str, Any]]:
     """Every cell, in order (each also given to `on_row` as it ends); a
     failed cell is a row with its error. A run on several GPUs is correct
     when its output is the 1-GPU run's, or, where the 1-GPU run ran out of
     memory, when it passes the CPU check (not checked with ``--no-check``).
     ``weak``: ``graphs[i]`` runs on ``gpus[i]`` GPUs only (weak scaling; the
-    N-GPU runs are checked against the CPU reference)."""
+    N-GPU runs are checked against the CPU reference). ``done(key)``: a cell
+    (app, graph, GPUs, policy) not to run again (``--resume``); without its
+    1-GPU output the N-GPU runs are checked against the CPU reference."""
     rows: list[dict[str, Any]] = []
     series = (
         [list(zip(graphs, gpus, strict=True))]
@@ -200,9 +203,13 @@ def measure(
         for cells in series:
             for app in apps:
                 base = Path(tmp) / f"{app}.1.npy"
-                exceeds = weak  # no 1-GPU output of the same graph to compare with
+                exceeds = False  # the 1-GPU run ran out of memory
+                no_base = weak  # no 1-GPU output of the same graph to compare with
                 for graph, n in cells:
                     for policy in ("none",) if n == 1 else policies:
+                        if done is not None and done((app, graph, n, policy)):
+                            no_base = no_base or n == 1
+                            continue
                         out = base if n == 1 else Path(tmp) / f"{app}.{n}.{policy}.npy"
                         row = _cell(
                             app,
@@ -211,18 +218,21 @@ def measure(
                             policy,
                             opts,
                             out,
-                            exceeds and opts.check and n > 1,
+                            no_base and opts.check and n > 1,
                         )
                         if n == 1 and not weak:
                             exceeds = bool(row.get("exceeds_one_gpu"))
-                        elif exceeds and not weak and "median_ms" in row:
-                            row["exceeds_one_gpu"] = True
-                        if n > 1 and "median_ms" in row and not exceeds:
-                            row["correct"] = (
-                                base.exists()
-                                and out.exists()
-                                and same_output(out, base)
-                            )
+                            no_base = no_base or exceeds
+                        elif n > 1 and "median_ms" in row:
+                            row["exceeds_one_gpu"] = exceeds
+                            if not no_base:
+                                row["correct"] = (
+                                    base.exists()
+                                    and out.exists()
+                                    and same_output(out, base)
+                                )
+                            elif "checked" not in row:
+                                row["checked"] = False  # --no-check, no 1-GPU output
                         print(json.dumps(row), flush=True)
                         rows.append(row)
                         if on_row is not None:
@@ -406,6 +416,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "long scaling run over several calls)",
     )
     p.add_argument(
+        "--resume",
+        action="store_true",
+        help="--merge, and skip the cells the earlier rows (or a cut-short "
+        "run's) already hold correct; without a 1-GPU output in this run the "
+        "N-GPU runs are checked against the CPU reference",
+    )
+    p.add_argument(
         "--no-check",
         dest="check",
         action="store_false",
@@ -516,9 +533,14 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.json)
     earlier: dict[str, Any] = {}
     partial = out.with_name(out.name + ".partial")
-    if args.merge:
+    if args.merge or args.resume:
         earlier = earlier_rows(out, partial)
     partial.write_text("")
+    finished = {
+        _key(r)
+        for r in earlier.get("rows", [])
+        if args.resume and r.get("correct") and "median_ms" in r
+    }
 
     commit = current_commit()
 
@@ -535,6 +557,7 @@ def run(args: argparse.Namespace) -> int:
         args,
         keep,
         weak=bool(weak),
+        done=finished.__contains__ if finished else None,
     )
     gpu = next((r["gpu"] for r in rows if r.get("gpu")), "unknown GPU")
     rows = merged(earlier, rows, gpu)

@@ -170,6 +170,29 @@ def test_weak_scaling_runs_a_graph_per_gpu_count(
     assert "| bfs | oec | 8.000 (1.00) | 4.000 (2.00) | 2.000 (4.00) |" in table
 
 
+def test_resume_runs_only_the_missing_cells(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _fake_cells(monkeypatch)
+    checks: list[bool] = []
+    fake = scaling._cell
+
+    def cell(app, graph, n, policy, opts, out, check_here=False):  # noqa: ANN001, ANN202
+        checks.append(check_here)
+        return fake(app, graph, n, policy, opts, out, check_here)
+
+    monkeypatch.setattr(scaling, "_cell", cell)
+    out = tmp_path / "scaling.json"
+    common = ["--json", str(out), "--results", "", "--policies", "oec"]
+    argv = ["scaling", "--apps", "bfs", "--graphs", "g", *common]
+    assert main([*argv, "--gpus", "1,2"]) == 0
+    assert main([*argv, "--gpus", "1,2,4", "--resume"]) == 0
+    assert calls[2:] == [("bfs", "g", 4, "oec")]  # 1 and 2 were done
+    assert checks[2:] == [True]  # no 1-GPU output here: the CPU reference
+    rows = json.loads(out.read_text())["rows"]
+    assert sorted(r["gpus"] for r in rows) == [1, 2, 4]
+
+
 #: The (app, gpus) of an earlier bfs run merged with a later sssp run.
 BFS_THEN_SSSP = [("bfs", 1), ("bfs", 2), ("sssp", 1), ("sssp", 2)]
 
