@@ -93,12 +93,19 @@ def test_refuses_without_enough_gpus(
     assert not out.exists() and not results.exists()
 
 
-def _fake_cells(monkeypatch: pytest.MonkeyPatch, gpu: str = "NVIDIA H200") -> list:
-    """gpu_count 4 and a _cell that makes up a row (no GPU, no processes)."""
+def _fake_cells(
+    monkeypatch: pytest.MonkeyPatch,
+    gpu: str = "NVIDIA H200",
+    checks: list[bool] | None = None,
+) -> list:
+    """gpu_count 4 and a _cell that makes up a row (no GPU, no processes);
+    each cell's check_here goes to `checks`."""
     calls: list[tuple[str, str, int, str]] = []
 
     def cell(app, graph, n, policy, opts, out, check_here=False):  # noqa: ANN001, ANN202
         calls.append((app, graph, n, policy))
+        if checks is not None:
+            checks.append(check_here)
         with open(out, "wb") as f:
             np.save(f, np.arange(4, dtype=np.int32))
         row = {"app": app, "graph": graph, "gpus": n, "policy": policy}
@@ -142,15 +149,8 @@ def test_a_graph_too_large_for_one_gpu_is_checked_on_several(
 def test_weak_scaling_runs_a_graph_per_gpu_count(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    calls = _fake_cells(monkeypatch)
     checks: list[bool] = []
-    fake = scaling._cell
-
-    def cell(app, graph, n, policy, opts, out, check_here=False):  # noqa: ANN001, ANN202
-        checks.append(check_here)
-        return fake(app, graph, n, policy, opts, out, check_here)
-
-    monkeypatch.setattr(scaling, "_cell", cell)
+    calls = _fake_cells(monkeypatch, checks=checks)
     out, results = tmp_path / "scaling.json", tmp_path / "RESULTS.md"
     common = ["--json", str(out), "--results", str(results), "--policies", "oec"]
     argv = ["scaling", "--apps", "bfs", "--gpus", "1,2,4", *common]
@@ -173,15 +173,8 @@ def test_weak_scaling_runs_a_graph_per_gpu_count(
 def test_resume_runs_only_the_missing_cells(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calls = _fake_cells(monkeypatch)
     checks: list[bool] = []
-    fake = scaling._cell
-
-    def cell(app, graph, n, policy, opts, out, check_here=False):  # noqa: ANN001, ANN202
-        checks.append(check_here)
-        return fake(app, graph, n, policy, opts, out, check_here)
-
-    monkeypatch.setattr(scaling, "_cell", cell)
+    calls = _fake_cells(monkeypatch, checks=checks)
     out = tmp_path / "scaling.json"
     common = ["--json", str(out), "--results", "", "--policies", "oec"]
     argv = ["scaling", "--apps", "bfs", "--graphs", "g", *common]
