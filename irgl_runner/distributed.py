@@ -76,13 +76,12 @@ from .partition import (
 )
 from .rank_partitions import (
     RankGraph,
-    atomic_text,
     check_in_launcher,
     prepare_rank_partitions,
     rank_graph,
     save_outputs,
 )
-from .report import write_output
+from .report import write_output, write_text_atomically
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
@@ -786,7 +785,7 @@ def run_rank(args: argparse.Namespace) -> int:
             record["problem"] = problem
         if shared is not None:  # for the launcher, which checks and prints
             save_outputs(Path(shared["outputs"]), ctx.outputs)
-            atomic_text(Path(shared["record"]), json.dumps(record))
+            write_text_atomically(Path(shared["record"]), json.dumps(record))
             return 0
         print(json.dumps(record), flush=True)
         if args.output and app.primary_output is not None:

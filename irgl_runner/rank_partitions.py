@@ -34,7 +34,6 @@ from .partition import (
 
 __all__ = [
     "RankGraph",
-    "atomic_text",
     "check_in_launcher",
     "prepare_rank_partitions",
     "rank_graph",
@@ -84,12 +83,6 @@ def rank_graph(shared: dict[str, Any], policy: str, rank: int, world: int) -> Ra
         )
     bounds = np.asarray(shared["bounds"], dtype=np.int64)
     return RankGraph(int(shared["num_nodes"]), int(shared["num_edges"]), bounds, part)
-
-
-def atomic_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def save_outputs(path: Path, outputs: dict[str, np.ndarray]) -> None:

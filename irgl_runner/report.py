@@ -47,6 +47,7 @@ __all__ = [
     "wrong_rows",
     "write_chart",
     "write_json",
+    "write_text_atomically",
 ]
 
 BEGIN_MARKER = "<!-- irgl-bench all: begin -->"
@@ -319,7 +320,7 @@ def update_markdown(
     block = f"{begin_marker}\n{section.rstrip()}\n{end_marker}"
     if not p.exists():
         p.parent.mkdir(parents=True, exist_ok=True)
-        _atomic_write(p, _NEW_FILE_HEADER + block + "\n")
+        write_text_atomically(p, _NEW_FILE_HEADER + block + "\n")
         return
     text = p.read_text()
     span = _marker_span(p, text, begin_marker, end_marker)
@@ -327,12 +328,14 @@ def update_markdown(
         sep = "\n" if text.endswith("\n") else "\n\n"
         if not text.strip() or text.endswith("\n\n"):
             sep = ""
-        _atomic_write(p, text + sep + block + "\n")
+        write_text_atomically(p, text + sep + block + "\n")
         return
-    _atomic_write(p, text[: span[0]] + block + text[span[1] :])
+    write_text_atomically(p, text[: span[0]] + block + text[span[1] :])
 
 
-def _atomic_write(p: Path, text: str) -> None:
+def write_text_atomically(p: Path, text: str) -> None:
+    """Write ``text`` to ``p`` through a file beside it and a rename (a reader
+    never sees it half written)."""
     tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
     tmp.write_text(text)
     os.replace(tmp, p)
@@ -498,7 +501,7 @@ def write_json(
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     doc = {"meta": dict(meta or {}), "results": [r.to_json() for r in rows]}
-    _atomic_write(p, json.dumps(doc, indent=2) + "\n")
+    write_text_atomically(p, json.dumps(doc, indent=2) + "\n")
 
 
 # ---------------------------------------------------------------------- chart
