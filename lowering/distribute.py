@@ -97,12 +97,17 @@ from irgl_dialect.placement import is_uniform
 from irgl_dialect.sync import AtomicOp, ExclusiveOp
 from irgl_dialect.worklist import PopOp, PushOp
 
+#: How a plain store at the ForAll's own node, and at the popped node, is
+#: described (Write.how).
+_OWN_STORE = "stores at the ForAll's node"
+_POPPED_STORE = "stores at the popped node"
+
 #: The writes that land on the writing rank's masters only, per policy: a
 #: ForAll over nodes runs over masters; popped items are masters under an
 #: edge-cut (under a vertex-cut a mirror may be popped too).
 _MASTER_STORES: dict[Policy, frozenset[str]] = {
-    Policy.OEC: frozenset({"stores at the ForAll's node", "stores at the popped node"}),
-    Policy.CVC: frozenset({"stores at the ForAll's node"}),
+    Policy.OEC: frozenset({_OWN_STORE, _POPPED_STORE}),
+    Policy.CVC: frozenset({_OWN_STORE}),
 }
 
 
@@ -471,9 +476,9 @@ class _KernelAnalysis:
             if write is not None:
                 return Write(write.reduction, f"{write.how} at {where}", op)
         if kind == NodeKind.OWN:
-            return Write(Reduction.SET, "stores at the ForAll's node", op)
+            return Write(Reduction.SET, _OWN_STORE, op)
         if kind == NodeKind.POPPED and self.policy == Policy.OEC:
-            return Write(Reduction.SET, "stores at the popped node", op)
+            return Write(Reduction.SET, _POPPED_STORE, op)
         if is_uniform(value):
             return Write(Reduction.SET, f"stores one value for all at {where}", op)
         fail(
@@ -785,7 +790,7 @@ class _HostDistribution:
             hows = ", ".join(sorted({w.how for w in writes}))
             if (
                 reduction == Reduction.SET
-                and all(w.how == "stores at the ForAll's node" for w in writes)
+                and all(w.how == _OWN_STORE for w in writes)
                 and root not in self.read_elsewhere
             ):
                 _remark(
