@@ -306,7 +306,7 @@ def markdown(rows: list[dict[str, Any]], gpu: str, date: str, commit: str) -> st
     `commit`)."""
     commits = list(dict.fromkeys(str(r.get("commit", commit)) for r in rows))
     several = len(commits) > 1
-    machines = ";" in gpu  # rows of several GPU models (models_of)
+    machines = len({gpu_model(r["gpu"]) for r in rows if r.get("gpu")}) > 1
     named = f"commits {', '.join(commits)}" if several else f"commit {commit}"
     lines = [
         f"## Several GPUs: strong scaling — {gpu}, {date} ({named})",
@@ -457,7 +457,7 @@ def merged(
     UsageError where an app and graph would have rows of two GPU models
     (its speed-ups would compare machines). Other graphs may come from
     other machines (e.g. one too large for one GPU of the usual kind)."""
-    defaults = {k: earlier[k] for k in ("commit",) if k in earlier}
+    defaults = {"commit": earlier["commit"]} if "commit" in earlier else {}
     old = [{**defaults, **r} for r in earlier.get("rows", [])]
     models: dict[tuple[str, str], str] = {}
     for r in rows:
