@@ -690,10 +690,7 @@ def _load_app(args: argparse.Namespace) -> AppSpec:
 
 
 def _load(args: argparse.Namespace) -> tuple[AppSpec, CSRGraph, Any, int]:
-    try:
-        app = load_app(args.app, args.benchmarks_dir)
-    except Exception as e:  # AppError
-        raise UsageError(str(e)) from None
+    app = _load_app(args)
     cache = (
         Path(args.cache_dir)
         if args.cache_dir
@@ -704,7 +701,7 @@ def _load(args: argparse.Namespace) -> tuple[AppSpec, CSRGraph, Any, int]:
     source = args.source if args.source is not None else default_source(graph, spec)
     if app.uses_source and not 0 <= source < graph.num_nodes:
         raise UsageError(f"source {source} out of range for {graph.num_nodes} nodes")
-    return _load_app(args), graph, spec, source
+    return app, graph, spec, source
 
 
 def _per_call(calls: list[dict[str, float]]) -> dict[str, float]:
