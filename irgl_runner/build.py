@@ -595,10 +595,18 @@ def _atomic_write(path: Path, text: str) -> None:
 INDEX32_LIMIT = 2**31 - 2
 
 
+#: ``IRGL_INDEX_BITS=64`` builds with 64-bit indices whatever the graph's size.
+INDEX_BITS_ENV = "IRGL_INDEX_BITS"
+
+
 def target_for(num_nodes: int, num_edges: int) -> str:
     """The cuda target for a graph of this size: 64-bit `irgl_index` where
-    32 bits cannot number its nodes or edges, else the default."""
-    if max(num_nodes, num_edges) > INDEX32_LIMIT:
+    32 bits cannot number its nodes or edges (or ``$IRGL_INDEX_BITS`` is 64),
+    else the default."""
+    bits = os.environ.get(INDEX_BITS_ENV, "").strip()
+    if bits not in ("", "32", "64"):
+        raise ValueError(f"${INDEX_BITS_ENV} must be 32 or 64, not {bits!r}")
+    if bits == "64" or max(num_nodes, num_edges) > INDEX32_LIMIT:
         return "cuda{index-bitwidth=64}"
     return DEFAULT_TARGET
 

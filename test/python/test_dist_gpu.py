@@ -149,6 +149,20 @@ def test_rank_partitions_match_one_gpu(
 
 
 @pytest.mark.gpu
+def test_64_bit_indices_match_one_gpu(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The path a graph too large for 32 bits takes (IRGL_INDEX_BITS=64 forces
+    it on a small one): each rank reads its partition, 64-bit `irgl_index`,
+    the output is the single (32-bit) GPU's."""
+    _needs(2)
+    tmp = tmp_path_factory.getbasetemp()
+    expected = single_gpu("sssp", str(tmp))
+    out = tmp_path_factory.mktemp("sssp64") / "out.txt"
+    env = _env() | {"IRGL_INDEX_BITS": "64"}
+    _run("sssp", 2, "oec", out, env, ("--rank-partitions",))
+    np.testing.assert_array_equal(_read(out), expected)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("gpus", [2, 4])
 @pytest.mark.parametrize("app", ["pr_pull", "mis"])
 def test_edge_cut_apps_pass_their_checks(app: str, gpus: int) -> None:

@@ -152,6 +152,19 @@ def test_target_for_numbers_large_graphs_in_64_bits() -> None:
     assert target_for(INDEX32_LIMIT + 1, 0) == "cuda{index-bitwidth=64}"
 
 
+def test_index_bits_environment_forces_64_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    from irgl_runner.build import DEFAULT_TARGET, INDEX32_LIMIT, target_for
+
+    monkeypatch.setenv("IRGL_INDEX_BITS", "64")
+    assert target_for(10, 20) == "cuda{index-bitwidth=64}"
+    monkeypatch.setenv("IRGL_INDEX_BITS", "32")
+    assert target_for(10, 20) == DEFAULT_TARGET
+    assert target_for(10, INDEX32_LIMIT + 1) == "cuda{index-bitwidth=64}"
+    monkeypatch.setenv("IRGL_INDEX_BITS", "16")
+    with pytest.raises(ValueError, match="IRGL_INDEX_BITS must be 32 or 64"):
+        target_for(10, 20)
+
+
 def test_distributed_build_in_64_bits(tmp_path: Path, nvcc: str) -> None:
     """A program for several GPUs compiles with NCCL and 64-bit indices (a
     graph whose edges 32 bits cannot number)."""
