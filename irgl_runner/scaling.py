@@ -358,7 +358,7 @@ def weak_markdown(rows: list[dict[str, Any]], series: list[list[Any]]) -> str:
         "",
         "The graph grows with the GPU count (about the same work per GPU);",
         "each cell: median ms, and efficiency = the 1-GPU cell's time over it",
-        "(1.00 ideal). N-GPU runs are checked against the CPU reference.",
+        "(1.00 ideal); whether each run was checked: the table above.",
         "",
         f"| app | policy | {head} |",
         "| --- | --- |" + " ---: |" * len(cells),
