@@ -272,10 +272,11 @@ def _timeout() -> float:
     return value
 
 
-def gpu_count() -> int:
+def gpu_count(visible_devices: str | None = None) -> int:
     """GPUs this process may use: those ``nvidia-smi -L`` lists on this node
     (0 without a driver), or fewer where ``CUDA_VISIBLE_DEVICES`` names
-    fewer (an empty value or one starting with ``-1`` hides every GPU)."""
+    fewer (an empty value or one starting with ``-1`` hides every GPU).
+    ``visible_devices``: count under this value instead of the process's."""
     try:
         out = subprocess.run(
             ["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60
@@ -283,7 +284,9 @@ def gpu_count() -> int:
     except (OSError, subprocess.SubprocessError):
         return 0
     listed = sum(1 for line in out.splitlines() if line.startswith("GPU "))
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    visible = visible_devices
+    if visible is None:
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is None:
         return listed
     names = []

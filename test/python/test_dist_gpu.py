@@ -28,11 +28,20 @@ CASES = {
 }
 
 
+def _all_test_gpus() -> str | None:
+    """Every GPU of ``$IRGL_TEST_GPUS``: an xdist worker of the spread GPU
+    suite sees one of them (conftest), but a program on several GPUs needs
+    them all."""
+    from conftest import TEST_GPUS_ENV
+
+    return os.environ.get(TEST_GPUS_ENV) or None
+
+
 @cache
 def gpu_count() -> int:
     from irgl_runner.distributed import gpu_count as count
 
-    return count()
+    return count(_all_test_gpus())
 
 
 def _needs(gpus: int) -> None:
@@ -42,6 +51,9 @@ def _needs(gpus: int) -> None:
 
 def _env() -> dict[str, str]:
     env = dict(os.environ)
+    gpus = _all_test_gpus()
+    if gpus is not None:
+        env["CUDA_VISIBLE_DEVICES"] = gpus
     env.setdefault("NCCL_NVLS_ENABLE", "0")
     env.setdefault("IRGL_DIST_TIMEOUT", "120")
     return env

@@ -144,3 +144,32 @@ def test_gpu_count_honours_cuda_visible_devices(
     else:
         monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
     assert distributed.gpu_count() == count
+    # a value given instead of the process's (the GPU suite's ranks)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    assert distributed.gpu_count(visible) == (count if visible is not None else 1)
+
+
+@pytest.mark.parametrize(
+    ("visible", "local_rank", "chosen"),
+    [(None, 2, "2"), ("4,5,6", 1, "5"), ("GPU-a, GPU-b", 1, "GPU-b")],
+)
+def test_a_rank_keeps_to_its_gpu(
+    visible: str | None, local_rank: int, chosen: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The LOCAL_RANK-th visible GPU is the only one a rank sees."""
+    if visible is None:
+        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    else:
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+    env = distributed.RankEnv(rank=local_rank, world=4, local_rank=local_rank)
+    distributed._select_gpu(env)  # pyright: ignore[reportPrivateUsage]
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == chosen
+
+
+def test_more_ranks_than_visible_gpus_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    env = distributed.RankEnv(rank=2, world=4, local_rank=2)
+    with pytest.raises(distributed.UsageError, match="at most one rank per GPU"):
+        distributed._select_gpu(env)  # pyright: ignore[reportPrivateUsage]
