@@ -403,6 +403,14 @@ def _interleave_or_one(loop: ForAllOp, interleave: int) -> int:
     return interleave
 
 
+def _unroll_for(unroll: int, interleave: int, unroll_interleaved: bool) -> int:
+    """The unroll of an edge loop interleaved `interleave` times: `unroll`,
+    or 1 for an interleaved loop unless `unroll_interleaved` (its copies
+    already keep `interleave` edges in flight; unrolled too, the loop holds
+    `unroll` x `interleave` copies of the body)."""
+    return unroll if interleave == 1 or unroll_interleaved else 1
+
+
 def _lower_shared_edges(
     loop: ForAllOp,
     active: SSAValue,
@@ -415,10 +423,12 @@ def _lower_shared_edges(
     interleave_reduce: int = 0,
     grid_rounds: int = 0,
     site: int = 0,
+    unroll_interleaved: bool = True,
 ) -> SSAValue | None:
     """Lower one marked edge loop in a uniform round body (see the module
     docstring); `active` says whether this thread has an iteration; a
     reducing loop is interleaved `interleave_reduce` times (0: `interleave`);
+    an interleaved loop is unrolled only with `unroll_interleaved`;
     `grid_rounds` > 0 adds the grid phase for nodes of at least that many
     block sizes of edges (edge loop number `site`). Returns a reducing
     loop's result (the thread's total), else None."""
@@ -460,14 +470,22 @@ def _lower_shared_edges(
         and _round_loop(loop) is not None
     ):
         grid_interleave = _interleave_or_one(loop, interleave)
+        grid_unroll = _unroll_for(unroll, grid_interleave, unroll_interleaved)
         threshold = grid_rounds * block_size
         _linger(
-            loop, live, at.table, at.rewriter, site, unroll, grid_interleave, threshold
+            loop,
+            live,
+            at.table,
+            at.rewriter,
+            site,
+            grid_unroll,
+            grid_interleave,
+            threshold,
         )
         wanted = at.both(active, at_least(threshold))
         hubs = _hubs(at, graph, threshold)
         donated = _grid_phase(
-            at, loop, live, lo, hi, wanted, hubs, site, unroll, grid_interleave
+            at, loop, live, lo, hi, wanted, hubs, site, grid_unroll, grid_interleave
         )
         huge = at.both(huge, at.negate(donated))
 
@@ -487,6 +505,7 @@ def _lower_shared_edges(
     if reduction is not None and interleave_reduce > 0:
         interleave = interleave_reduce
     interleave = _interleave_or_one(loop, interleave)
+    unroll = _unroll_for(unroll, interleave, unroll_interleaved)
 
     def reducing(
         total: Callable[[LoweringBuilder, SSAValue], SSAValue],
@@ -698,12 +717,14 @@ class LowerNestedEdges(RewritePattern):
         interleave: int = 1,
         interleave_reduce: int = 0,
         grid_rounds: int = 0,
+        unroll_interleaved: bool = True,
     ) -> None:
         self.warp_gather = warp_gather
         self.unroll = unroll
         self.interleave = interleave
         self.interleave_reduce = interleave_reduce
         self.grid_rounds = grid_rounds
+        self.unroll_interleaved = unroll_interleaved
         self.sites = 0
 
     @op_type_rewrite_pattern
@@ -730,6 +751,7 @@ class LowerNestedEdges(RewritePattern):
             self.interleave_reduce,
             self.grid_rounds,
             self.sites,
+            self.unroll_interleaved,
         )
         self.sites += 1
         if total is not None:  # a reducing loop: its total replaces the result
@@ -753,6 +775,12 @@ class ConvertIrglNestedEdges(ModulePass):
     unroll: int = 1
     """Unroll the block and warp phases' edge loops this many times
     (`#pragma unroll N`; 1: leave it to nvcc)."""
+
+    unroll_interleaved: bool = True
+    """`unroll` on interleaved edge loops too (false: only on loops that are
+    not interleaved; an interleaved loop's copies already keep `interleave`
+    edges in flight, and unrolled it holds `unroll` x `interleave` copies of
+    the body, most of a program's compile time)."""
 
     interleave: int = 1
     """Interleave this many iterations of each phase's edge loop per thread
@@ -796,6 +824,7 @@ class ConvertIrglNestedEdges(ModulePass):
             self.interleave,
             self.interleave_reduce,
             self.grid_rounds,
+            self.unroll_interleaved,
         )
         for collective in [o for o in op.walk() if isinstance(o, CollectiveOp)]:
             pattern.match_and_rewrite(collective, PatternRewriter(collective))
