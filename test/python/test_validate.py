@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from irgl_runner import validate
 from irgl_runner.generators import generate
 from irgl_runner.graphs import CSRGraph
 from irgl_runner.reference import INF, bfs_levels, cc_min_labels, sssp_distances
@@ -99,3 +100,36 @@ def test_wrong_labels_are_named() -> None:
     chained[root] = 0 if root else 1
     assert cc_labels_problem(g, chained) is not None
     assert comp.size  # the graph has non-trivial components
+
+
+def test_blocks_on_threads_give_the_serial_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Blocks of 7 edges on 4 threads: the same verdicts and the same first
+    wrong edge as one thread."""
+    g = generate("rmat:8")
+    s = _source(g)
+    good = sssp_distances(g, s).astype(np.int64)
+    reached = np.flatnonzero((good != INF) & (np.arange(g.num_nodes) != s))
+    too_far = good.copy()
+    too_far[reached[::7]] += 1
+    labels = cc_min_labels(g).astype(np.int64)
+    split = labels.copy()
+    split[reached[-1]] = reached[-1]
+
+    def verdicts() -> list[str | None]:
+        return [
+            distances_problem("dist", g, s, good, weighted=True),
+            distances_problem("dist", g, s, too_far, weighted=True),
+            cc_labels_problem(g, labels),
+            cc_labels_problem(g, split),
+        ]
+
+    monkeypatch.setattr(validate, "BLOCK_EDGES", 7)
+    monkeypatch.setenv("IRGL_GEN_THREADS", "1")
+    serial = verdicts()
+    monkeypatch.setenv("IRGL_GEN_THREADS", "4")
+    assert len(validate.row_spans(g)) > 4
+    assert verdicts() == serial
+    assert serial[0] is None and serial[2] is None
+    assert "shortens node" in (serial[1] or "") and "joins labels" in (serial[3] or "")
