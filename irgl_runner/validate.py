@@ -7,10 +7,10 @@ Each walks the edges in blocks of rows (bounded memory per block; the
 blocks on ``IRGL_GEN_THREADS`` threads, see :mod:`irgl_runner._parallel`)
 and returns ``None`` or what is wrong, naming a node (the first wrong edge
 in edge order, whatever the thread count). A result that passes is the
-unique correct one: BFS levels and SSSP distances are the shortest distances (a source at
-0, no edge that shortens a distance, a tight edge into every other reached
-node, unreached nodes only next to unreached ones); component labels are
-each component's smallest id.
+unique correct one: BFS levels and SSSP distances are the shortest
+distances (a source at 0, no edge that shortens a distance, a tight edge
+into every other reached node, unreached nodes only next to unreached
+ones); component labels are each component's smallest id.
 """
 
 from __future__ import annotations
