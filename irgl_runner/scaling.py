@@ -27,7 +27,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -183,16 +183,18 @@ def measure(
     opts: argparse.Namespace,
     on_row: Callable[[dict[str, Any]], None] | None = None,
     weak: bool = False,
-    done: Callable[[tuple[str, str, int, str]], bool] | None = None,
+    done: Mapping[tuple[str, str, int, str], dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Every cell, in order (each also given to `on_row` as it ends); a
     failed cell is a row with its error. A run on several GPUs is correct
     when its output is the 1-GPU run's, or, where the 1-GPU run ran out of
     memory, when it passes the CPU check (not checked with ``--no-check``).
     ``weak``: ``graphs[i]`` runs on ``gpus[i]`` GPUs only (weak scaling; the
-    N-GPU runs are checked against the CPU reference). ``done(key)``: a cell
-    (app, graph, GPUs, policy) not to run again (``--resume``); without its
-    1-GPU output the N-GPU runs are checked against the CPU reference."""
+    N-GPU runs are checked against the CPU reference). ``done``: the earlier
+    rows of cells (app, graph, GPUs, policy) not to run again (``--resume``);
+    without a 1-GPU output the N-GPU runs are checked against the CPU
+    reference (and marked as exceeding one GPU where the earlier 1-GPU row
+    ran out of memory)."""
     rows: list[dict[str, Any]] = []
     series = (
         [list(zip(graphs, gpus, strict=True))]
@@ -207,8 +209,13 @@ def measure(
                 no_base = weak  # no 1-GPU output of the same graph to compare with
                 for graph, n in cells:
                     for policy in ("none",) if n == 1 else policies:
-                        if done is not None and done((app, graph, n, policy)):
+                        earlier = (
+                            None if done is None else done.get((app, graph, n, policy))
+                        )
+                        if earlier is not None:
                             no_base = no_base or n == 1
+                            if n == 1 and not weak:
+                                exceeds = bool(earlier.get("exceeds_one_gpu"))
                             continue
                         out = base if n == 1 else Path(tmp) / f"{app}.{n}.{policy}.npy"
                         row = _cell(
@@ -537,9 +544,13 @@ def run(args: argparse.Namespace) -> int:
         earlier = earlier_rows(out, partial)
     partial.write_text("")
     finished = {
-        _key(r)
+        _key(r): r
         for r in earlier.get("rows", [])
-        if args.resume and r.get("correct") and "median_ms" in r
+        if args.resume
+        and (
+            (r.get("correct") and "median_ms" in r)
+            or (r.get("gpus") == 1 and r.get("exceeds_one_gpu"))  # the same again
+        )
     }
 
     commit = current_commit()
@@ -557,7 +568,7 @@ def run(args: argparse.Namespace) -> int:
         args,
         keep,
         weak=bool(weak),
-        done=finished.__contains__ if finished else None,
+        done=finished or None,
     )
     gpu = next((r["gpu"] for r in rows if r.get("gpu")), "unknown GPU")
     rows = merged(earlier, rows, gpu)

@@ -146,6 +146,35 @@ def test_a_graph_too_large_for_one_gpu_is_checked_on_several(
     assert "| yes |" in row2 and "| 60.0 |" in row2
 
 
+def test_resume_keeps_a_one_gpu_run_that_ran_out_of_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--resume after a cut-short run on a graph too large for one GPU: the
+    1-GPU cell is not run again (it would run out of memory again), and the
+    N-GPU rows still say the graph exceeds one GPU and check themselves."""
+    calls: list[tuple[int, bool]] = []
+
+    def cell(app, graph, n, policy, opts, out, check_here=False):  # noqa: ANN001, ANN202
+        calls.append((n, check_here))
+        row = {"app": app, "graph": graph, "gpus": n, "policy": policy}
+        if n == 1:
+            return row | {"correct": False, "exceeds_one_gpu": True, "error": "oom"}
+        row |= {"median_ms": 5.0, "correct": True, "gpu": "4 x NVIDIA H100"}
+        return row | {"checked": check_here}
+
+    monkeypatch.setattr("irgl_runner.distributed.gpu_count", lambda: 4)
+    monkeypatch.setattr(scaling, "_cell", cell)
+    out = tmp_path / "scaling.json"
+    argv = ["scaling", "--apps", "sssp", "--graphs", "big", "--policies", "oec"]
+    argv += ["--json", str(out), "--results", ""]
+    assert main([*argv, "--gpus", "1"]) == 1  # cut short after the 1-GPU cell
+    assert main([*argv, "--gpus", "1,4", "--resume"]) == 1
+    assert calls == [(1, False), (4, True)]
+    rows = {r["gpus"]: r for r in json.loads(out.read_text())["rows"]}
+    assert rows[4]["exceeds_one_gpu"] and rows[4]["checked"]
+    assert rows[1]["exceeds_one_gpu"] and not rows[1]["correct"]
+
+
 def test_weak_scaling_runs_a_graph_per_gpu_count(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
