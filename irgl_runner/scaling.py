@@ -426,8 +426,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--resume",
         action="store_true",
         help="--merge, and skip the cells the earlier rows (or a cut-short "
-        "run's) already hold correct; without a 1-GPU output in this run the "
-        "N-GPU runs are checked against the CPU reference",
+        "run's) already hold correct, and a 1-GPU cell that ran out of memory; "
+        "without a 1-GPU output in this run the N-GPU runs are checked against "
+        "the CPU reference",
     )
     p.add_argument(
         "--no-check",
