@@ -48,7 +48,7 @@ from irgl_dialect.syntax import SourceParser
 from irgl_tools.universe import IRGL_UNIVERSE
 from lowering.convert_irgl_c import add_include_dir
 
-from .errors import CompileError
+from .errors import CompileError, UsageError
 
 __all__ = [
     "CompileError",
@@ -602,10 +602,10 @@ INDEX_BITS_ENV = "IRGL_INDEX_BITS"
 def target_for(num_nodes: int, num_edges: int) -> str:
     """The cuda target for a graph of this size: 64-bit `irgl_index` where
     32 bits cannot number its nodes or edges (or ``$IRGL_INDEX_BITS`` is 64),
-    else the default."""
+    else the default. Raises :class:`UsageError` for another value there."""
     bits = os.environ.get(INDEX_BITS_ENV, "").strip()
     if bits not in ("", "32", "64"):
-        raise ValueError(f"${INDEX_BITS_ENV} must be 32 or 64, not {bits!r}")
+        raise UsageError(f"${INDEX_BITS_ENV} must be 32 or 64, not {bits!r}")
     if bits == "64" or max(num_nodes, num_edges) > INDEX32_LIMIT:
         return "cuda{index-bitwidth=64}"
     return DEFAULT_TARGET

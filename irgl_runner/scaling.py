@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from irgl_runner.errors import UsageError
+from irgl_runner.errors import IrglError, UsageError
 from irgl_runner.report import current_commit, update_markdown, write_output
 
 BEGIN_MARKER = "<!-- irgl-bench scaling: begin -->"
@@ -603,19 +603,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_arguments(p)
     args = p.parse_args(argv)
     if args.one_gpu:
-        print(
-            json.dumps(
-                one_gpu(
-                    args.one_gpu[0],
-                    args.one_gpu[1],
-                    args.reps,
-                    args.source,
-                    args.output,
-                    args.check,
-                )
-            ),
-            flush=True,
-        )
+        try:
+            record = one_gpu(
+                args.one_gpu[0],
+                args.one_gpu[1],
+                args.reps,
+                args.source,
+                args.output,
+                args.check,
+            )
+        except IrglError as e:  # e.g. out of memory: the row says so
+            print(f"error: {e}", file=sys.stderr)
+            return 2 if isinstance(e, UsageError) else 1
+        print(json.dumps(record), flush=True)
         return 0
     return run(args)
 

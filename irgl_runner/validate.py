@@ -29,9 +29,7 @@ __all__ = ["cc_labels_problem", "distances_problem", "edge_blocks", "row_spans"]
 BLOCK_EDGES = 1 << 24
 
 
-def row_spans(
-    graph: CSRGraph, block_edges: int | None = None
-) -> list[tuple[int, int]]:
+def row_spans(graph: CSRGraph, block_edges: int | None = None) -> list[tuple[int, int]]:
     """The graph's rows cut into consecutive spans ``[lo, hi)`` of about
     ``block_edges`` (default :data:`BLOCK_EDGES`) edges each (a row longer
     than that alone)."""

@@ -154,6 +154,7 @@ def test_target_for_numbers_large_graphs_in_64_bits() -> None:
 
 def test_index_bits_environment_forces_64_bits(monkeypatch: pytest.MonkeyPatch) -> None:
     from irgl_runner.build import DEFAULT_TARGET, INDEX32_LIMIT, target_for
+    from irgl_runner.errors import UsageError
 
     monkeypatch.setenv("IRGL_INDEX_BITS", "64")
     assert target_for(10, 20) == "cuda{index-bitwidth=64}"
@@ -161,7 +162,7 @@ def test_index_bits_environment_forces_64_bits(monkeypatch: pytest.MonkeyPatch) 
     assert target_for(10, 20) == DEFAULT_TARGET
     assert target_for(10, INDEX32_LIMIT + 1) == "cuda{index-bitwidth=64}"
     monkeypatch.setenv("IRGL_INDEX_BITS", "16")
-    with pytest.raises(ValueError, match="IRGL_INDEX_BITS must be 32 or 64"):
+    with pytest.raises(UsageError, match="IRGL_INDEX_BITS must be 32 or 64"):
         target_for(10, 20)
 
 

@@ -358,3 +358,20 @@ def test_gpu_model_of_a_row() -> None:
     assert scaling.gpu_model("2 x NVIDIA H100 80GB HBM3 (NCCL, cvc)") == (
         "NVIDIA H100 80GB HBM3"
     )
+
+
+def test_one_gpu_baseline_failure_is_a_message(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The 1-GPU subprocess ends with a one-line error (the row takes it, and
+    "out of memory" in it marks the graph as exceeding one GPU), not a
+    traceback."""
+    from irgl_runner.errors import IrglError
+
+    def oom(*args: object) -> dict:
+        raise IrglError("irgl_pipe_create: cudaMallocAsync: out of memory")
+
+    monkeypatch.setattr(scaling, "one_gpu", oom)
+    assert scaling.main(["--one-gpu", "sssp", "big"]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == "error: irgl_pipe_create: cudaMallocAsync: out of memory"
