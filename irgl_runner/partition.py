@@ -206,6 +206,11 @@ def _endpoints_in(
     edges ``holder`` holds (scanned one owner block at a time)."""
     seen = np.zeros(max(hi - lo, 0), dtype=bool)  # a flag per id: O(edges + ids)
     for block in _source_blocks(policy, grid, holder):
+        if policy == "oec":  # every edge of the block; its sources are outside
+            b0, b1 = int(bounds[block]), int(bounds[block + 1])
+            dst = graph.edge_dst[int(graph.row_start[b0]) : int(graph.row_start[b1])]
+            seen[dst[(dst >= lo) & (dst < hi)] - lo] = True
+            continue
         src, dst, _ = _block_edges(graph, bounds, policy, grid, holder, block)
         for ids in (src, dst):
             seen[ids[(ids >= lo) & (ids < hi)] - lo] = True
@@ -375,6 +380,13 @@ class _Local:
     mirrors_owned_by: list[np.ndarray]
 
 
+def _joined(arrays: list[np.ndarray]) -> np.ndarray:
+    """The arrays end to end (the one array itself, not a copy, if alone)."""
+    if not arrays:
+        return _EMPTY
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
+
 def _build_local(
     graph: CSRGraph,
     bounds: np.ndarray,
@@ -389,9 +401,8 @@ def _build_local(
         _block_edges(graph, bounds, policy, grid, rank, b)
         for b in _source_blocks(policy, grid, rank)
     ]
-    src = np.concatenate([s for s, _, _ in parts]) if parts else _EMPTY
-    dst = np.concatenate([d for _, d, _ in parts]) if parts else _EMPTY
-    eid = np.concatenate([e for _, _, e in parts]) if parts else _EMPTY
+    src, dst, eid = (_joined([part[k] for part in parts]) for k in range(3))
+    del parts
     # Flags and a global -> local table over all node ids (O(edges + nodes),
     # no sort or binary search per edge): the mirrors are the flagged ids
     # outside the rank's block, in global order.
@@ -407,14 +418,24 @@ def _build_local(
     to_local = np.empty(n, dtype=np.int64)  # read only at local nodes' ids
     to_local[lo:hi] = np.arange(num_masters, dtype=np.int64)
     to_local[mirrors] = num_masters + np.arange(mirrors.shape[0], dtype=np.int64)
-    lsrc, ldst = to_local[src], to_local[dst]
-    del to_local
-    order = np.argsort(lsrc * max(num_local, 1) + ldst, kind="stable")
-    lsrc, ldst, eid = lsrc[order], ldst[order], eid[order]
+    lsrc = to_local[src]
+    del src
+    ldst = to_local[dst]
+    del dst, to_local
+    # the rows' lengths before the sort (the same after), then the order of
+    # (source, destination): each temporary freed as soon as it is used
     row_start = np.zeros(num_local + 1, dtype=np.int64)
     np.cumsum(np.bincount(lsrc, minlength=num_local), out=row_start[1:])
+    key = lsrc
+    key *= max(num_local, 1)
+    key += ldst
+    order = np.argsort(key, kind="stable")
+    del key, lsrc
+    ldst = ldst[order]
+    eid = eid[order]
+    del order
     weights = None if graph.weights is None else graph.weights[eid]
-    local_graph = CSRGraph(num_local, row_start, ldst.astype(np.int64), weights)
+    local_graph = CSRGraph(num_local, row_start, ldst, weights)
     l2g = np.concatenate([np.arange(lo, hi, dtype=np.int64), mirrors])
     # Mirrors are sorted by global id, so each owner's are one run of local ids.
     cuts = num_masters + np.searchsorted(mirrors, bounds)

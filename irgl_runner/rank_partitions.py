@@ -105,9 +105,10 @@ def _build_and_save(job: tuple[str, int, int, str]) -> None:
 
 
 #: A partition's build peaks at about this many times its share of the
-#: graph's arrays (measured on rmat:20 to rmat:23 at edge factor 28, 4
-#: ranks: 7.3 under oec, 7.9 under cvc).
-BUILD_PEAK_FACTOR = 9
+#: graph's arrays, by policy (the numpy allocations of rank 1 of 4 on
+#: rmat:21, tracemalloc: 2.7 under oec, 5.3 under cvc; with a margin for
+#: what the allocator keeps).
+BUILD_PEAK_FACTOR = {"oec": 4, "cvc": 7}
 
 
 #: Where Linux says how much memory can be had without swapping.
@@ -130,7 +131,7 @@ def available_memory() -> int | None:
         return None
 
 
-def _fits(graph: CSRGraph, ranks: int) -> int:
+def _fits(graph: CSRGraph, policy: str, ranks: int) -> int:
     """How many partitions can be built at once in the memory available
     now (at least 1)."""
     share = sum(
@@ -141,7 +142,8 @@ def _fits(graph: CSRGraph, ranks: int) -> int:
     free = available_memory()
     if free is None:
         return 1
-    return max(1, free // max(BUILD_PEAK_FACTOR * share, 1))
+    factor = BUILD_PEAK_FACTOR.get(policy, max(BUILD_PEAK_FACTOR.values()))
+    return max(1, free // max(factor * share, 1))
 
 
 def prepare_rank_partitions(
@@ -160,7 +162,7 @@ def prepare_rank_partitions(
     jobs = [(policy, ranks, r, f) for r, f in enumerate(files) if not Path(f).is_file()]
     _PREPARED = graph
     try:
-        workers = min(len(jobs), os.cpu_count() or 1, _fits(graph, ranks))
+        workers = min(len(jobs), os.cpu_count() or 1, _fits(graph, policy, ranks))
         if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
             with multiprocessing.get_context("fork").Pool(workers) as pool:
                 pool.map(_build_and_save, jobs)

@@ -145,16 +145,16 @@ def test_partitions_are_built_as_many_at_once_as_memory_holds(
 ) -> None:
     graph = generate("rmat:8")
     share = (graph.row_start.nbytes + graph.edge_dst.nbytes + graph.weights.nbytes) // 4  # pyright: ignore[reportOptionalMemberAccess]
-    per_build = rank_partitions.BUILD_PEAK_FACTOR * share
+    per_build = rank_partitions.BUILD_PEAK_FACTOR["oec"] * share
     monkeypatch.setattr(rank_partitions, "MEMINFO", tmp_path / "no-meminfo")
     pages = {"SC_PAGE_SIZE": 1}
     for free, fits in ((per_build * 3, 3), (per_build // 2, 1)):
         pages["SC_AVPHYS_PAGES"] = free
         monkeypatch.setattr(rank_partitions.os, "sysconf", pages.__getitem__)
-        assert rank_partitions._fits(graph, 4) == fits  # pyright: ignore[reportPrivateUsage]
+        assert rank_partitions._fits(graph, "oec", 4) == fits  # pyright: ignore[reportPrivateUsage]
     # MemAvailable counts the page cache a build can take back (free pages
     # alone would say one build at a time)
     meminfo = tmp_path / "meminfo"
     meminfo.write_text(f"MemFree: 1 kB\nMemAvailable: {per_build * 2 // 1024 + 1} kB\n")
     monkeypatch.setattr(rank_partitions, "MEMINFO", meminfo)
-    assert rank_partitions._fits(graph, 4) == 2  # pyright: ignore[reportPrivateUsage]
+    assert rank_partitions._fits(graph, "oec", 4) == 2  # pyright: ignore[reportPrivateUsage]
