@@ -116,23 +116,32 @@ def _fake_cells(
     return calls
 
 
+def _one_gpu_runs_out_of_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> list[tuple[int, bool]]:
+    """gpu_count 4 and a _cell whose 1-GPU run runs out of memory while N
+    GPUs pass (60 GB a GPU); each call's (GPUs, check_here) goes to the list."""
+    calls: list[tuple[int, bool]] = []
+
+    def cell(app, graph, n, policy, opts, out, check_here=False):  # noqa: ANN001, ANN202
+        calls.append((n, check_here))
+        row = {"app": app, "graph": graph, "gpus": n, "policy": policy}
+        if n == 1:
+            return row | {"correct": False, "exceeds_one_gpu": True, "error": "oom"}
+        row |= {"median_ms": 5.0, "correct": True, "gpu": f"{n} x NVIDIA H200"}
+        return row | {"checked": check_here, "gpu_mem_used_bytes": 60 * 10**9}
+
+    monkeypatch.setattr("irgl_runner.distributed.gpu_count", lambda: 4)
+    monkeypatch.setattr(scaling, "_cell", cell)
+    return calls
+
+
 def test_a_graph_too_large_for_one_gpu_is_checked_on_several(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The 1-GPU run ran out of memory: the N-GPU rows check against the CPU
     reference themselves (there is no 1-GPU output to compare with)."""
-    checked: list[tuple[int, bool]] = []
-
-    def cell(app, graph, n, policy, opts, out, check_here=False):  # noqa: ANN001, ANN202
-        checked.append((n, check_here))
-        row = {"app": app, "graph": graph, "gpus": n, "policy": policy}
-        if n == 1:
-            return row | {"correct": False, "exceeds_one_gpu": True, "error": "oom"}
-        row |= {"median_ms": 5.0, "correct": True, "gpu": "2 x NVIDIA H200"}
-        return row | {"checked": check_here, "gpu_mem_used_bytes": 60 * 10**9}
-
-    monkeypatch.setattr("irgl_runner.distributed.gpu_count", lambda: 4)
-    monkeypatch.setattr(scaling, "_cell", cell)
+    checked = _one_gpu_runs_out_of_memory(monkeypatch)
     out, results = tmp_path / "scaling.json", tmp_path / "RESULTS.md"
     argv = ["scaling", "--apps", "bfs", "--graphs", "big", "--gpus", "1,2"]
     argv += ["--policies", "oec", "--json", str(out), "--results", str(results)]
@@ -152,18 +161,7 @@ def test_resume_keeps_a_one_gpu_run_that_ran_out_of_memory(
     """--resume after a cut-short run on a graph too large for one GPU: the
     1-GPU cell is not run again (it would run out of memory again), and the
     N-GPU rows still say the graph exceeds one GPU and check themselves."""
-    calls: list[tuple[int, bool]] = []
-
-    def cell(app, graph, n, policy, opts, out, check_here=False):  # noqa: ANN001, ANN202
-        calls.append((n, check_here))
-        row = {"app": app, "graph": graph, "gpus": n, "policy": policy}
-        if n == 1:
-            return row | {"correct": False, "exceeds_one_gpu": True, "error": "oom"}
-        row |= {"median_ms": 5.0, "correct": True, "gpu": "4 x NVIDIA H100"}
-        return row | {"checked": check_here}
-
-    monkeypatch.setattr("irgl_runner.distributed.gpu_count", lambda: 4)
-    monkeypatch.setattr(scaling, "_cell", cell)
+    calls = _one_gpu_runs_out_of_memory(monkeypatch)
     out = tmp_path / "scaling.json"
     argv = ["scaling", "--apps", "sssp", "--graphs", "big", "--policies", "oec"]
     argv += ["--json", str(out), "--results", ""]
