@@ -60,18 +60,26 @@ def test_refused_program_is_a_located_error() -> None:
 
 
 @pytest.mark.parametrize(
-    ("program", "policy"),
+    ("program", "policy", "bits"),
     [
-        ("examples/bfs.mlir", "oec"),
-        ("benchmarks/cc/cc_lp.mlir", "cvc"),
-        ("benchmarks/sssp/sssp.mlir", "oec"),
+        ("examples/bfs.mlir", "oec", 32),
+        ("benchmarks/cc/cc_lp.mlir", "cvc", 32),
+        # a graph whose edges 32 bits cannot number
+        ("benchmarks/sssp/sssp.mlir", "oec", 64),
     ],
 )
-def test_compiles_with_nccl(program: str, policy: str, tmp_path: Path) -> None:
+def test_compiles_with_nccl(
+    program: str, policy: str, bits: int, tmp_path: Path
+) -> None:
     _nccl_or_skip()
-    so = distributed.build_distributed(ROOT / program, policy, cache=tmp_path)
+    target = "cuda{index-bitwidth=64}" if bits == 64 else distributed.DEFAULT_TARGET
+    so = distributed.build_distributed(
+        ROOT / program, policy, cache=tmp_path, target=target
+    )
     assert so.is_file()
-    assert "#define IRGL_DISTRIBUTED 1" in so.with_suffix(".cu").read_text()
+    cu = so.with_suffix(".cu").read_text()
+    assert "#define IRGL_DISTRIBUTED 1" in cu
+    assert ("#define IRGL_INDEX_BITS 64" in cu) == (bits == 64)
 
 
 def test_missing_nccl_names_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

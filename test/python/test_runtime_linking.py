@@ -165,21 +165,3 @@ def test_index_bits_environment_forces_64_bits(monkeypatch: pytest.MonkeyPatch) 
     with pytest.raises(UsageError, match="IRGL_INDEX_BITS must be 32 or 64"):
         target_for(10, 20)
 
-
-def test_distributed_build_in_64_bits(tmp_path: Path, nvcc: str) -> None:
-    """A program for several GPUs compiles with NCCL and 64-bit indices (a
-    graph whose edges 32 bits cannot number)."""
-    from irgl_runner import distributed
-
-    try:
-        distributed.nccl_flags()
-    except Exception as e:  # noqa: BLE001 - no NCCL here: nothing to compile
-        pytest.skip(str(e))
-    so = distributed.build_distributed(
-        ROOT / "benchmarks" / "sssp" / "sssp.mlir",
-        "oec",
-        cache=tmp_path,
-        target="cuda{index-bitwidth=64}",
-    )
-    cu = so.with_suffix(".cu").read_text()
-    assert "#define IRGL_INDEX_BITS 64" in cu and "#define IRGL_DISTRIBUTED" in cu
