@@ -9,14 +9,18 @@ import threading
 from pathlib import Path
 
 import pytest
+from conftest import COMPILE_CHECK_FLAGS
 from test_runtime_library import _declarations  # pyright: ignore[reportPrivateUsage]
 
 from irgl_dialect.runtime_library import DIST_EXPORTS, RUNTIME_FUNCTIONS
 from irgl_runner import distributed
-from irgl_runner.build import CompileError, emit_program
+from irgl_runner.build import DEFAULT_NVCC_FLAGS, CompileError, emit_program
 from irgl_runner.errors import IrglRuntimeError, UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
+
+#: Built to be compiled, not run: the compile-check flags.
+FLAGS = (*DEFAULT_NVCC_FLAGS, *COMPILE_CHECK_FLAGS)
 
 
 def _nccl_or_skip() -> None:
@@ -74,7 +78,7 @@ def test_compiles_with_nccl(
     _nccl_or_skip()
     target = "cuda{index-bitwidth=64}" if bits == 64 else distributed.DEFAULT_TARGET
     so = distributed.build_distributed(
-        ROOT / program, policy, cache=tmp_path, target=target
+        ROOT / program, policy, flags=FLAGS, cache=tmp_path, target=target
     )
     assert so.is_file()
     cu = so.with_suffix(".cu").read_text()

@@ -12,9 +12,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import nvcc_path
+from conftest import COMPILE_CHECK_FLAGS, nvcc_path
 
 from irgl_runner.build import (
+    DEFAULT_NVCC_FLAGS,
     EmittedProgram,
     compile_cuda,
     emit_program,
@@ -61,6 +62,11 @@ def _needed(so: Path) -> list[str]:
     return re.findall(r"\(NEEDED\)\s+Shared library: \[(.+?)\]", _readelf(so))
 
 
+#: The programs here are built to be linked and inspected, not run: the
+#: compile-check flags (every phase, little device optimization).
+FLAGS = (*DEFAULT_NVCC_FLAGS, *COMPILE_CHECK_FLAGS)
+
+
 @pytest.fixture
 def nvcc() -> str:
     found = nvcc_path()
@@ -71,7 +77,7 @@ def nvcc() -> str:
 
 def test_program_links_the_runtime_library(tmp_path: Path, nvcc: str) -> None:
     cache = tmp_path / "cache"
-    cc = compile_cuda(emit_program(CC), nvcc=nvcc, cache=cache)
+    cc = compile_cuda(emit_program(CC), nvcc=nvcc, cache=cache, flags=FLAGS)
     runtimes = sorted(cache.glob("libirgl_runtime_*.so"))
     assert len(runtimes) == 1
     assert _needed(cc) and runtimes[0].name in _needed(cc)
@@ -93,6 +99,7 @@ def test_program_links_the_runtime_library(tmp_path: Path, nvcc: str) -> None:
         emit_program(ROOT / "benchmarks" / "pr_pull" / "pr_pull.mlir"),
         nvcc=nvcc,
         cache=cache,
+        flags=FLAGS,
     )
     assert sorted(cache.glob("libirgl_runtime_*.so")) == runtimes
     assert runtimes[0].name in _needed(pr)
@@ -104,10 +111,10 @@ def test_whole_header_builds(
     cache = tmp_path / "cache"
     src = tmp_path / "c.mlir"
     src.write_text(HOST_C_INTERNALS)
-    host_c = compile_cuda(emit_program(src), nvcc=nvcc, cache=cache)
-    text_only = compile_cuda(emit_program(CC).cuda, nvcc=nvcc, cache=cache)
+    host_c = compile_cuda(emit_program(src), nvcc=nvcc, cache=cache, flags=FLAGS)
+    text_only = compile_cuda(emit_program(CC).cuda, nvcc=nvcc, cache=cache, flags=FLAGS)
     monkeypatch.setenv("IRGL_RUNTIME_LIBRARY", "0")
-    switched_off = compile_cuda(emit_program(CC), nvcc=nvcc, cache=cache)
+    switched_off = compile_cuda(emit_program(CC), nvcc=nvcc, cache=cache, flags=FLAGS)
     for so in (host_c, text_only, switched_off):
         assert not any("irgl_runtime" in n for n in _needed(so))
 
@@ -118,7 +125,7 @@ def test_host_c_text_links_the_runtime_library(tmp_path: Path, nvcc: str) -> Non
     cache = tmp_path / "cache"
     src = tmp_path / "c.mlir"
     src.write_text(HOST_C_TEXT)
-    so = compile_cuda(emit_program(src), nvcc=nvcc, cache=cache)
+    so = compile_cuda(emit_program(src), nvcc=nvcc, cache=cache, flags=FLAGS)
     runtimes = sorted(cache.glob("libirgl_runtime_*.so"))
     assert len(runtimes) == 1 and runtimes[0].name in _needed(so)
 
@@ -164,4 +171,3 @@ def test_index_bits_environment_forces_64_bits(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("IRGL_INDEX_BITS", "16")
     with pytest.raises(UsageError, match="IRGL_INDEX_BITS must be 32 or 64"):
         target_for(10, 20)
-
