@@ -277,13 +277,18 @@ def fuzz(
     count: int,
     budget_s: float | None,
     report: Callable[[str, str, BaseException], None] | None = None,
+    shard: tuple[int, int] = (0, 1),
 ) -> Tally:
-    """Run up to `count` programs (or until `budget_s` runs out)."""
+    """Run up to `count` programs (or until `budget_s` runs out); of those,
+    shard ``(k, of)`` runs the ones whose number is ``k`` modulo ``of``."""
     tally = Tally()
     start = time.monotonic()
+    k, of = shard
     for n, (name, text) in enumerate(programs(seed)):
         if n >= count or (budget_s is not None and time.monotonic() - start > budget_s):
             break
+        if n % of != k:
+            continue
         try:
             tally.counts[run_program(text)] += 1
         except Timeout as error:
@@ -310,15 +315,22 @@ def _save(directory: Path) -> Callable[[str, str, BaseException], None]:
     return report
 
 
+#: The fuzz run in this many tests (each program in one of them), so that
+#: pytest-xdist's workers share it.
+SHARDS = 2
+
+
 @pytest.mark.skipif(not hasattr(signal, "SIGALRM"), reason="needs SIGALRM")
-def test_fuzz_programs_get_located_diagnostics() -> None:
+@pytest.mark.parametrize("shard", range(SHARDS))
+def test_fuzz_programs_get_located_diagnostics(shard: int) -> None:
     count = int(os.environ.get("IRGL_FUZZ_COUNT", DEFAULT_COUNT))
     seed = int(os.environ.get("IRGL_FUZZ_SEED", "2026"))
-    budget = None if "IRGL_FUZZ_COUNT" in os.environ else DEFAULT_BUDGET_S
+    budget = None if "IRGL_FUZZ_COUNT" in os.environ else DEFAULT_BUDGET_S / SHARDS
     out = os.environ.get("IRGL_FUZZ_OUT")
-    tally = fuzz(seed, count, budget, _save(Path(out)) if out else None)
-    print(f"\nfuzz (seed {seed}): {tally}")
-    assert sum(tally.counts.values()) >= min(count, 50)
+    report = _save(Path(out)) if out else None
+    tally = fuzz(seed, count, budget, report, (shard, SHARDS))
+    print(f"\nfuzz (seed {seed}, shard {shard} of {SHARDS}): {tally}")
+    assert sum(tally.counts.values()) >= min(count, 50) // SHARDS
     assert not tally.crashes, "\n".join(f"{n}: {e}" for n, e in tally.crashes[:20])
 
 
