@@ -789,14 +789,20 @@ def run_rank(args: argparse.Namespace) -> int:
             return 0
         print(json.dumps(record), flush=True)
         if args.output and app.primary_output is not None:
-            # the suffix stays: write_output picks the format by it (.npy)
-            tmp = Path(args.output).with_name(f".tmp.{Path(args.output).name}")
-            write_output(tmp, ctx.outputs[app.primary_output])
-            os.replace(tmp, args.output)  # nothing half-written
+            _write_primary(args.output, ctx.outputs[app.primary_output])
     if problem is not None:
         print(f"rank {env.rank}: {app.name}: wrong output: {problem}", file=sys.stderr)
         return 1
     return 0
+
+
+def _write_primary(path: str, values: np.ndarray) -> None:
+    """Write the primary output to ``path`` through a temporary file and a
+    rename: nothing half-written."""
+    # the suffix stays: write_output picks the format by it (.npy)
+    tmp = Path(path).with_name(f".tmp.{Path(path).name}")
+    write_output(tmp, values)
+    os.replace(tmp, path)
 
 
 def launch(args: argparse.Namespace) -> int:
@@ -856,7 +862,7 @@ def launch(args: argparse.Namespace) -> int:
         problem = check_in_launcher(app, graph, source, record, outputs, args.no_check)
         print(json.dumps(record), flush=True)
         if args.output and app.primary_output is not None:
-            write_output(args.output, outputs[app.primary_output])
+            _write_primary(args.output, outputs[app.primary_output])
         if problem is not None:
             print(f"{app.name}: wrong output: {problem}", file=sys.stderr)
             return 1
