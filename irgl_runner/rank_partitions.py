@@ -151,7 +151,7 @@ def prepare_rank_partitions(
 ) -> dict[str, Any]:
     """Every rank's partition in the partition cache, the missing ones built
     in parallel (forked processes that share the graph: each holds one
-    partition; as many at once as the free memory holds), and what a rank
+    partition; as many at once as the available memory holds), and what a rank
     needs besides its file: the graph's sizes and master blocks."""
     global _PREPARED
     root = cache_dir if cache_dir is not None else default_partition_cache_dir()

@@ -457,9 +457,7 @@ def _key(row: dict[str, Any]) -> tuple[str, str, int, str]:
     return (row["app"], row["graph"], int(row["gpus"]), row["policy"])
 
 
-def merged(
-    earlier: dict[str, Any], rows: list[dict[str, Any]], gpu: str
-) -> list[dict[str, Any]]:
+def merged(earlier: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """`rows` with the rows of an earlier scaling.json that they do not
     redo (same app, graph, GPU count and policy), earlier ones first;
     UsageError where an app and graph would have rows of two GPU models
@@ -514,7 +512,7 @@ def earlier_rows(out: Path, partial: Path) -> dict[str, Any]:
     gpu = earlier.get("gpu") or next(
         (r["gpu"] for r in left if r.get("gpus") == 1 and r.get("gpu")), "unknown GPU"
     )
-    return {**earlier, "gpu": gpu, "rows": merged(earlier, left, gpu)}
+    return {**earlier, "gpu": gpu, "rows": merged(earlier, left)}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -571,8 +569,7 @@ def run(args: argparse.Namespace) -> int:
         weak=bool(weak),
         done=finished or None,
     )
-    gpu = next((r["gpu"] for r in rows if r.get("gpu")), "unknown GPU")
-    rows = merged(earlier, rows, gpu)
+    rows = merged(earlier, rows)
     gpu = models_of(rows)
     date = datetime.date.today().isoformat()
     series = (
