@@ -509,10 +509,7 @@ def earlier_rows(out: Path, partial: Path) -> dict[str, Any]:
     left = [r for r in left if isinstance(r, dict) and "app" in r and "gpus" in r]
     if not left:
         return earlier
-    gpu = earlier.get("gpu") or next(
-        (r["gpu"] for r in left if r.get("gpus") == 1 and r.get("gpu")), "unknown GPU"
-    )
-    return {**earlier, "gpu": gpu, "rows": merged(earlier, left)}
+    return {**earlier, "rows": merged(earlier, left)}
 
 
 def run(args: argparse.Namespace) -> int:
