@@ -3319,29 +3319,6 @@ inline void refresh(State& s, const void* a, void* snap, size_t bytes) {
   if (bytes > 0) IRGL_CHECK(cudaMemcpyAsync(snap, a, bytes, cudaMemcpyDeviceToDevice, s.stream));
 }
 
-/// The agreed copy of node array `a` where updates are tracked (it exists
-/// and agrees across ranks), else null: every listed entry moves.
-template <class T>
-inline T* tracked_copy(State& s, const T* a) {
-  if (!s.track_updates || s.world <= 1) return nullptr;
-  auto it = s.snapshots.find(a);
-  if (it == s.snapshots.end() || !it->second.agreed ||
-      it->second.bytes < static_cast<size_t>(s.num_local) * sizeof(T))
-    return nullptr;
-  return static_cast<T*>(it->second.data);
-}
-
-/// The broadcast of a tracked sync_nodes (after begin): the masters changed
-/// since the agreed copy `snap` to their mirrors; the result is the agreed
-/// copy; deferred.
-template <class T>
-inline void broadcast_tracked(State& s, T* a, T* snap, const char* what) {
-  push_changes<T>(s, a, snap, s.masters, s.mas_off_dev, s.mas_off, s.mas_cnt, s.total_masters, s.mirrors, s.mir_off,
-                  s.mir_cnt, kSet, true, what);
-  refresh(s, a, snap, static_cast<size_t>(s.num_local) * sizeof(T));
-  defer(s, what);
-}
-
 /// irgl_dist.sync_nodes with update tracking: mirrors that changed since
 /// the agreed copy go to their masters (reduce), masters that changed go
 /// to their mirrors (broadcast); the agreed copy is then taken again.
@@ -3349,10 +3326,14 @@ template <class T>
 inline void sync_nodes_tracked(T* a, T* snap, int red) {
   State& s = ready_state();
   const char* what = "irgl_dist.sync_nodes";
+  const size_t bytes = static_cast<size_t>(s.num_local) * sizeof(T);
   begin(s);
   push_changes<T>(s, a, snap, s.mirrors, s.mir_off_dev, s.mir_off, s.mir_cnt, s.total_mirrors, s.masters, s.mas_off,
                   s.mas_cnt, red, red != kSet, what);
-  broadcast_tracked<T>(s, a, snap, what);
+  push_changes<T>(s, a, snap, s.masters, s.mas_off_dev, s.mas_off, s.mas_cnt, s.total_masters, s.mirrors, s.mir_off,
+                  s.mir_cnt, kSet, true, what);
+  refresh(s, a, snap, bytes);
+  defer(s, what);
 }
 
 /// The broadcast of a dense sync_nodes (after begin): every listed master
@@ -3415,10 +3396,20 @@ inline void broadcast_nodes(T* a) {
   State& s = ready_state();
   const Profiled timed{s, "broadcast_nodes"};
   const char* what = "irgl_dist.sync_nodes (masters only)";
-  T* snap = tracked_copy<T>(s, a);
+  const size_t bytes = static_cast<size_t>(s.num_local) * sizeof(T);
+  auto it = s.snapshots.find(a);
+  const bool tracked = s.track_updates && s.world > 1 && it != s.snapshots.end() && it->second.agreed &&
+                       it->second.bytes >= bytes;
   begin(s);
-  if (snap != nullptr) broadcast_tracked<T>(s, a, snap, what);
-  else broadcast_dense<T>(s, a, what);
+  if (!tracked) {
+    broadcast_dense<T>(s, a, what);
+    return;
+  }
+  T* snap = static_cast<T*>(it->second.data);
+  push_changes<T>(s, a, snap, s.masters, s.mas_off_dev, s.mas_off, s.mas_cnt, s.total_masters, s.mirrors, s.mir_off,
+                  s.mir_cnt, kSet, true, what);
+  refresh(s, a, snap, bytes);
+  defer(s, what);
 }
 
 /// irgl_dist.sync_nodes on a node array of T (num_local entries): tracked
@@ -3430,8 +3421,15 @@ inline void sync_nodes(T* a, int red) {
   State& s = ready_state();
   const Profiled timed{s, "sync_nodes"};
   static_assert(sizeof(T) <= 8, "node array elements are at most 8 bytes");
-  if (T* snap = tracked_copy<T>(s, a)) sync_nodes_tracked<T>(a, snap, red);
-  else sync_nodes_dense<T>(a, red);
+  if (s.track_updates && s.world > 1) {
+    auto it = s.snapshots.find(a);
+    if (it != s.snapshots.end() && it->second.agreed &&
+        it->second.bytes >= static_cast<size_t>(s.num_local) * sizeof(T)) {
+      sync_nodes_tracked<T>(a, static_cast<T*>(it->second.data), red);
+      return;
+    }
+  }
+  sync_nodes_dense<T>(a, red);
 }
 
 template <class T>
@@ -3946,8 +3944,8 @@ IRGL_EXPORT int irgl_dist_max_int64(int64_t value, int64_t* out) {
 /// tests) (out[0..3]).
 IRGL_EXPORT int irgl_dist_stats(double* out) {
   return irgl::guard([&] {
-    irgl::detail::dist_settle();
-    const irgl::dist::State& s = irgl::dist::state();
+    irgl::dist::State& s = irgl::dist::state();
+    if (s.comm != nullptr) irgl::dist::settle(s);
     out[0] = s.bytes_sent;
     out[1] = s.collectives;
     out[2] = s.seconds;
@@ -3964,7 +3962,7 @@ IRGL_EXPORT int irgl_dist_finalize() {
       std::fprintf(stderr, "irgl_dist profile: rank %d: %s: %.0f calls, %.3f ms host time, %.1f us per call\n", s.rank,
                    entry.first.c_str(), entry.second.second, entry.second.first * 1e3,
                    entry.second.first * 1e6 / (entry.second.second > 0 ? entry.second.second : 1));
-    irgl::detail::dist_settle();
+    if (s.comm != nullptr) irgl::dist::settle(s);
     irgl::dist::free_partition(s);
     if (s.comm != nullptr) {
       irgl::dist::nccl_done(s, ncclCommFinalize(s.comm), "finalizing the NCCL communicator");
