@@ -83,10 +83,10 @@ class LowerIrgl(ModulePass):
       `warp_gather`);
     - `edge_unroll` (int, 4): unroll the shared edge loops of nested
       parallelism this many times (convert-irgl-nested-edges `unroll`);
-    - `edge_unroll_interleaved` (bool, true): `edge_unroll` also on the
-      loops `edge_interleave` interleaves (false: only on the others; BFS
-      then compiles in 2.9 instead of 8.2 s; convert-irgl-nested-edges
-      `unroll_interleaved`);
+    - `edge_unroll_interleaved` (bool, false): `edge_unroll` also on the
+      loops `edge_interleave` interleaves (true: 16 copies of such a loop's
+      body; BFS then compiles in 7.8 instead of 2.7 s and runs no faster;
+      convert-irgl-nested-edges `unroll_interleaved`);
     - `edge_interleave` (int, 4): a thread walks this many of its own small
       node's edges interleaved, their loads issued together
       (convert-irgl-nested-edges `interleave`);
@@ -186,9 +186,9 @@ class LowerIrgl(ModulePass):
 
     edge_unroll: int = 4
     """`#pragma unroll N` on the block and warp phases' edge loops."""
-    edge_unroll_interleaved: bool = True
-    """`edge_unroll` on interleaved edge loops too (false: only on the
-    loops `edge_interleave` leaves whole; a much smaller program)."""
+    edge_unroll_interleaved: bool = False
+    """`edge_unroll` on interleaved edge loops too (by default only on the
+    loops `edge_interleave` leaves whole: a much smaller program, as fast)."""
     control_block: int = 0
     """Largest control block size (0: the largest the kernels admit)."""
     control_resident: int = 0

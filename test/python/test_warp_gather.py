@@ -54,20 +54,21 @@ def test_gather_of_a_plain_edge_loop_has_no_segment_reduction() -> None:
 
 
 def test_edge_unroll_on_interleaved_loops_is_optional() -> None:
-    """lower-irgl{edge_unroll_interleaved=false}: the pragma only where a
-    loop is not interleaved (PageRank pull's reducing loops keep it). The
-    program is the default's without some `#pragma unroll` lines, so the
-    default's nvcc tests cover its compiling."""
-    whole = "lower-irgl{edge_unroll_interleaved=false}"
+    """By default the pragma only where a loop is not interleaved (PageRank
+    pull's reducing loops keep it); lower-irgl{edge_unroll_interleaved=true}
+    puts it on the interleaved loops too. That program is the default's with
+    more `#pragma unroll` lines, so the default's nvcc tests cover the rest
+    of it."""
+    every = "lower-irgl{edge_unroll_interleaved=true}"
 
     def without_pragmas(code: str) -> list[str]:
         return [line for line in code.splitlines() if "#pragma unroll" not in line]
 
     for app in ("bfs", "tc"):
-        default, fewer = emitted_code(app, "lower-irgl"), emitted_code(app, whole)
-        assert fewer.count("#pragma unroll 4") < default.count("#pragma unroll 4"), app
-        assert without_pragmas(fewer) == without_pragmas(default), app
-    assert emitted_code("pr_pull", whole) == emitted_code("pr_pull", "lower-irgl")
+        default, more = emitted_code(app, "lower-irgl"), emitted_code(app, every)
+        assert default.count("#pragma unroll 4") < more.count("#pragma unroll 4"), app
+        assert without_pragmas(more) == without_pragmas(default), app
+    assert emitted_code("pr_pull", every) == emitted_code("pr_pull", "lower-irgl")
 
 
 def test_edge_unroll_must_be_positive() -> None:
