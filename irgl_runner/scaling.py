@@ -188,7 +188,8 @@ def measure(
     """Every cell, in order (each also given to `on_row` as it ends); a
     failed cell is a row with its error. A run on several GPUs is correct
     when its output is the 1-GPU run's, or, where the 1-GPU run ran out of
-    memory, when it passes the CPU check (not checked with ``--no-check``).
+    memory or failed, when it passes the CPU check (not checked with
+    ``--no-check``).
     ``weak``: ``graphs[i]`` runs on ``gpus[i]`` GPUs only (weak scaling; the
     N-GPU runs are checked against the CPU reference). ``done``: the earlier
     rows of cells (app, graph, GPUs, policy) not to run again (``--resume``);
@@ -229,7 +230,8 @@ def measure(
                         )
                         if n == 1 and not weak:
                             exceeds = bool(row.get("exceeds_one_gpu"))
-                            no_base = no_base or exceeds
+                            # a 1-GPU run that failed left nothing to compare
+                            no_base = no_base or exceeds or not base.exists()
                         elif n > 1 and "median_ms" in row:
                             row["exceeds_one_gpu"] = exceeds
                             if not no_base:
@@ -265,8 +267,12 @@ def _cells(rows: list[dict[str, Any]], r: dict[str, Any]) -> list[str]:
     """One table row's cells."""
     head = [r["app"], r["graph"], str(r["gpus"]), r["policy"]]
     if "median_ms" not in r:
-        why = "exceeds one GPU" if r.get("exceeds_one_gpu") else "error: "
-        return [*head, "—", "", why + r.get("error", ""), "", "", "", "", ""]
+        error = r.get("error", "")
+        if r.get("exceeds_one_gpu"):
+            why = "exceeds one GPU" + error
+        else:  # (a runtime error's text already starts with "error:")
+            why = error if error.startswith("error:") else "error: " + error
+        return [*head, "—", "", why, "", "", "", "", ""]
     mb = f"{r['bytes_per_call'] / 1e6:.2f}" if "bytes_per_call" in r else ""
     kb = f"{r['bytes_per_round'] / 1e3:.1f}" if "bytes_per_round" in r else ""
     comm = f"{r['comm_ms']:.3f}" if "comm_ms" in r else ""

@@ -173,6 +173,35 @@ def test_resume_keeps_a_one_gpu_run_that_ran_out_of_memory(
     assert rows[1]["exceeds_one_gpu"] and not rows[1]["correct"]
 
 
+def test_several_gpus_are_checked_themselves_where_one_gpu_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The 1-GPU run failed (here a worklist overflow) and left no output:
+    the N-GPU runs are checked against the CPU reference, and under
+    --no-check they say "not checked" instead of a wrong "NO"."""
+    calls: list[tuple[int, bool]] = []
+
+    def cell(app, graph, n, policy, opts, out, check_here=False):  # noqa: ANN001, ANN202
+        calls.append((n, check_here))
+        row = {"app": app, "graph": graph, "gpus": n, "policy": policy}
+        if n == 1:
+            return row | {"correct": False, "error": "worklist overflow"}
+        np.save(out, np.arange(4, dtype=np.int32))
+        row |= {"median_ms": 5.0, "correct": True, "gpu": f"{n} x NVIDIA H200"}
+        return row if check_here else row | {"checked": False}
+
+    monkeypatch.setattr("irgl_runner.distributed.gpu_count", lambda: 4)
+    monkeypatch.setattr(scaling, "_cell", cell)
+    out, results = tmp_path / "scaling.json", tmp_path / "RESULTS.md"
+    argv = ["scaling", "--apps", "cc", "--graphs", "g", "--gpus", "1,2"]
+    argv += ["--policies", "oec", "--json", str(out), "--results", str(results)]
+    assert main(argv) == 1  # the 1-GPU row failed
+    assert main([*argv, "--no-check"]) == 1
+    assert calls == [(1, False), (2, True), (1, False), (2, False)]
+    row2 = next(line for line in results.read_text().splitlines() if "| g | 2 |" in line)
+    assert "| not checked |" in row2 and "| NO |" not in row2
+
+
 def test_weak_scaling_runs_a_graph_per_gpu_count(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
