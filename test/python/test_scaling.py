@@ -198,7 +198,9 @@ def test_several_gpus_are_checked_themselves_where_one_gpu_failed(
     assert main(argv) == 1  # the 1-GPU row failed
     assert main([*argv, "--no-check"]) == 1
     assert calls == [(1, False), (2, True), (1, False), (2, False)]
-    row2 = next(line for line in results.read_text().splitlines() if "| g | 2 |" in line)
+    row2 = next(
+        line for line in results.read_text().splitlines() if "| g | 2 |" in line
+    )
     assert "| not checked |" in row2 and "| NO |" not in row2
 
 
