@@ -269,7 +269,7 @@ def _cells(rows: list[dict[str, Any]], r: dict[str, Any]) -> list[str]:
     if "median_ms" not in r:
         error = r.get("error", "")
         if r.get("exceeds_one_gpu"):
-            why = "exceeds one GPU" + error
+            why = "exceeds one GPU" + (f" ({error})" if error else "")
         else:  # (a runtime error's text already starts with "error:")
             why = error if error.startswith("error:") else "error: " + error
         return [*head, "—", "", why, "", "", "", "", ""]
