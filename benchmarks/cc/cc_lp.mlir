@@ -31,15 +31,8 @@ irgl.kernel @propagate(%g: !irgl.graph, %comp: memref<?xi32>) {
       scf.if %smaller {
         // kind 7 = mins: the label before
         %old = "memref.atomic_rmw"(%label, %comp, %v) <{kind = 7 : i64}> : (i32, memref<?xi32>, index) -> i32
-        // Push v only if nobody lowered it between the load and the min
-        // (then this min lowered it: label < lv = old). Each node lowered
-        // in a round is still pushed: the round's first min at v finds the
-        // label every load of the round before it read. A later min that
-        // read an older label does not push v again: pushing at every
-        // lowering overflowed the worklist (capacity edges + 1) on one GPU
-        // on an 8192x8192 grid.
-        %first = arith.cmpi eq, %old, %lv : i32
-        scf.if %first {
+        %lowered = arith.cmpi slt, %label, %old : i32
+        scf.if %lowered {
           irgl.wl.push %v
         }
       }
