@@ -427,6 +427,22 @@ class Program:
         self._check(self._lib.irgl_device_memory(out), "irgl_device_memory")
         return int(out[0]), int(out[1])
 
+    def edge_ranges_take(self) -> int:
+        """A counting build's (nvcc flag ``-DIRGL_COUNT_EDGES``) edge ranges
+        since the last take, then zero: the degree of every node whose edge
+        range a thread took, summed (SSSP: the edges it relaxed). For
+        measuring work: the counter's atomics slow the program down."""
+        take = getattr(self._lib, "irgl_edge_ranges_take", None)
+        if take is None:
+            raise IrglError(
+                f"{self.path} counts no edges: build it with the nvcc flag "
+                "-DIRGL_COUNT_EDGES"
+            )
+        take.restype, take.argtypes = ctypes.c_int, [ctypes.POINTER(ctypes.c_ulonglong)]
+        out = ctypes.c_ulonglong()
+        self._check(take(ctypes.byref(out)), "irgl_edge_ranges_take")
+        return int(out.value)
+
     def synchronize(self) -> None:
         """Wait for the device; raise on a pending CUDA error."""
         self._check(self._lib.irgl_device_synchronize(), "irgl_device_synchronize")

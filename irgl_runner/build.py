@@ -342,7 +342,8 @@ def _runtime_library_key(
     """The key of the runtime library an emitted program links, or None where
     it compiles the whole header: a `.cu` file or text, a
     program for several GPUs, the control kernels' profile
-    (``-DIRGL_PROFILE_CONTROL``) or ``IRGL_RUNTIME_LIBRARY=0`` in the
+    (``-DIRGL_PROFILE_CONTROL``), a counting build (``-DIRGL_COUNT_EDGES``:
+    their device variables are the program's) or ``IRGL_RUNTIME_LIBRARY=0`` in the
     environment. The key covers the header, the flags (they may change the
     runtime's host code, e.g. ``-DIRGL_SYNC_LAUNCH``) and the index width."""
     if (
@@ -350,7 +351,7 @@ def _runtime_library_key(
         or "\n#define IRGL_DISTRIBUTED" in text
         # the profile's counters are device variables of the program's module,
         # which the library's host code (irgl_outline_finish) cannot read
-        or any("IRGL_PROFILE_CONTROL" in f for f in flags)
+        or any("IRGL_PROFILE_CONTROL" in f or "IRGL_COUNT_EDGES" in f for f in flags)
         or os.environ.get("IRGL_RUNTIME_LIBRARY", "1") == "0"
     ):
         return None

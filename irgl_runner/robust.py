@@ -49,7 +49,7 @@ import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import numpy as np
 
@@ -329,6 +329,21 @@ def _replayed(s: SourceRun, o: SourceRun) -> str:
     )
 
 
+def _visits(s: SourceRun, o: SourceRun) -> str:
+    """``, edge visits A vs B`` where both were counted."""
+    if s.edge_visits is None or o.edge_visits is None:
+        return ""
+    return f", edge visits {s.edge_visits:,} vs {o.edge_visits:,}"
+
+
+def _as_many_visits(o: SourceRun, s: SourceRun, limit: float) -> bool:
+    """Whether ``o`` visited at least ``1/limit`` of the edges ``s`` visited
+    (True where either was not counted)."""
+    if o.edge_visits is None or s.edge_visits is None:
+        return True
+    return limit * o.edge_visits >= s.edge_visits
+
+
 def _as_much_replayed(o: SourceRun, s: SourceRun, limit: float) -> bool:
     """Whether ``o`` read at least ``1/limit`` of each count ``s`` read in
     the app's replay (True where either has none)."""
@@ -345,7 +360,8 @@ def explain_spread(
 
     A source is *unexplained* when some other source that reached at least
     ``1/limit`` of its edges and of its BFS levels (and read at least
-    ``1/limit`` of each count of the app's replay, where it has one) ran
+    ``1/limit`` of each count of the app's replay, where it has one, and of
+    the edges it visited, where both were counted) ran
     more than ``limit`` times (and ``noise_ms``) faster: the extra time is
     not in the work. With
     the fastest source as that other one this is the issue's rule (a source
@@ -369,6 +385,7 @@ def explain_spread(
             and limit * o.levels >= s.levels
             and limit * o.depth >= s.depth
             and _as_much_replayed(o, s, limit)
+            and _as_many_visits(o, s, limit)
         ]
         if not peers:
             continue
@@ -393,7 +410,8 @@ def explain_spread(
             f"more than {limit:g}× slower than one with as much work, e.g. "
             f"{s.role} {s.node} {_ratio(_ms_of(s), _ms_of(o))} {o.role} {o.node} "
             f"({s.reached_edges:,} vs {o.reached_edges:,} edges, {s.levels} vs "
-            f"{o.levels} levels{_depths(cell, s, o)}{_replayed(s, o)})"
+            f"{o.levels} levels{_depths(cell, s, o)}{_replayed(s, o)}"
+            f"{_visits(s, o)})"
         )
     elif flagged:
         reason += "; explained by the work"
@@ -431,13 +449,16 @@ def run_sources(
     warmup: int = 1,
     check_jobs: int = 1,
     short_total_ms: float = 0.0,
+    counter: EdgeCounter | None = None,
 ) -> list[SourceRun]:
     """Run ``app`` from each source (the graph uploaded once, ``warmup``
     untimed runs before the first source only), then check each against the
     CPU reference and measure the work it reached (in ``check_jobs`` forked
     processes when more than 1: the references are the slow part). With
     ``short_total_ms``, a source's timed runs go on past ``reps`` until they
-    add up to that many milliseconds (at most :data:`MAX_SOURCE_REPS`)."""
+    add up to that many milliseconds (at most :data:`MAX_SOURCE_REPS`). With
+    ``counter`` (a counting build of the app), each source's edge visits are
+    its edge ranges in one more, untimed run of that build."""
     device_graph = program.upload_graph(graph)
     degrees = graph.degrees()
     out: list[SourceRun] = []
@@ -492,7 +513,47 @@ def run_sources(
             run.reached_nodes, run.reached_edges, run.levels, run.depth = work
         if app.source_work is not None and run.correct:
             run.replayed = dict(app.source_work(graph, run.node))
+    if counter is not None:
+        count_edges(app, counter, graph, out)
     return out
+
+
+class EdgeCounter(RunnableProgram, Protocol):
+    """A counting build of an app (:meth:`irgl_runner.api.Program.edge_ranges_take`)."""
+
+    def call(self, host_fn: str, *args: object) -> Any: ...
+    def edge_ranges_take(self) -> int: ...
+
+
+def count_edges(
+    app: AppSpec, counter: EdgeCounter, graph: CSRGraph, runs: Sequence[SourceRun]
+) -> None:
+    """Set each run's ``edge_visits`` to the edge ranges that one untimed
+    run of the counting build ``counter`` from its source takes."""
+    device_graph = counter.upload_graph(graph)
+    for run in runs:
+        ctx = RunContext(app, graph, run.node)
+        ctx.device_graph = device_graph
+        for spec in app.outputs:
+            values = spec.initial(ctx)
+            array = counter.alloc(len(values), np.dtype(spec.dtype))
+            ctx.arrays[spec.name] = array.from_numpy(values)
+        counter.edge_ranges_take()  # what earlier calls left
+        counter.call(app.host_fn, *app.args(ctx))
+        run.edge_visits = counter.edge_ranges_take()
+
+
+def counting_program(app: AppSpec, args: argparse.Namespace) -> EdgeCounter | None:
+    """A counting build of a source-based app without a replay of its work
+    (SSSP), for the CUDA backend; None for the others (the interpreter counts
+    its edge visits itself)."""
+    if args.backend != "cuda" or not app.uses_source or app.source_work is not None:
+        return None
+    from .api import Program
+    from .build import DEFAULT_NVCC_FLAGS, build
+
+    flags = (*DEFAULT_NVCC_FLAGS, "-DIRGL_COUNT_EDGES")
+    return Program(build(app.mlir, pipeline=args.pipeline, flags=flags))
 
 
 #: What the forked checkers read (set before the pool forks).
@@ -566,9 +627,10 @@ def _worker_cell(
     program: RunnableProgram,
     graph_text: str,
     args: argparse.Namespace,
+    counter: EdgeCounter | None = None,
 ) -> RobustCell:
     """One graph in the worker: load it, run from every source (or once),
-    check; the cell."""
+    check, and with ``counter`` count each source's edge visits; the cell."""
     date = _now()
     start = time.monotonic()
     cache = None if args.no_cache else (args.cache_dir or default_cache_dir())
@@ -581,7 +643,15 @@ def _worker_cell(
         # more runs for short sources on a GPU (the interpreter's are long)
         short = 0.0 if args.backend == "interp" else SHORT_RUNS_TOTAL_MS
         runs = run_sources(
-            app, program, graph, sources, args.reps, warmup, args.check_jobs, short
+            app,
+            program,
+            graph,
+            sources,
+            args.reps,
+            warmup,
+            args.check_jobs,
+            short,
+            counter,
         )
         cell = RobustCell(
             app.name,
@@ -656,6 +726,7 @@ def worker_main(argv: Sequence[str] | None = None) -> int:
     try:
         app = load_app(args.app, args.benchmarks_dir)
         program = backend.load(app, args)
+        counter = counting_program(app, args)
     except (AppError, UsageError, IrglError, *backend.failures) as e:
         for g in graphs:
             _emit({"event": "start", "graph": g})
@@ -666,7 +737,7 @@ def worker_main(argv: Sequence[str] | None = None) -> int:
     for g in graphs:
         _emit({"event": "start", "graph": g})
         try:
-            cell = _worker_cell(app, program, g, args)
+            cell = _worker_cell(app, program, g, args, counter)
         except (
             AppError,
             UsageError,
@@ -965,6 +1036,13 @@ def render_robust_section(
         head += f" at commit {meta['commit']}"
     out.append(head + ".")
     reps = meta.get("reps", DEFAULT_ROBUST_REPS)
+    counted = (
+        ", and of the edges it visited where they were counted (the "
+        "interpreter's count; on the GPU, for SSSP, the edge ranges its threads "
+        "took in one more, untimed run of a build with `-DIRGL_COUNT_EDGES`)"
+        if any(r.edge_visits is not None for c in cells for r in c.sources or ())
+        else ""
+    )
     out.append(
         f"BFS and SSSP: per graph {meta.get('sources', DEFAULT_SOURCES)} sources "
         "(the hub of highest degree, a leaf and an isolated node where the graph "
@@ -985,9 +1063,9 @@ def render_robust_section(
         "its depth and (BFS) of its top-down edges and bottom-up reads (replayed "
         "on the CPU from the program's own decisions: the reads the interpreter "
         "counts in `bfs` and `bfs_bottom_up`; on the two-hop path the reached "
-        "edges): then it is **unexplained**, with the worst such pair. "
-        "Per-source times, reached edges, levels, depths and replayed reads are "
-        "in `robust.json`."
+        f"edges){counted}: then it is **unexplained**, with the worst such pair. "
+        "Per-source times, reached edges, levels, depths, replayed reads and "
+        "counted edge visits are in `robust.json`."
     )
     planned = meta.get("planned")
     if planned is not None and len(cells) < planned:

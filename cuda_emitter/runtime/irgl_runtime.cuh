@@ -49,11 +49,13 @@
 // templates (else they are declared, IRGL_RUNTIME_LIBRARY). IRGL_HOST_API
 // marks them: inline in a header-only build, exported from the runtime
 // library, plain declarations in a program linked with it.
-// (A module's __device__ variables are its own: the distributed runtime's
-// and the control-kernel profile's host code reads the program's.)
-#if defined(IRGL_RUNTIME_LIBRARY) && \
-    (defined(IRGL_DISTRIBUTED) || defined(IRGL_RUNTIME_LIBRARY_BUILD) || defined(IRGL_PROFILE_CONTROL))
-#error "IRGL_RUNTIME_LIBRARY: not with IRGL_DISTRIBUTED, IRGL_RUNTIME_LIBRARY_BUILD or IRGL_PROFILE_CONTROL"
+// (A module's __device__ variables are its own: the distributed runtime's,
+// the control-kernel profile's and the edge counter's host code reads the
+// program's.)
+#if defined(IRGL_RUNTIME_LIBRARY) &&                                                            \
+    (defined(IRGL_DISTRIBUTED) || defined(IRGL_RUNTIME_LIBRARY_BUILD) || defined(IRGL_PROFILE_CONTROL) || \
+     defined(IRGL_COUNT_EDGES))
+#error "IRGL_RUNTIME_LIBRARY: not with IRGL_DISTRIBUTED, IRGL_RUNTIME_LIBRARY_BUILD, IRGL_PROFILE_CONTROL or IRGL_COUNT_EDGES"
 #endif
 #if IRGL_HOST_CODE && !defined(IRGL_RUNTIME_LIBRARY)
 #define IRGL_HOST_IMPL 1
@@ -269,8 +271,20 @@ __host__ __device__ __forceinline__ irgl_index irgl_graph_num_edges(irgl::Graph 
 __device__ __forceinline__ irgl_index irgl_graph_first_edge(irgl::Graph g, irgl_index n) {
   return g.row_start[n];
 }
+#ifdef IRGL_COUNT_EDGES
+// Edge-range counter of a counting build (-DIRGL_COUNT_EDGES; for
+// measuring work, never for timing): the degree of every node whose edge
+// range a thread takes (irgl_graph_last_edge), summed. For a loop over all
+// of a node's edges (SSSP's relaxations) that is the edges it visits; a
+// loop that stops early, or an interleaved copy that takes a range again,
+// counts its whole range. Read and reset by irgl_edge_ranges_take.
+__device__ unsigned long long irgl_edge_ranges;
+#endif
 /// One past the last edge of node n: row_start[n+1].
 __device__ __forceinline__ irgl_index irgl_graph_last_edge(irgl::Graph g, irgl_index n) {
+#ifdef IRGL_COUNT_EDGES
+  atomicAdd(&irgl_edge_ranges, static_cast<unsigned long long>(g.row_start[n + 1] - g.row_start[n]));
+#endif
   return g.row_start[n + 1];
 }
 /// Out-degree of node n.
@@ -2156,6 +2170,19 @@ IRGL_EXPORT int irgl_device_memory(int64_t* out) {
     out[1] = static_cast<int64_t>(total_bytes);
   });
 }
+
+#ifdef IRGL_COUNT_EDGES
+/// A counting build's edge ranges since the last call (see
+/// irgl_edge_ranges), then zero; synchronizes. 0 = ok, 1 = error.
+extern "C" __attribute__((used, visibility("default"))) int irgl_edge_ranges_take(unsigned long long* out) {
+  return irgl::guard([&] {
+    const unsigned long long zero = 0;
+    IRGL_CHECK(cudaDeviceSynchronize());
+    IRGL_CHECK(cudaMemcpyFromSymbol(out, irgl_edge_ranges, sizeof(zero)));
+    IRGL_CHECK(cudaMemcpyToSymbol(irgl_edge_ranges, &zero, sizeof(zero)));
+  });
+}
+#endif
 
 /// Name of the current CUDA device, or nullptr (message stored) if none.
 IRGL_EXPORT const char* irgl_device_name() {

@@ -143,6 +143,7 @@ def test_runtime_library_key_follows_index_width_and_flags(tmp_path: Path) -> No
     assert _prepare(program, ["-arch=sm_90", "-DIRGL_SYNC_LAUNCH"], ())[4] != base
     # the profile's counters live in the program's module: whole header
     assert _prepare(program, ["-DIRGL_PROFILE_CONTROL"], ())[4] is None
+    assert _prepare(program, ["-DIRGL_COUNT_EDGES"], ())[4] is None  # its counter too
     host_c = EmittedProgram(program.cuda, (), True)
     assert _prepare(host_c, ["-arch=sm_90"], ())[4] == base  # the same library
     assert "-DIRGL_HOST_C_TEXT" in _prepare(host_c, ["-arch=sm_90"], ())[2]

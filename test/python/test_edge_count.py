@@ -1,0 +1,164 @@
+"""Counting builds (nvcc flag ``-DIRGL_COUNT_EDGES``): the runtime sums the
+degree of every node whose edge range a thread takes, and
+``Program.edge_ranges_take`` reads it; the robustness benchmark uses it to
+tie SSSP's per-source times to the edges it relaxed."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from irgl_interpreter.apps import interp_program
+from irgl_runner.apps import load_app
+from irgl_runner.generators import generate
+from irgl_runner.robust import (
+    RobustCell,
+    SourceRun,
+    count_edges,
+    explain_spread,
+    pick_sources,
+)
+
+
+def test_counting_build_compiles_and_exports_the_counter() -> None:
+    """SSSP's program with the counter compiles (the whole header: the
+    counter is a device variable of the program's module) and exports
+    irgl_edge_ranges_take; a plain build does not."""
+    from conftest import COMPILE_CHECK_FLAGS, nvcc_path, shared_build_cache
+
+    from irgl_runner.build import DEFAULT_NVCC_FLAGS, build
+
+    if nvcc_path() is None:
+        pytest.skip("nvcc not found")
+    sssp = load_app("sssp").mlir
+    flags = (*DEFAULT_NVCC_FLAGS, *COMPILE_CHECK_FLAGS)
+    cache = shared_build_cache()  # the plain build is other tests' too
+    counting = build(sssp, flags=(*flags, "-DIRGL_COUNT_EDGES"), cache=cache)
+    plain = build(sssp, flags=flags, cache=cache)
+
+    def exports(so: Path) -> str:
+        return subprocess.run(
+            ["nm", "-D", "--defined-only", str(so)], capture_output=True, text=True
+        ).stdout
+
+    assert "irgl_edge_ranges_take" in exports(counting)
+    assert "irgl_edge_ranges_take" not in exports(plain)
+
+
+class _Counting:
+    """An interpreter program posing as a counting build: its edge ranges are
+    the interpreter's edge visits since the last take."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        self.taken = 0
+        self.calls = 0
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def call(self, host_fn: str, *args: object) -> object:
+        self.calls += 1
+        return self.inner.call(host_fn, *args)  # type: ignore[attr-defined]
+
+    def edge_ranges_take(self) -> int:
+        visits = self.inner.stats.edge_visits  # type: ignore[attr-defined]
+        taken, self.taken = visits - self.taken, visits
+        return taken
+
+
+def test_count_edges_gives_each_source_one_counted_run() -> None:
+    """count_edges runs the counting build once per source and sets
+    edge_visits to what that run took: none from an isolated node, every
+    stored edge of the reached part at least once from the others."""
+    app = load_app("sssp")
+    graph = generate("rmat:6@1")
+    sources = pick_sources(graph, 4)
+    runs = [SourceRun(node, role, 0, "passed") for node, role in sources]
+    counter = _Counting(interp_program(app, "sequential"))
+    count_edges(app, counter, graph, runs)  # type: ignore[arg-type]
+    assert counter.calls == len(runs)
+    degrees = graph.degrees()
+    for run in runs:
+        assert run.edge_visits is not None
+        if run.role == "isolated":
+            assert run.edge_visits == 0
+        else:
+            assert run.edge_visits >= int(degrees[run.node]) > 0
+
+
+def _sssp_cell(*runs: tuple[float, int | None]) -> RobustCell:
+    """SSSP sources of the same reached edges, levels and depth, with these
+    (median ms, edge visits)."""
+    sources = [
+        SourceRun(
+            k, "random", 4, "passed", [ms], ms, 50, 500, 6, 300, edge_visits=visits
+        )
+        for k, (ms, visits) in enumerate(runs)
+    ]
+    return RobustCell(
+        "sssp", "g", "passed", 64, 500, [ms for ms, _ in runs], sources, "GPU", "now"
+    )
+
+
+def test_spread_explained_by_edge_visits() -> None:
+    """Same reached edges, levels and depth: a source that relaxed 3x the
+    edges is explained, one that relaxed as many is not, and without counts
+    the verdict is as before."""
+    assert explain_spread(_sssp_cell((1.0, 20_000), (3.0, 60_000))).explained  # type: ignore[union-attr]
+    same = explain_spread(_sssp_cell((1.0, 20_000), (3.0, 21_000)))
+    assert same is not None and same.unexplained == [1]
+    assert "edge visits 21,000 vs 20,000" in same.reason
+    uncounted = explain_spread(_sssp_cell((1.0, None), (3.0, None)))
+    assert uncounted is not None and uncounted.unexplained == [1]
+    assert "edge visits" not in uncounted.reason
+
+
+@pytest.mark.gpu
+def test_counting_build_counts_sssp_relaxations(tmp_path: Path) -> None:
+    """On the GPU: nothing from an isolated source; from the others at least
+    the reached part's stored edges (every reached node relaxes its edges at
+    least once); a plain build says it counts nothing."""
+    from irgl_runner.api import Program
+    from irgl_runner.build import DEFAULT_NVCC_FLAGS, build
+    from irgl_runner.errors import IrglError
+    from irgl_runner.robust import reached_work
+
+    app = load_app("sssp")
+    graph = generate("rmat:10@3")
+    sources = pick_sources(graph, 6)
+    runs = [SourceRun(node, role, 0, "passed") for node, role in sources]
+    flags = (*DEFAULT_NVCC_FLAGS, "-DIRGL_COUNT_EDGES")
+    counter = Program(build(app.mlir, flags=flags, cache=tmp_path))
+    count_edges(app, counter, graph, runs)
+    reference = interp_program(app, "sequential")
+    for run in runs:
+        assert run.edge_visits is not None
+        if run.role == "isolated":
+            assert run.edge_visits == 0
+            continue
+        dist = _sssp_distances(reference, app, graph, run.node)
+        _, reached_edges, _, _ = reached_work(graph, dist, run.node)
+        assert run.edge_visits >= reached_edges > 0
+    plain = Program(build(app.mlir, cache=tmp_path))
+    with pytest.raises(IrglError, match="-DIRGL_COUNT_EDGES"):
+        plain.edge_ranges_take()
+
+
+def _sssp_distances(
+    program: object, app: object, graph: object, source: int
+) -> np.ndarray:
+    """SSSP's distances from ``source`` on the interpreter."""
+    from irgl_runner.apps import RunContext
+
+    ctx = RunContext(app, graph, source)  # type: ignore[arg-type]
+    ctx.device_graph = program.upload_graph(graph)  # type: ignore[attr-defined]
+    for spec in app.outputs:  # type: ignore[attr-defined]
+        values = spec.initial(ctx)
+        array = program.alloc(len(values), np.dtype(spec.dtype))  # type: ignore[attr-defined]
+        ctx.arrays[spec.name] = array.from_numpy(values)
+    program.call(app.host_fn, *app.args(ctx))  # type: ignore[attr-defined]
+    return ctx.arrays[app.primary_output].to_numpy()  # type: ignore[attr-defined]
