@@ -123,6 +123,9 @@ class ControlLowering:
         """`gpu.block_id x` and `gpu.grid_dim x` (when some body is gridded)."""
         self.block_mode = False
         """Building code that block 0 alone runs (small-worklist mode)."""
+        self.small_flag: SSAValue | None = None
+        """Building a round that both the grid and block 0 alone run (the
+        small-worklist mode's `merged` form): true while block 0 runs it."""
         self.drained: set[str] = set()
         """Kernels whose retry storms block 0 drains (gridded and sized:
         `_drain`)."""
@@ -172,8 +175,17 @@ class ControlLowering:
             at: LoweringBuilder, worklists: Sequence[SSAValue], size: SSAValue | None
         ) -> None:
             call(at, worklists, size, grid_args)
-            if not self.block_mode:
+            if self.block_mode:
+                return
+            if self.small_flag is None:
                 rt_call(at, "irgl_grid_sync", [])
+                return
+            # the merged round: a grid barrier unless block 0 runs it alone
+            grid = scf.IfOp(at.negate(self.small_flag), [], Region(Block()))
+            at.insert(grid)
+            inside = at.nested(InsertPoint.at_end(grid.true_region.block))
+            rt_call(inside, "irgl_grid_sync", [])
+            inside.insert(scf.YieldOp())
 
         if not uses_worklist:
             run(b, [], None)
@@ -205,7 +217,13 @@ class ControlLowering:
         if self.block_mode:
             return [b.index(0), b.index(1)]
         assert self.geometry is not None, "gridded bodies need the geometry"
-        return list(self.geometry)
+        if self.small_flag is None:
+            return list(self.geometry)
+        block, blocks = self.geometry
+        return [
+            b.op(arith.SelectOp(self.small_flag, b.index(0), block)),
+            b.op(arith.SelectOp(self.small_flag, b.index(1), blocks)),
+        ]
 
     def _prologue(self, b: LoweringBuilder) -> None:
         """Thread 0 empties the spare worklist and resets the next cell slots
@@ -258,6 +276,8 @@ class ControlLowering:
             grid_round(body)
             return loop.results[0], loop.results[1], loop.results[2]
         storm = rt_value(body, "irgl_ctl_drain_storm", [new_size, after.args[4]])
+        if self.small_flag is not None:  # block 0 alone drains nothing
+            storm = body.op(arith.AndIOp(storm, body.negate(self.small_flag)))
         branch = scf.IfOp(storm, types, Region(Block()), Region(Block()))
         body.insert(branch)
         drained = body.nested(InsertPoint.at_end(branch.true_region.block))

@@ -159,9 +159,11 @@ class _Outliner:
         control_block: int = 0,
         control_resident: int = 0,
         small_worklist_us: int = 0,
+        small_worklist_merged: bool = False,
     ):
         self.module = module
         self.small_worklist_us = small_worklist_us
+        self.small_worklist_merged = small_worklist_merged
         self.size_arg = size_arg
         self.control_block = control_block
         self.control_resident = control_resident
@@ -400,6 +402,7 @@ class _Outliner:
             mailbox,
             self.small_worklist,
             self.small_worklist_us,
+            self.small_worklist_merged,
         )
         common = (
             plan,
@@ -536,6 +539,12 @@ class OutlineIterations(ModulePass):
     step of block 0 that takes longer ends the mode for the rest of the
     control kernel."""
 
+    small_worklist_merged: bool = False
+    """Build a small-worklist loop's round once, for the grid and for block
+    0 alone (geometry and barriers chosen at run time), instead of a grid
+    round and a copy for block 0: each device body is inlined once (BFS's
+    two-hop body is about a third of its device code)."""
+
     control_block: int = 0
     """Largest control block size to pick from the sizes the kernels admit
     (0: the largest they admit), a power of two from 32 to 1024."""
@@ -564,6 +573,7 @@ class OutlineIterations(ModulePass):
             self.control_block,
             self.control_resident,
             self.small_worklist_us,
+            self.small_worklist_merged,
         )
         outliner.retry_backoff = self.retry_backoff
         outliner.retry_drain = self.retry_drain

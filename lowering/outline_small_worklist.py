@@ -41,7 +41,7 @@ mode (`SmallWorklistLowering`, on top of `ControlLowering`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, gpu, memref, scf
@@ -268,6 +268,10 @@ class SmallMode:
     """`gpu.block_id x` of the control kernel."""
     limit_us: int = 0
     """A step of block 0 longer than this ends the mode (0: no limit)."""
+    merged: bool = False
+    """Build a loop's round once, for the grid and for block 0 alone (the
+    geometry and the grid barriers chosen at run time), instead of a grid
+    round and a copy of it for block 0: each device body is inlined once."""
 
 
 def check_small_worklist_option(value: int, owner: str) -> None:
@@ -312,6 +316,7 @@ def small_mode_of(
     mailbox: dict[Attribute, SSAValue],
     threshold: int,
     limit_us: int,
+    merged: bool = False,
 ) -> tuple[tuple[SSAValue, SSAValue] | None, SmallMode | None]:
     """The launch geometry the gridded device bodies take (read at the top
     of the control kernel, at `device`) and the small-worklist mode of
@@ -323,7 +328,7 @@ def small_mode_of(
     blocks = device.op(gpu.GridDimOp(x))
     if not loops:
         return (block, blocks), None
-    mode = SmallMode(threshold, set(loops), Mailbox(mailbox), block, limit_us)
+    mode = SmallMode(threshold, set(loops), Mailbox(mailbox), block, limit_us, merged)
     return (block, blocks), mode
 
 
@@ -363,6 +368,8 @@ class SmallWorklistLowering(ControlLowering):
         small = self.small
         if self.block_mode or loop not in small.loops:
             return super()._round(b, loop, carried, build)
+        if small.merged:
+            return self._merged_round(b, carried, build)
         entry = self.state
         assert entry.size is not None, "the loop carries the size of in"
         threshold = b.index(small.threshold)
@@ -402,13 +409,71 @@ class SmallWorklistLowering(ControlLowering):
         self.state = ControlState.of(results[1 + len(carried) :], True)
         return results
 
-    def _block_rounds(
+    def _fits(self, b: LoweringBuilder) -> SSAValue:
+        """Whether `in` is small enough for block 0 alone (and the mode not
+        ended by its time limit)."""
+        size = self.state.size
+        assert size is not None, "the loop carries the size of in"
+        fits = b.op(arith.CmpiOp(size, b.index(self.small.threshold), "sle"))
+        if self.small.limit_us > 0:
+            allowed = rt_value(b, "irgl_ctl_small_allowed", [self.status])
+            fits = b.op(arith.AndIOp(fits, allowed))
+        return fits
+
+    def _merged_round(
         self, b: LoweringBuilder, carried: list[SSAValue], build: RoundBuilder
     ) -> list[SSAValue]:
-        """Block 0's rounds: do { round } while (condition and in holds at
-        most `threshold` items); returns the condition, the carried values
-        and the state after the last round."""
-        self.block_mode = True
+        """The `merged` form of `_round`: the same switch between the grid
+        and block 0, with one copy of the round. `small` = whether `in` fits;
+        if small, a grid barrier (every block done with the last grid step);
+        the grid (not small) or block 0 (small) runs rounds, the grid one,
+        block 0 while they stay small, the round choosing its geometry and
+        barriers by `small`; if small, block 0 posts the state and every
+        block loads it after a grid barrier."""
+        small = self.small
+        entry = self.state
+        fits = self._fits(b)
+        types = [i1, *(v.type for v in carried), *entry.types()]
+        _if_then(b, fits, lambda at: rt_call(at, "irgl_grid_sync", []))
+        runs = b.op(
+            arith.OrIOp(
+                b.negate(fits), b.op(arith.CmpiOp(small.block, b.index(0), "eq"))
+            )
+        )
+        active = scf.IfOp(runs, types, Region(Block()), Region(Block()))
+        b.insert(active)
+        at = b.nested(InsertPoint.at_end(active.true_region.block))
+        self.small_flag = fits
+        ran = self._rounds_while(at, carried, build, fits)
+        self.small_flag = None
+        _if_then(at, fits, lambda inner: small.mailbox.post(inner, ran))
+        at.insert(scf.YieldOp(*ran))
+        idle = b.nested(InsertPoint.at_end(active.false_region.block))
+        # (blocks other than 0 in the small mode: replaced by the mailbox)
+        idle.insert(scf.YieldOp(idle.const(0, i1), *carried, *entry.values()))
+        handover = scf.IfOp(fits, types, Region(Block()), Region(Block()))
+        b.insert(handover)
+        alone = b.nested(InsertPoint.at_end(handover.true_region.block))
+        rt_call(alone, "irgl_grid_sync", [])
+        alone.insert(scf.YieldOp(*small.mailbox.fetch(alone, types)))
+        grid = b.nested(InsertPoint.at_end(handover.false_region.block))
+        grid.insert(scf.YieldOp(*active.results))
+        results: list[SSAValue] = list(handover.results)
+        self.state = ControlState.of(results[1 + len(carried) :], True)
+        return results
+
+    def _rounds_while(
+        self,
+        b: LoweringBuilder,
+        carried: list[SSAValue],
+        build: RoundBuilder,
+        small: SSAValue | None,
+    ) -> list[SSAValue]:
+        """do { round } while (condition and in holds at most `threshold`
+        items [and, with `small`, small]); returns the condition, the carried
+        values and the state after the last round. Block 0's rounds
+        (`small` None: built in block mode), or the merged rounds: one round
+        of the grid when `small` is false."""
         carried_types = [v.type for v in carried]
         state_types = self.state.types()
         before = Block(arg_types=[*carried_types, *state_types])
@@ -431,10 +496,51 @@ class SmallWorklistLowering(ControlLowering):
         fits = body.op(arith.CmpiOp(size, body.index(self.small.threshold), "sle"))
         if start is not None:
             limit = body.const(1000 * limit_us, i64)
-            quick = rt_value(body, "irgl_ctl_small_quick", [start, limit, self.status])
+            if small is None:
+                quick = rt_value(
+                    body, "irgl_ctl_small_quick", [start, limit, self.status]
+                )
+            else:  # a grid round's time says nothing about block 0's
+                check = scf.IfOp(small, [i1], Region(Block()), Region(Block()))
+                body.insert(check)
+                timed = body.nested(InsertPoint.at_end(check.true_region.block))
+                timed.insert(
+                    scf.YieldOp(
+                        rt_value(
+                            timed, "irgl_ctl_small_quick", [start, limit, self.status]
+                        )
+                    )
+                )
+                untimed = body.nested(InsertPoint.at_end(check.false_region.block))
+                untimed.insert(scf.YieldOp(untimed.const(1, i1)))
+                quick = check.results[0]
             fits = body.op(arith.AndIOp(fits, quick))
+        if small is not None:
+            fits = body.op(arith.AndIOp(fits, small))
         stay = body.op(arith.AndIOp(condition, fits))
         body.insert(scf.ConditionOp(stay, condition, *values, *self.state.values()))
         after.add_op(scf.YieldOp(*after.args[1:]))
+        results: list[SSAValue] = list(loop.results)
+        return results
+
+    def _block_rounds(
+        self, b: LoweringBuilder, carried: list[SSAValue], build: RoundBuilder
+    ) -> list[SSAValue]:
+        """Block 0's rounds: do { round } while (condition and in holds at
+        most `threshold` items); returns the condition, the carried values
+        and the state after the last round."""
+        self.block_mode = True
+        results = self._rounds_while(b, carried, build, None)
         self.block_mode = False
-        return list(loop.results)
+        return results
+
+
+def _if_then(
+    b: LoweringBuilder, condition: SSAValue, then: Callable[[LoweringBuilder], object]
+) -> None:
+    """`if (condition) { then }` at `b`."""
+    branch = scf.IfOp(condition, [], Region(Block()))
+    b.insert(branch)
+    inner = b.nested(InsertPoint.at_end(branch.true_region.block))
+    then(inner)
+    inner.insert(scf.YieldOp())

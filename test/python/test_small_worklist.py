@@ -47,6 +47,13 @@ PIPELINES = {
     # a time limit every step exceeds: the mode ends after its first step
     "timed_out": "lower-irgl{small_worklist=1000000000 small_worklist_us=1}",
     "timed": "lower-irgl{small_worklist_us=20}",
+    # one copy of the round for the grid and block 0 (small_worklist_merged)
+    "merged": "lower-irgl{small_worklist_merged=true}",
+    "merged_low": "lower-irgl{small_worklist=16 small_worklist_merged=true}",
+    "merged_timed_out": (
+        "lower-irgl{small_worklist=1000000000 small_worklist_us=1 "
+        "small_worklist_merged=true}"
+    ),
 }
 
 #: A looping Pipe whose kernel retries the first arrival of every item, and
@@ -196,6 +203,39 @@ def test_small_worklist_cuda_compiles(app: str, tmp_path: Path) -> None:
     assert ", (irgl_index)0, (irgl_index)1);" in control
     assert control.count("irgl_grid_sync();") >= 3
     assert nvcc_object_errors(cuda) is None
+
+
+@pytest.mark.parametrize("app", [*MODE_APPS, "retry", "levels"])
+def test_merged_rounds_call_each_body_once(app: str, tmp_path: Path) -> None:
+    """`small_worklist_merged`: the control kernel calls each device body
+    once (one copy for the grid and block 0, the geometry chosen at run
+    time) where the default calls it twice; with a time limit, retries and
+    a carried level too; the CUDA compiles."""
+    if app in ("retry", "levels"):
+        mlir = tmp_path / f"{app}.mlir"
+        mlir.write_text(RETRY_PIPE if app == "retry" else LEVELS_UNTIL_STOP)
+    else:
+        mlir = ROOT / "benchmarks" / app / f"{app}.mlir"
+    options = "small_worklist=64 small_worklist_us=32"
+    merged = _lower(
+        mlir, "-p", f"lower-irgl{{{options} small_worklist_merged=true}}", "-t", "cuda"
+    )
+    plain = _lower(mlir, "-p", f"lower-irgl{{{options}}}", "-t", "cuda")
+    assert merged.returncode == 0 and plain.returncode == 0, merged.stderr
+
+    def calls(cuda: str) -> int:
+        """Device-body calls in the first control kernel's definition."""
+        head = re.search(r" main_control\([^;{]*\) \{", cuda)  # not a declaration
+        assert head is not None
+        control = cuda[head.start() :]
+        control = control[: control.index("\n}\n")]
+        return len(re.findall(r"\b\w+_device\(", control))
+
+    assert 0 < calls(merged.stdout) < calls(plain.stdout)
+    # block 0 of 1 block, or the launch's geometry, chosen at run time
+    assert re.search(r"= \w+ \? 0 : \w+;", merged.stdout)
+    assert re.search(r"= \w+ \? 1 : \w+;", merged.stdout)
+    assert nvcc_object_errors(merged.stdout) is None
 
 
 def test_time_limit_cuda_compiles(tmp_path: Path) -> None:

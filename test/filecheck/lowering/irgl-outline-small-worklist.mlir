@@ -7,6 +7,7 @@
 // RUN: not irgl-opt %s --split-input-file -p 'lower-irgl{small_worklist=-1}' 2>&1 | filecheck %s --check-prefix=NEGATIVE
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=64 small_worklist_us=32}' | filecheck %s --check-prefix=TIMED
 // RUN: not irgl-opt %s --split-input-file -p 'lower-irgl{small_worklist_us=-5}' 2>&1 | filecheck %s --check-prefix=NEGATIVE-US
+// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=64 small_worklist_merged=true}' | filecheck %s --check-prefix=MERGED
 
 // The small-worklist mode of a control loop (irgl-outline-iterations
 // `small_worklist`): at a round boundary where `in` holds at most the
@@ -119,6 +120,58 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
 // CHECK:             scf.yield %{{.*}}, %{{.*}}, %[[OUT]], %[[SP]], %[[RT]], %[[IN]], %[[GSZ]], %{{.*}} : i1, i32
 // CHECK-NEXT:      }
 // CHECK-NEXT:      scf.yield {{.*}} : i1, i32, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, index, index
+
+// `small_worklist_merged`: the same switch with one copy of the round. If
+// in fits, a grid barrier; the grid (it does not fit) or block 0 (it fits)
+// runs rounds: the body takes block 0 of 1 or the launch's geometry, a grid
+// barrier follows it unless in fits, and the rounds go on while in fits
+// (one round of the grid); block 0 posts the state, and after a grid
+// barrier every block loads it.
+// MERGED:          %[[BLOCK:.*]] = "gpu.block_id"() <{dimension = #gpu<dim x>}>
+// MERGED-NEXT:     %[[BLOCKS:.*]] = "gpu.grid_dim"() <{dimension = #gpu<dim x>}>
+// MERGED:        } do {
+// MERGED-NEXT:   ^{{.*}}(%[[L:[0-9a-z_]+]]: i32, %[[IN:[0-9a-z_]+]]: !irgl_rt.worklist, %[[OUT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[RT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[SP:[0-9a-z_]+]]: !irgl_rt.worklist, %[[SZ:[0-9a-z_]+]]: index, %[[EP:[0-9a-z_]+]]: index):
+// MERGED-NEXT:     %[[T:.*]] = arith.constant 64 : index
+// MERGED-NEXT:     %[[FITS:.*]] = arith.cmpi sle, %[[SZ]], %[[T]] : index
+// MERGED-NEXT:     scf.if %[[FITS]] {
+// MERGED-NEXT:       func.call @irgl_grid_sync()
+// MERGED-NEXT:     }
+// MERGED:          %[[GRID:.*]] = arith.xori %[[FITS]], %{{.*}} : i1
+// MERGED:          %[[B0:.*]] = arith.cmpi eq, %[[BLOCK]], %{{.*}} : index
+// MERGED-NEXT:     %[[RUNS:.*]] = arith.ori %[[GRID]], %[[B0]] : i1
+// MERGED-NEXT:     %{{.*}} = scf.if %[[RUNS]] -> (i1, i32, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, index, index) {
+// MERGED-NEXT:       %[[R0:[0-9]+]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} = scf.while
+// MERGED-NEXT:         func.call @irgl_ctl_clear
+// MERGED-NEXT:         %[[ZERO:.*]] = arith.constant 0 : index
+// MERGED-NEXT:         %[[WHICH:.*]] = arith.select %[[FITS]], %[[ZERO]], %[[BLOCK]] : index
+// MERGED-NEXT:         %[[ONE:.*]] = arith.constant 1 : index
+// MERGED-NEXT:         %[[HOW:.*]] = arith.select %[[FITS]], %[[ONE]], %[[BLOCKS]] : index
+// MERGED-NEXT:         func.call @step_device(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[WHICH]], %[[HOW]])
+// MERGED:              %[[NOT:.*]] = arith.xori %[[FITS]], %{{.*}} : i1
+// MERGED-NEXT:         scf.if %[[NOT]] {
+// MERGED-NEXT:           func.call @irgl_grid_sync()
+// MERGED-NEXT:         }
+// MERGED-NEXT:         %[[NSZ:.*]] = func.call @irgl_ctl_size_check
+// MERGED:              %[[FITS2:.*]] = arith.cmpi sle, %[[NSZ]], %{{.*}} : index
+// MERGED-NEXT:         %[[SMALL:.*]] = arith.andi %[[FITS2]], %[[FITS]] : i1
+// MERGED-NEXT:         %[[STAY:.*]] = arith.andi %{{.*}}, %[[SMALL]] : i1
+// MERGED-NEXT:         scf.condition(%[[STAY]])
+// MERGED:            scf.if %[[FITS]] {
+// MERGED-NEXT:         func.call @irgl_is_first_thread()
+// MERGED:            scf.yield %[[R0]], {{.*}} : i1, i32,
+// MERGED-NEXT:     } else {
+// MERGED-NEXT:       %[[NO:.*]] = arith.constant false
+// MERGED-NEXT:       scf.yield %[[NO]], %[[L]], %[[IN]], %[[OUT]], %[[RT]], %[[SP]], %[[SZ]], %[[EP]] : i1, i32,
+// MERGED-NEXT:     }
+// MERGED-NEXT:     %{{.*}} = scf.if %[[FITS]] -> (i1, i32, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, index, index) {
+// MERGED-NEXT:       func.call @irgl_grid_sync()
+// MERGED-NEXT:       arith.constant 0 : index
+// MERGED-NEXT:       memref.load
+// MERGED:          } else {
+// MERGED-NEXT:       scf.yield
+// MERGED-NEXT:     }
+// MERGED-NOT:      func.call @step_device
+// MERGED:        "gpu.return"
 
 // The default threshold: two items per thread of a 1024-thread block.
 // DEFAULT-LABEL: func.func @main
