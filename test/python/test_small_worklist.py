@@ -211,8 +211,8 @@ def test_merged_rounds_call_each_body_once(app: str, tmp_path: Path) -> None:
     once (one copy for the grid and block 0, the geometry chosen at run
     time) where the default calls it twice; with a time limit, retries and
     a carried level too; the retry Pipe's CUDA compiles (BFS's merged form,
-    the same control flow around the two-hop body, was built by hand:
-    RESULTS' compile-time section)."""
+    the same control flow around the two-hop body, is built for the
+    compile-time figures in RESULTS)."""
     if app in ("retry", "levels"):
         mlir = tmp_path / f"{app}.mlir"
         mlir.write_text(RETRY_PIPE if app == "retry" else LEVELS_UNTIL_STOP)
