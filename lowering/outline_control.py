@@ -129,6 +129,10 @@ class ControlLowering:
         self.drained: set[str] = set()
         """Kernels whose retry storms block 0 drains (gridded and sized:
         `_drain`)."""
+        self.retry_merged = False
+        """An invocation that retries runs its first attempt and its retry
+        rounds from one call of its body (a do-while), not from a call
+        before the retry loop and one inside it."""
 
     # -- steps ---------------------------------------------------------
 
@@ -192,8 +196,18 @@ class ControlLowering:
         else:
             size = self._in_size(b) if name in self.sized else None
             w_in, w_out, w_retry, w_spare = self.state.worklists
-            run(b, [w_in, w_out, w_retry if self.plan.uses_retry else w_spare], size)
-            if launch.retries:
+            if launch.retries and self.retry_merged:
+                drain = None
+                if name in self.drained and not self.block_mode and size is not None:
+                    drain = _Drain(call, w_out, self.status, size)
+                w_in, w_retry, w_spare = self._attempts(
+                    b, run, w_in, w_out, w_retry, w_spare, size, drain
+                )
+            else:
+                run(
+                    b, [w_in, w_out, w_retry if self.plan.uses_retry else w_spare], size
+                )
+            if launch.retries and not self.retry_merged:
                 drain = None
                 if name in self.drained and not self.block_mode and size is not None:
                     drain = _Drain(call, w_out, self.status, size)
@@ -232,6 +246,69 @@ class ControlLowering:
             rt_call(b, "irgl_ctl_clear", [self.state.worklists[3]])
         for cell in self.cells.values():
             rt_call(b, "irgl_ctl_cell_prepare", [cell, self.state.epoch])
+
+    def _attempts(
+        self,
+        b: LoweringBuilder,
+        run: Callable[[LoweringBuilder, Sequence[SSAValue], SSAValue | None], None],
+        w_in: SSAValue,
+        w_out: SSAValue,
+        w_retry: SSAValue,
+        w_spare: SSAValue,
+        size: SSAValue | None,
+        drain: _Drain | None = None,
+    ) -> tuple[SSAValue, SSAValue, SSAValue]:
+        """The first attempt and the retry rounds of an invocation from one
+        call of its body (`retry_merged`): do { run(in, out, retry); n :=
+        the size of retry } while (n > 0: in, retry, spare := retry, spare,
+        in (emptied)). The worklists, the emptying and, with `drain`, the
+        storm test (at most one in 16 of the round's items won, at most 64:
+        block 0 drains the retried items, and the loop ends) are those of the
+        first attempt followed by `_retry_rounds`; returns (in, retry, spare)
+        after the last round."""
+        types = [WorklistType()] * 3
+        index = IndexType()
+        sized = [size] if size is not None else []
+        before = Block(arg_types=[*types, *(v.type for v in sized)])
+        after = Block(arg_types=[*types, index])
+        loop = scf.WhileOp(
+            [w_in, w_retry, w_spare, *sized], [*types, index], [before], [after]
+        )
+        b.insert(loop)
+        body = b.nested(InsertPoint.at_end(before))
+        cur_in, cur_retry, cur_spare = before.args[:3]
+        cur_size = before.args[3] if size is not None else None
+        run(body, [cur_in, w_out, cur_retry], cur_size)
+        retried = rt_value(body, "irgl_ctl_size_check", [cur_retry, self.status])
+        live = positive(body, retried)
+        if drain is not None:
+            assert cur_size is not None and self.geometry is not None
+            storm = rt_value(body, "irgl_ctl_drain_storm", [retried, cur_size])
+            storm = body.op(arith.AndIOp(live, storm))
+            if self.small_flag is not None:  # block 0 alone drains nothing
+                storm = body.op(arith.AndIOp(storm, body.negate(self.small_flag)))
+            branch = scf.IfOp(storm, [i1], Region(Block()), Region(Block()))
+            body.insert(branch)
+            drained = body.nested(InsertPoint.at_end(branch.true_region.block))
+            # every block has read the retried items' count before block 0
+            # changes it; the retried items are done after the second barrier
+            rt_call(drained, "irgl_grid_sync", [])
+            drain.build(drained, self.geometry[0], cur_retry, cur_spare, retried)
+            rt_call(drained, "irgl_grid_sync", [])
+            drained.insert(scf.YieldOp(boolean(drained, False)))
+            kept = body.nested(InsertPoint.at_end(branch.false_region.block))
+            kept.insert(scf.YieldOp(live))
+            live = branch.results[0]
+        body.insert(scf.ConditionOp(live, cur_in, cur_retry, cur_spare, retried))
+        rounds = b.nested(InsertPoint.at_end(after))
+        old_in, new_in, new_retry, new_size = after.args
+        rt_call(rounds, "irgl_ctl_clear", [old_in])
+        rounds.insert(
+            scf.YieldOp(
+                new_in, new_retry, old_in, *([new_size] if size is not None else [])
+            )
+        )
+        return loop.results[0], loop.results[1], loop.results[2]
 
     def _retry_rounds(
         self,

@@ -189,6 +189,9 @@ class _Outliner:
         """Block 0 drains the retry storms of the kernels that can run in one
         block but for their grid barriers (OutlineIterations option
         `retry_drain`)."""
+        self.retry_merged = False
+        """An invocation's first attempt and retry rounds from one call of
+        its body (OutlineIterations option `retry_merged`)."""
         self.drained: set[str] = set()
         """Kernels whose retry storms block 0 drains."""
         self.names = {
@@ -421,6 +424,7 @@ class _Outliner:
             else SmallWorklistLowering(*common, small)
         )
         lowering.drained = self.drained
+        lowering.retry_merged = self.retry_merged
         if isinstance(op, IterateOp):
             results, identities = lowering.iterate(device, op, candidates)
             for slot, identity in identities.items():
@@ -518,6 +522,13 @@ class OutlineIterations(ModulePass):
     `retry_backoff`): an Iterate/Pipe whose kernel re-launches retry rounds
     keeps the host loop, whose re-launches shrink the grid."""
 
+    retry_merged: bool = False
+    """An invocation that retries runs its first attempt and its retry rounds
+    from one call of its body (do { run; read the retry list's size } while
+    it holds items) instead of a call before the retry loop and one in it:
+    its device body is inlined once (DMR's refinement body was two copies,
+    a quarter of its nvcc time)."""
+
     retry_drain: bool = True
     """A kernel that retries its lost conflicts (`irgl.retry` without
     merge), reads its worklist's size and needs the whole grid only for its
@@ -577,4 +588,5 @@ class OutlineIterations(ModulePass):
         )
         outliner.retry_backoff = self.retry_backoff
         outliner.retry_drain = self.retry_drain
+        outliner.retry_merged = self.retry_merged
         outliner.run()

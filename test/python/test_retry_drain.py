@@ -15,7 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import run_host_program
+import pytest
+from conftest import nvcc_object_errors, run_host_program
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
@@ -109,3 +110,27 @@ int main() {
 
 def test_drain_arithmetic_on_the_host(tmp_path: Path) -> None:
     run_host_program(tmp_path, "drain", DRAIN_HOST_TEST)
+
+
+@pytest.mark.parametrize("app", ["dmr", "color"])
+def test_retry_merged_calls_the_body_once_per_site(app: str) -> None:
+    """`retry_merged`: the first attempt and the retry rounds share one call
+    of the body (colour keeps the drain's, on block 0 of one block), one
+    fewer than by default; DMR's CUDA compiles so."""
+
+    def calls(cuda: str) -> int:
+        head = re.search(r" main_control\([^;{]*\) \{", cuda)
+        assert head is not None
+        control = cuda[head.start() :]
+        return control[: control.index("\n}\n")].count(f"{BODY[app]}(")
+
+    merged = _irgl_opt(app, "lower-irgl{retry_merged=true}", "-t", "cuda")
+    plain = _irgl_opt(app, "lower-irgl", "-t", "cuda")
+    assert merged.returncode == 0, merged.stderr
+    assert calls(merged.stdout) == calls(plain.stdout) - 1 >= 1
+    if app == "dmr":
+        assert nvcc_object_errors(merged.stdout) is None
+
+
+#: The device body of each app's retrying kernel.
+BODY = {"dmr": "refine_device", "color": "color_device"}

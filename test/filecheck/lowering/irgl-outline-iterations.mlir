@@ -3,6 +3,7 @@
 // RUN: irgl-opt %s --split-input-file -p 'lower-irgl{outline=false}' | filecheck %s --check-prefix=OFF
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{size_arg=false small_worklist=0}' | filecheck %s --check-prefix=NOSIZE
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=0 retry_drain=false}' | filecheck %s --check-prefix=NODRAIN
+// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=0 retry_merged=true}' | filecheck %s --check-prefix=RETRYM
 // RUN: irgl-opt %s --split-input-file -p 'lower-irgl{small_worklist=0}' | filecheck %s --check-prefix=BODY
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{control_block=256}' | filecheck %s --check-prefix=CTL256
 // RUN: not irgl-opt %s -p 'irgl-outline-iterations{control_block=48}' 2>&1 | filecheck %s --check-prefix=CTLBAD
@@ -211,6 +212,46 @@ irgl.kernel host @main(%x: memref<?xi32>, %stop: i1, %n: index) {
 // CHECK-NEXT:      %[[BOTH:.*]] = arith.andi %[[HAS]], %[[NOT]] : i1
 // CHECK-NEXT:      %[[KEEP:.*]] = arith.ori %[[BOTH]], %{{.*}} : i1
 // CHECK-NEXT:      scf.yield %[[KEEP]], %[[OUT]], %{{.*}}, %[[R1]], %[[R0]], %[[HSZ]], %{{.*}}
+
+// retry_merged: the first attempt and the retry rounds from one call of the
+// body, a do-while: run, read the retry list's size, the storm test (block 0
+// drains, and the loop ends), else rotate in/retry/spare (the old in
+// emptied) while the retry list holds items.
+// RETRYM-LABEL: func.func @main
+// RETRYM:         %[[BLK:.*]] = "gpu.block_id"() <{dimension = #gpu<dim x>}>
+// RETRYM-NEXT:    %[[NBLK:.*]] = "gpu.grid_dim"() <{dimension = #gpu<dim x>}>
+// RETRYM:         ^{{.*}}(%[[IN:[0-9a-z_]+]]: !irgl_rt.worklist, %[[OUT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[RT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[SP:[0-9a-z_]+]]: !irgl_rt.worklist, %[[SZ:[0-9a-z_]+]]: index, %[[EP:[0-9a-z_]+]]: index):
+// RETRYM-NEXT:      func.call @irgl_ctl_clear(%[[SP]])
+// RETRYM-NEXT:      func.call @irgl_ctl_cell_prepare(%[[C:.*]], %[[EP]])
+// RETRYM-NEXT:      %[[SLOT:.*]] = func.call @irgl_ctl_cell_slot(%[[C]], %[[EP]])
+// RETRYM-NEXT:      %[[R0:[0-9]+]], %[[R1:[0-9]+]], %[[R2:[0-9]+]], %{{[0-9]+}} = scf.while (%[[A0:.*]] = %[[IN]], %[[A1:.*]] = %[[RT]], %[[A2:.*]] = %[[SP]], %[[A3:.*]] = %[[SZ]])
+// RETRYM-NEXT:        func.call @work_device(%{{.*}}, %[[A0]], %[[OUT]], %[[A1]], %[[SLOT]], %[[A3]], %[[BLK]], %[[NBLK]])
+// RETRYM-NEXT:        func.call @irgl_grid_sync()
+// RETRYM-NEXT:        %[[RSZ:.*]] = func.call @irgl_ctl_size_check(%[[A1]], %{{.*}})
+// RETRYM-NEXT:        %[[RZ:.*]] = arith.constant 0 : index
+// RETRYM-NEXT:        %[[LIVE:.*]] = arith.cmpi sgt, %[[RSZ]], %[[RZ]] : index
+// RETRYM-NEXT:        %[[STORM0:.*]] = func.call @irgl_ctl_drain_storm(%[[RSZ]], %[[A3]])
+// RETRYM-NEXT:        %[[STORM:.*]] = arith.andi %[[LIVE]], %[[STORM0]] : i1
+// RETRYM-NEXT:        %[[GO:.*]] = scf.if %[[STORM]] -> (i1) {
+// RETRYM-NEXT:          func.call @irgl_grid_sync()
+// RETRYM:                 func.call @irgl_wl_window(%[[A1]], %{{.*}})
+// RETRYM:                 func.call @work_device(%{{.*}}, %{{.*}}, %[[OUT]], %[[A2]], %[[SLOT]], %{{.*}}, %{{.*}}, %{{.*}})
+// RETRYM:               func.call @irgl_ctl_drain_move(%[[A1]], %[[A2]], %{{.*}})
+// RETRYM:               func.call @irgl_grid_sync()
+// RETRYM-NEXT:          %[[NO:.*]] = arith.constant false
+// RETRYM-NEXT:          scf.yield %[[NO]] : i1
+// RETRYM-NEXT:        } else {
+// RETRYM-NEXT:          scf.yield %[[LIVE]] : i1
+// RETRYM-NEXT:        }
+// RETRYM-NEXT:        scf.condition(%[[GO]]) %[[A0]], %[[A1]], %[[A2]], %[[RSZ]]
+// RETRYM-NEXT:      } do {
+// RETRYM-NEXT:      ^{{.*}}(%[[OLDIN:[0-9a-z_]+]]: !irgl_rt.worklist, %[[NEWIN:[0-9a-z_]+]]: !irgl_rt.worklist, %[[NEWRT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[NEWSZ:[0-9a-z_]+]]: index):
+// RETRYM-NEXT:        func.call @irgl_ctl_clear(%[[OLDIN]])
+// RETRYM-NEXT:        scf.yield %[[NEWIN]], %[[NEWRT]], %[[OLDIN]], %[[NEWSZ]]
+// RETRYM-NEXT:      }
+// RETRYM-NEXT:      %[[HSZ:.*]] = func.call @irgl_ctl_size_check(%[[OUT]], %{{.*}})
+// RETRYM-NOT:       func.call @work_device
+// RETRYM:           scf.yield %{{.*}}, %[[OUT]], %[[R2]], %[[R1]], %[[R0]], %[[HSZ]], %{{.*}}
 
 // Without the drain (retry_drain=false) every retry round runs on the grid.
 // NODRAIN-LABEL: func.func @main
