@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import nvcc_object_errors, run_host_program
+from conftest import run_host_program
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
@@ -116,7 +116,7 @@ def test_drain_arithmetic_on_the_host(tmp_path: Path) -> None:
 def test_retry_merged_calls_the_body_once_per_site(app: str) -> None:
     """`retry_merged`: the first attempt and the retry rounds share one call
     of the body (colour keeps the drain's, on block 0 of one block), one
-    fewer than by default; DMR's CUDA compiles so."""
+    fewer than by default."""
 
     def calls(cuda: str) -> int:
         head = re.search(r" main_control\([^;{]*\) \{", cuda)
@@ -128,8 +128,7 @@ def test_retry_merged_calls_the_body_once_per_site(app: str) -> None:
     plain = _irgl_opt(app, "lower-irgl", "-t", "cuda")
     assert merged.returncode == 0, merged.stderr
     assert calls(merged.stdout) == calls(plain.stdout) - 1 >= 1
-    if app == "dmr":
-        assert nvcc_object_errors(merged.stdout) is None
+    # (nvcc: test_small_worklist's merged retry Pipe, with retry_merged)
 
 
 #: The device body of each app's retrying kernel.

@@ -219,9 +219,8 @@ def test_merged_rounds_call_each_body_once(app: str, tmp_path: Path) -> None:
     else:
         mlir = ROOT / "benchmarks" / app / f"{app}.mlir"
     options = "small_worklist=64 small_worklist_us=32"
-    merged = _lower(
-        mlir, "-p", f"lower-irgl{{{options} small_worklist_merged=true}}", "-t", "cuda"
-    )
+    both = "small_worklist_merged=true retry_merged=true"
+    merged = _lower(mlir, "-p", f"lower-irgl{{{options} {both}}}", "-t", "cuda")
     plain = _lower(mlir, "-p", f"lower-irgl{{{options}}}", "-t", "cuda")
     assert merged.returncode == 0 and plain.returncode == 0, merged.stderr
 
@@ -237,7 +236,7 @@ def test_merged_rounds_call_each_body_once(app: str, tmp_path: Path) -> None:
     # block 0 of 1 block, or the launch's geometry, chosen at run time
     assert re.search(r"= \w+ \? 0 : \w+;", merged.stdout)
     assert re.search(r"= \w+ \? 1 : \w+;", merged.stdout)
-    if app == "retry":  # nvcc for one merged program: retries and a drain
+    if app == "retry":  # nvcc for one program with both merged forms
         assert nvcc_object_errors(merged.stdout) is None
 
 
