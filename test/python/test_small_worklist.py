@@ -202,7 +202,8 @@ def test_small_worklist_cuda_compiles(app: str, tmp_path: Path) -> None:
     # block 0 of one block, or the launch's grid
     assert ", (irgl_index)0, (irgl_index)1);" in control
     assert control.count("irgl_grid_sync();") >= 3
-    assert nvcc_object_errors(cuda) is None
+    if app != "bfs":  # (BFS's is built with a time limit too, below)
+        assert nvcc_object_errors(cuda) is None
 
 
 @pytest.mark.parametrize("app", [*MODE_APPS, "retry", "levels"])
@@ -245,7 +246,10 @@ def test_time_limit_cuda_compiles(tmp_path: Path) -> None:
     every entry, each step of block 0 stamped and judged against the limit
     in nanoseconds; the CUDA compiles."""
     mlir = ROOT / "benchmarks" / "bfs" / "bfs.mlir"
-    timed = _lower(mlir, "-p", "lower-irgl{small_worklist_us=32}", "-t", "cuda")
+    # (the threshold of test_small_worklist_cuda_compiles: one BFS build)
+    timed = _lower(
+        mlir, "-p", "lower-irgl{small_worklist=64 small_worklist_us=32}", "-t", "cuda"
+    )
     plain = _lower(mlir, "-p", "lower-irgl", "-t", "cuda")
     assert timed.returncode == 0 and plain.returncode == 0, timed.stderr
     host = timed.stdout[timed.stdout.index("static void irgl_host_main(") :]
