@@ -35,6 +35,10 @@ from irgl_dialect.runtime_library import runtime_function
 from lowering.builders import LoweringBuilder
 from lowering.outline_plan import Plan, launch_of
 
+#: Runs one step of an invocation at a builder: its body on the given
+#: worklists (in, out, retry) and size of in, then its barrier.
+RunStep = Callable[[LoweringBuilder, Sequence[SSAValue], SSAValue | None], None]
+
 
 def rt_call(b: LoweringBuilder, name: str, args: Sequence[SSAValue]) -> list[SSAValue]:
     """Call the runtime function `name` (from the runtime library)."""
@@ -247,10 +251,26 @@ class ControlLowering:
         for cell in self.cells.values():
             rt_call(b, "irgl_ctl_cell_prepare", [cell, self.state.epoch])
 
+    def _drain_between_barriers(
+        self,
+        b: LoweringBuilder,
+        drain: _Drain,
+        retried: SSAValue,
+        losers: SSAValue,
+        size: SSAValue,
+    ) -> None:
+        """Block 0 drains the `size` items of `retried` (`_Drain`) between two
+        grid barriers: every block has read the retried items' count before
+        block 0 changes it, and they are done after the second."""
+        assert self.geometry is not None, "drained bodies are gridded"
+        rt_call(b, "irgl_grid_sync", [])
+        drain.build(b, self.geometry[0], retried, losers, size)
+        rt_call(b, "irgl_grid_sync", [])
+
     def _attempts(
         self,
         b: LoweringBuilder,
-        run: Callable[[LoweringBuilder, Sequence[SSAValue], SSAValue | None], None],
+        run: RunStep,
         w_in: SSAValue,
         w_out: SSAValue,
         w_retry: SSAValue,
@@ -282,7 +302,7 @@ class ControlLowering:
         retried = rt_value(body, "irgl_ctl_size_check", [cur_retry, self.status])
         live = positive(body, retried)
         if drain is not None:
-            assert cur_size is not None and self.geometry is not None
+            assert cur_size is not None
             storm = rt_value(body, "irgl_ctl_drain_storm", [retried, cur_size])
             storm = body.op(arith.AndIOp(live, storm))
             if self.small_flag is not None:  # block 0 alone drains nothing
@@ -290,11 +310,7 @@ class ControlLowering:
             branch = scf.IfOp(storm, [i1], Region(Block()), Region(Block()))
             body.insert(branch)
             drained = body.nested(InsertPoint.at_end(branch.true_region.block))
-            # every block has read the retried items' count before block 0
-            # changes it; the retried items are done after the second barrier
-            rt_call(drained, "irgl_grid_sync", [])
-            drain.build(drained, self.geometry[0], cur_retry, cur_spare, retried)
-            rt_call(drained, "irgl_grid_sync", [])
+            self._drain_between_barriers(drained, drain, cur_retry, cur_spare, retried)
             drained.insert(scf.YieldOp(boolean(drained, False)))
             kept = body.nested(InsertPoint.at_end(branch.false_region.block))
             kept.insert(scf.YieldOp(live))
@@ -313,7 +329,7 @@ class ControlLowering:
     def _retry_rounds(
         self,
         b: LoweringBuilder,
-        run: Callable[[LoweringBuilder, Sequence[SSAValue], SSAValue | None], None],
+        run: RunStep,
         w_in: SSAValue,
         w_out: SSAValue,
         w_retry: SSAValue,
@@ -358,12 +374,7 @@ class ControlLowering:
         branch = scf.IfOp(storm, types, Region(Block()), Region(Block()))
         body.insert(branch)
         drained = body.nested(InsertPoint.at_end(branch.true_region.block))
-        assert self.geometry is not None, "drained bodies are gridded"
-        # every block has read the retried items' count before block 0
-        # changes it
-        rt_call(drained, "irgl_grid_sync", [])
-        drain.build(drained, self.geometry[0], new_in, new_retry, new_size)
-        rt_call(drained, "irgl_grid_sync", [])
+        self._drain_between_barriers(drained, drain, new_in, new_retry, new_size)
         # the retried items are done: the next condition reads an empty retry
         drained.insert(scf.YieldOp(old_in, new_in, new_retry))
         grid_round(body.nested(InsertPoint.at_end(branch.false_region.block)))
