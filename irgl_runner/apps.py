@@ -280,6 +280,19 @@ class ProgramLike(Protocol):
     def time_call(self, host_fn: str, *args: object) -> float: ...
 
 
+def alloc_outputs(
+    app: AppSpec, program: ProgramLike, ctx: RunContext
+) -> dict[str, Any]:
+    """Allocate ``ctx.arrays``, the app's outputs, on ``program`` (not yet
+    filled); return each one's initial values."""
+    initial = {spec.name: spec.initial(ctx) for spec in app.outputs}
+    for spec in app.outputs:
+        ctx.arrays[spec.name] = program.alloc(
+            len(initial[spec.name]), np.dtype(spec.dtype)
+        )
+    return initial
+
+
 def execute(
     app: AppSpec,
     program: ProgramLike,
@@ -302,11 +315,7 @@ def execute(
     ctx.device_graph = program.upload_graph(graph)
     if app.load_input is not None:
         ctx.input = app.load_input(ctx)
-    initial = {spec.name: spec.initial(ctx) for spec in app.outputs}
-    for spec in app.outputs:
-        ctx.arrays[spec.name] = program.alloc(
-            len(initial[spec.name]), np.dtype(spec.dtype)
-        )
+    initial = alloc_outputs(app, program, ctx)
     again = {spec.name for spec in app.outputs if spec.every_run or reinit_all}
     for i in range(warmup + reps):
         for name, values in initial.items():

@@ -53,7 +53,14 @@ from typing import IO, Any, Protocol
 
 import numpy as np
 
-from .apps import AppError, AppSpec, RunContext, default_benchmarks_dir, load_app
+from .apps import (
+    AppError,
+    AppSpec,
+    RunContext,
+    alloc_outputs,
+    default_benchmarks_dir,
+    load_app,
+)
 from .backends import BACKENDS, RunnableProgram
 from .errors import IrglError, UsageError
 from .graph_args import check_graph_arg, default_cache_dir, resolve_graph
@@ -468,11 +475,7 @@ def run_sources(
     for node, role in sources:
         ctx = RunContext(app, graph, node)
         ctx.device_graph = device_graph
-        initial = {spec.name: spec.initial(ctx) for spec in app.outputs}
-        for spec in app.outputs:
-            ctx.arrays[spec.name] = program.alloc(
-                len(initial[spec.name]), np.dtype(spec.dtype)
-            )
+        initial = alloc_outputs(app, program, ctx)
         untimed = warmup if first else 0
         first = False
         visits_before = None
@@ -534,10 +537,8 @@ def count_edges(
     for run in runs:
         ctx = RunContext(app, graph, run.node)
         ctx.device_graph = device_graph
-        for spec in app.outputs:
-            values = spec.initial(ctx)
-            array = counter.alloc(len(values), np.dtype(spec.dtype))
-            ctx.arrays[spec.name] = array.from_numpy(values)
+        for name, values in alloc_outputs(app, counter, ctx).items():
+            ctx.arrays[name].from_numpy(values)
         counter.edge_ranges_take()  # what earlier calls left
         counter.call(app.host_fn, *app.args(ctx))
         run.edge_visits = counter.edge_ranges_take()

@@ -8,11 +8,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from irgl_interpreter.apps import interp_program
-from irgl_runner.apps import load_app
+from irgl_runner.apps import execute, load_app
 from irgl_runner.generators import generate
 from irgl_runner.robust import (
     RobustCell,
@@ -135,25 +134,10 @@ def test_counting_build_counts_sssp_relaxations(tmp_path: Path) -> None:
         if run.role == "isolated":
             assert run.edge_visits == 0
             continue
-        dist = _sssp_distances(reference, app, graph, run.node)
+        ctx = execute(app, reference, graph, run.node, reps=1, warmup=0)
+        dist = ctx.outputs[app.primary_output]  # type: ignore[index]
         _, reached_edges, _, _ = reached_work(graph, dist, run.node)
         assert run.edge_visits >= reached_edges > 0
     plain = Program(build(app.mlir, cache=tmp_path))
     with pytest.raises(IrglError, match="-DIRGL_COUNT_EDGES"):
         plain.edge_ranges_take()
-
-
-def _sssp_distances(
-    program: object, app: object, graph: object, source: int
-) -> np.ndarray:
-    """SSSP's distances from ``source`` on the interpreter."""
-    from irgl_runner.apps import RunContext
-
-    ctx = RunContext(app, graph, source)  # type: ignore[arg-type]
-    ctx.device_graph = program.upload_graph(graph)  # type: ignore[attr-defined]
-    for spec in app.outputs:  # type: ignore[attr-defined]
-        values = spec.initial(ctx)
-        array = program.alloc(len(values), np.dtype(spec.dtype))  # type: ignore[attr-defined]
-        ctx.arrays[spec.name] = array.from_numpy(values)
-    program.call(app.host_fn, *app.args(ctx))  # type: ignore[attr-defined]
-    return ctx.arrays[app.primary_output].to_numpy()  # type: ignore[attr-defined]
