@@ -55,6 +55,17 @@ def boolean(b: LoweringBuilder, value: bool) -> SSAValue:
     return b.const(int(value), i1)
 
 
+def if_then(
+    b: LoweringBuilder, condition: SSAValue, then: Callable[[LoweringBuilder], object]
+) -> None:
+    """`if (condition) { then }` at `b`."""
+    branch = scf.IfOp(condition, [], Region(Block()))
+    b.insert(branch)
+    inner = b.nested(InsertPoint.at_end(branch.true_region.block))
+    then(inner)
+    inner.insert(scf.YieldOp())
+
+
 def positive(b: LoweringBuilder, size: SSAValue) -> SSAValue:
     """`size > 0`."""
     return b.op(arith.CmpiOp(size, b.index(0), "sgt"))
@@ -189,21 +200,22 @@ class ControlLowering:
                 rt_call(at, "irgl_grid_sync", [])
                 return
             # the merged round: a grid barrier unless block 0 runs it alone
-            grid = scf.IfOp(at.negate(self.small_flag), [], Region(Block()))
-            at.insert(grid)
-            inside = at.nested(InsertPoint.at_end(grid.true_region.block))
-            rt_call(inside, "irgl_grid_sync", [])
-            inside.insert(scf.YieldOp())
+            if_then(
+                at,
+                at.negate(self.small_flag),
+                lambda inside: rt_call(inside, "irgl_grid_sync", []),
+            )
 
         if not uses_worklist:
             run(b, [], None)
         else:
             size = self._in_size(b) if name in self.sized else None
             w_in, w_out, w_retry, w_spare = self.state.worklists
-            if launch.retries and self.retry_merged:
-                drain = None
-                if name in self.drained and not self.block_mode and size is not None:
+            drain = None
+            if launch.retries and name in self.drained and not self.block_mode:
+                if size is not None:
                     drain = _Drain(call, w_out, self.status, size)
+            if launch.retries and self.retry_merged:
                 w_in, w_retry, w_spare = self._attempts(
                     b, run, w_in, w_out, w_retry, w_spare, size, drain
                 )
@@ -211,13 +223,10 @@ class ControlLowering:
                 run(
                     b, [w_in, w_out, w_retry if self.plan.uses_retry else w_spare], size
                 )
-            if launch.retries and not self.retry_merged:
-                drain = None
-                if name in self.drained and not self.block_mode and size is not None:
-                    drain = _Drain(call, w_out, self.status, size)
-                w_in, w_retry, w_spare = self._retry_rounds(
-                    b, run, w_in, w_out, w_retry, w_spare, drain
-                )
+                if launch.retries:
+                    w_in, w_retry, w_spare = self._retry_rounds(
+                        b, run, w_in, w_out, w_retry, w_spare, drain
+                    )
             # in := out, out := spare (emptied before the barrier), spare := in
             self.state.worklists = [w_out, w_spare, w_retry, w_in]
             # the new in's size and overflow check in one read (thread 0 of

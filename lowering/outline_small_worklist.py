@@ -41,7 +41,7 @@ mode (`SmallWorklistLowering`, on top of `ControlLowering`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, gpu, memref, scf
@@ -60,6 +60,7 @@ from lowering.outline_control import (
     ControlLowering,
     ControlState,
     RoundBuilder,
+    if_then,
     rt_call,
     rt_value,
 )
@@ -371,12 +372,7 @@ class SmallWorklistLowering(ControlLowering):
         if small.merged:
             return self._merged_round(b, carried, build)
         entry = self.state
-        assert entry.size is not None, "the loop carries the size of in"
-        threshold = b.index(small.threshold)
-        fits = b.op(arith.CmpiOp(entry.size, threshold, "sle"))
-        if small.limit_us > 0:
-            allowed = rt_value(b, "irgl_ctl_small_allowed", [self.status])
-            fits = b.op(arith.AndIOp(fits, allowed))
+        fits = self._fits(b)
         types = [i1, *(v.type for v in carried), *entry.types()]
         switch = scf.IfOp(fits, types, Region(Block()), Region(Block()))
         b.insert(switch)
@@ -434,7 +430,7 @@ class SmallWorklistLowering(ControlLowering):
         entry = self.state
         fits = self._fits(b)
         types = [i1, *(v.type for v in carried), *entry.types()]
-        _if_then(b, fits, lambda at: rt_call(at, "irgl_grid_sync", []))
+        if_then(b, fits, lambda at: rt_call(at, "irgl_grid_sync", []))
         runs = b.op(
             arith.OrIOp(
                 b.negate(fits), b.op(arith.CmpiOp(small.block, b.index(0), "eq"))
@@ -446,7 +442,7 @@ class SmallWorklistLowering(ControlLowering):
         self.small_flag = fits
         ran = self._rounds_while(at, carried, build, fits)
         self.small_flag = None
-        _if_then(at, fits, lambda inner: small.mailbox.post(inner, ran))
+        if_then(at, fits, lambda inner: small.mailbox.post(inner, ran))
         at.insert(scf.YieldOp(*ran))
         idle = b.nested(InsertPoint.at_end(active.false_region.block))
         # (blocks other than 0 in the small mode: replaced by the mailbox)
@@ -533,14 +529,3 @@ class SmallWorklistLowering(ControlLowering):
         results = self._rounds_while(b, carried, build, None)
         self.block_mode = False
         return results
-
-
-def _if_then(
-    b: LoweringBuilder, condition: SSAValue, then: Callable[[LoweringBuilder], object]
-) -> None:
-    """`if (condition) { then }` at `b`."""
-    branch = scf.IfOp(condition, [], Region(Block()))
-    b.insert(branch)
-    inner = b.nested(InsertPoint.at_end(branch.true_region.block))
-    then(inner)
-    inner.insert(scf.YieldOp())
