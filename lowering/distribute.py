@@ -96,6 +96,7 @@ from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
 from irgl_dialect.placement import is_uniform
 from irgl_dialect.sync import AtomicOp, ExclusiveOp
 from irgl_dialect.worklist import PopOp, PushOp
+from lowering.round_stamps import StampSite, unsynchronized_stamps
 
 #: How a plain store at the ForAll's own node, and at the popped node, is
 #: described (Write.how).
@@ -623,6 +624,8 @@ class _HostDistribution:
         self.cell_arrays: dict[SSAValue, Operation] = {}
         self.read_elsewhere: set[SSAValue] = set()
         self.node_ids: list[tuple[Operation, int]] = []
+        #: (Iterate, position): round stamps left unsynchronized
+        self.stamps: set[tuple[IterateOp, int]] = set()
 
     @property
     def where(self) -> str:
@@ -637,6 +640,10 @@ class _HostDistribution:
         for site in self.sites:
             self._roles(site)
         self._host_accesses()
+        self.stamps = unsynchronized_stamps(
+            [StampSite(s.op, s.summary.kernel, s.args) for s in self.sites],
+            self.roots.find,
+        )
         self._translate_node_ids(rewriter)
         for site in self.sites:
             self._insert_syncs(site, rewriter)
@@ -799,6 +806,17 @@ class _HostDistribution:
                     self.where,
                     f"after {callee}: {_name(array)} not synchronized ({hows}; "
                     "no kernel reads it at another node)",
+                )
+                continue
+            if isinstance(site.op, IterateOp) and (site.op, position) in self.stamps:
+                _remark(
+                    self.remarks,
+                    site.op,
+                    self.where,
+                    f"after {callee}: {_name(array)} not synchronized (a round "
+                    "stamp: it only decides pushes, and every copy holds an "
+                    "earlier round or a clear, so each rank's own copy decides "
+                    "as a synchronized one would)",
                 )
                 continue
             # stores at the writer's own masters: only the broadcast is needed

@@ -111,9 +111,10 @@ class LowerIrgl(ModulePass):
       its items win (and at most 64), block 0 alone attempts
       the retried items in adaptive windows (irgl-outline-iterations
       `retry_drain`).
-    - `retry_merged` (bool, false): in a control kernel, a kernel's first
+    - `retry_merged` (bool, true): in a control kernel, a kernel's first
       attempt and its retry rounds run from one call of its body (DMR
-      compiles in about 1.5 instead of 2.0 s; irgl-outline-iterations
+      compiles in about 1.5 instead of 2.0 s, and runs as fast; false: a call
+      before the retry loop and one in it; irgl-outline-iterations
       `retry_merged`).
     - `warp_spread` (bool, true): an outermost ForAll over the worklist
       deals runs of 32 iterations to the blocks in turn, so a short
@@ -216,7 +217,7 @@ class LowerIrgl(ModulePass):
     a contiguous block of at least 2^r items, on a grid shrunk to match."""
     retry_drain: bool = True
     """Block 0 drains a control kernel's retry storms in adaptive windows."""
-    retry_merged: bool = False
+    retry_merged: bool = True
     """A control kernel runs an invocation's first attempt and its retry
     rounds from one call of the kernel's body."""
     hashed_priority: bool = False

@@ -522,7 +522,7 @@ class OutlineIterations(ModulePass):
     `retry_backoff`): an Iterate/Pipe whose kernel re-launches retry rounds
     keeps the host loop, whose re-launches shrink the grid."""
 
-    retry_merged: bool = False
+    retry_merged: bool = True
     """An invocation that retries runs its first attempt and its retry rounds
     from one call of its body (do { run; read the retry list's size } while
     it holds items) instead of a call before the retry loop and one in it:

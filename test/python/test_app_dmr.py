@@ -568,7 +568,7 @@ VARIANTS = [
     "lower-irgl{hashed_priority=true sized_priority=false}",
     "lower-irgl{outline=false}",
     "lower-irgl{control_block=256 control_resident=256}",
-    "lower-irgl{retry_merged=true}",
+    "lower-irgl{retry_merged=false}",
 ]
 
 

@@ -113,7 +113,7 @@ def test_spread_explained_by_edge_visits() -> None:
 
 @pytest.mark.gpu
 def test_counting_build_counts_sssp_relaxations(tmp_path: Path) -> None:
-    """On the GPU: nothing from an isolated source; from the others at least
+    """On the GPU: nothing from a source without out-edges; from the others at least
     the reached part's stored edges (every reached node relaxes its edges at
     least once); a plain build says it counts nothing."""
     from irgl_runner.api import Program
@@ -129,15 +129,18 @@ def test_counting_build_counts_sssp_relaxations(tmp_path: Path) -> None:
     counter = Program(build(app.mlir, flags=flags, cache=tmp_path))
     count_edges(app, counter, graph, runs)
     reference = interp_program(app, "sequential")
+    counted = 0
     for run in runs:
         assert run.edge_visits is not None
-        if run.role == "isolated":
-            assert run.edge_visits == 0
-            continue
         ctx = execute(app, reference, graph, run.node, reps=1, warmup=0)
         dist = ctx.outputs[app.primary_output]  # type: ignore[index]
         _, reached_edges, _, _ = reached_work(graph, dist, run.node)
-        assert run.edge_visits >= reached_edges > 0
+        if reached_edges == 0:  # isolated, or a sink (in-edges only)
+            assert run.edge_visits == 0
+            continue
+        assert run.edge_visits >= reached_edges
+        counted += 1
+    assert counted >= 3
     plain = Program(build(app.mlir, cache=tmp_path))
     with pytest.raises(IrglError, match="-DIRGL_COUNT_EDGES"):
         plain.edge_ranges_take()

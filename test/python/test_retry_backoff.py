@@ -255,8 +255,8 @@ def _run_color(tmp_path: Path, graph: str, pipeline: str) -> dict:
         "lower-irgl{exclusive_locks=false outline=false}",
         f"lower-irgl{{{HASHED} exclusive_locks=false}}",
         f"lower-irgl{{{HASHED} retry_backoff=true exclusive_locks=false}}",
-        "lower-irgl{retry_merged=true}",
-        "lower-irgl{retry_merged=true retry_drain=false}",
+        "lower-irgl{retry_merged=false}",
+        "lower-irgl{retry_drain=false}",
     ],
 )
 def test_color_runs_on_gpu(tmp_path: Path, graph: str, pipeline: str) -> None:

@@ -114,9 +114,9 @@ def test_drain_arithmetic_on_the_host(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("app", ["dmr", "color"])
 def test_retry_merged_calls_the_body_once_per_site(app: str) -> None:
-    """`retry_merged`: the first attempt and the retry rounds share one call
-    of the body (colour keeps the drain's, on block 0 of one block), one
-    fewer than by default."""
+    """`retry_merged` (the default): the first attempt and the retry rounds
+    share one call of the body (colour keeps the drain's, on block 0 of one
+    block), one fewer than with `retry_merged=false`."""
 
     def calls(cuda: str) -> int:
         head = re.search(r" main_control\([^;{]*\) \{", cuda)
@@ -124,8 +124,8 @@ def test_retry_merged_calls_the_body_once_per_site(app: str) -> None:
         control = cuda[head.start() :]
         return control[: control.index("\n}\n")].count(f"{BODY[app]}(")
 
-    merged = _irgl_opt(app, "lower-irgl{retry_merged=true}", "-t", "cuda")
-    plain = _irgl_opt(app, "lower-irgl", "-t", "cuda")
+    merged = _irgl_opt(app, "lower-irgl", "-t", "cuda")
+    plain = _irgl_opt(app, "lower-irgl{retry_merged=false}", "-t", "cuda")
     assert merged.returncode == 0, merged.stderr
     assert calls(merged.stdout) == calls(plain.stdout) - 1 >= 1
     # (nvcc: test_small_worklist's merged retry Pipe, with retry_merged)

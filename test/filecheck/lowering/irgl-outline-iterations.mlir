@@ -1,9 +1,9 @@
-// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=0}' | filecheck %s
+// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=0 retry_merged=false}' | filecheck %s
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{remarks=true small_worklist=0}' -o /dev/null 2>&1 | filecheck %s --check-prefix=REMARK
 // RUN: irgl-opt %s --split-input-file -p 'lower-irgl{outline=false}' | filecheck %s --check-prefix=OFF
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{size_arg=false small_worklist=0}' | filecheck %s --check-prefix=NOSIZE
-// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=0 retry_drain=false}' | filecheck %s --check-prefix=NODRAIN
-// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=0 retry_merged=true}' | filecheck %s --check-prefix=RETRYM
+// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=0 retry_drain=false retry_merged=false}' | filecheck %s --check-prefix=NODRAIN
+// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=0}' | filecheck %s --check-prefix=RETRYM
 // RUN: irgl-opt %s --split-input-file -p 'lower-irgl{small_worklist=0}' | filecheck %s --check-prefix=BODY
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{control_block=256}' | filecheck %s --check-prefix=CTL256
 // RUN: not irgl-opt %s -p 'irgl-outline-iterations{control_block=48}' 2>&1 | filecheck %s --check-prefix=CTLBAD
@@ -213,7 +213,7 @@ irgl.kernel host @main(%x: memref<?xi32>, %stop: i1, %n: index) {
 // CHECK-NEXT:      %[[KEEP:.*]] = arith.ori %[[BOTH]], %{{.*}} : i1
 // CHECK-NEXT:      scf.yield %[[KEEP]], %[[OUT]], %{{.*}}, %[[R1]], %[[R0]], %[[HSZ]], %{{.*}}
 
-// retry_merged: the first attempt and the retry rounds from one call of the
+// retry_merged (the default): the first attempt and the retry rounds from one call of the
 // body, a do-while: run, read the retry list's size, the storm test (block 0
 // drains, and the loop ends), else rotate in/retry/spare (the old in
 // emptied) while the retry list holds items.
@@ -253,7 +253,8 @@ irgl.kernel host @main(%x: memref<?xi32>, %stop: i1, %n: index) {
 // RETRYM-NOT:       func.call @work_device
 // RETRYM:           scf.yield %{{.*}}, %[[OUT]], %[[R2]], %[[R1]], %[[R0]], %[[HSZ]], %{{.*}}
 
-// Without the drain (retry_drain=false) every retry round runs on the grid.
+// Without the drain (retry_drain=false; here with retry_merged=false) every
+// retry round runs on the grid.
 // NODRAIN-LABEL: func.func @main
 // NODRAIN:         ^{{.*}}(%[[IN:[0-9a-z_]+]]: !irgl_rt.worklist, %[[OUT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[RT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[SP:[0-9a-z_]+]]: !irgl_rt.worklist, %[[SZ:[0-9a-z_]+]]: index, %[[EP:[0-9a-z_]+]]: index):
 // NODRAIN-NEXT:      func.call @irgl_ctl_clear(%[[SP]])

@@ -1,4 +1,4 @@
-// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=64}' | filecheck %s
+// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=64 retry_merged=false}' | filecheck %s
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations' | filecheck %s --check-prefix=DEFAULT
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{remarks=true}' -o /dev/null 2>&1 | filecheck %s --check-prefix=REMARK
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=0 remarks=true}' 2>&1 | filecheck %s --check-prefix=OFF

@@ -1,0 +1,257 @@
+"""Round stamps that `irgl-distribute` leaves unsynchronized.
+
+A *round stamp* is a node array that only filters pushes: an Iterate's round
+kernel exchanges the round counter into a node's entry and pushes the node
+when the old entry differs from the counter, so a node is pushed at most once
+a round (benchmarks/cc/cc_lp.mlir, benchmarks/sssp/sssp.mlir):
+
+    %last = "memref.atomic_rmw"(%ROUND, %stamp, %v) <{kind = 2 : i64}> ...
+    %first = arith.cmpi ne, %last, %ROUND : i32
+    scf.if %first { irgl.wl.push %v }
+
+Synchronizing such a stamp after each round (reduce the mirrors, broadcast
+the masters) changes nothing a later round can see, provided every copy of
+every entry holds a value other than the coming rounds' counters:
+
+- the counter starts at a constant and grows by a positive constant each
+  round, so the values stored in earlier rounds of the same Iterate never
+  equal a later round's counter;
+- every other write of the array is a *clear*: an unconditional store of a
+  constant below the counter's start at every node (a ForAll over nodes);
+  one runs before the Iterate, whose own synchronization stays;
+- no loop encloses the Iterate (a Pipe `once` or none), so it runs once per
+  call of the host kernel;
+- nothing else reads or writes the array, and the host allocates it.
+
+Then every copy starts the Iterate equal (allocations are zero-filled, and
+the clear's broadcast moves every master it changed), the first exchange of
+a round on each rank sees an older value and pushes, exactly as with the
+synchronization, and each rank's own copy is enough. On RMAT-26 the stamp
+doubled the bytes a CC round sent (it is as large as the labels).
+
+A stamp in a loop stays synchronized (SSSP's, one Iterate per window): the
+clear between two runs writes only masters, and its broadcast moves only the
+masters it changed, so a mirror stamped on its rank while its master was not
+would keep the last run's stamp and miss a push
+(test/python/programs/bfs_two_passes_stamped.mlir).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import IntegerAttr
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+
+from irgl_dialect.attributes import IteratorKind
+from irgl_dialect.kernels import KernelOp
+from irgl_dialect.loops import ForAllOp
+from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
+from irgl_dialect.worklist import PushOp
+
+_ATOMIC_ASSIGN = 2
+_CMPI_NE = 1
+
+
+def _param(kernel: KernelOp, value: SSAValue) -> int | None:
+    if isinstance(value, BlockArgument) and value.block is kernel.body.block:
+        return value.index
+    return None
+
+
+def _constant(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def _only_pushes(region_block: Block | None) -> bool:
+    if region_block is None:
+        return True
+    return all(isinstance(op, PushOp | scf.YieldOp) for op in region_block.ops) and (
+        not isinstance(region_block.last_op, scf.YieldOp)
+        or not region_block.last_op.operands
+    )
+
+
+def _guards_pushes(exchange: memref.AtomicRMWOp, counter: SSAValue) -> bool:
+    """Is the old value `exchange` returns only compared (ne) with `counter`,
+    each comparison deciding nothing but pushes?"""
+    for use in exchange.result.uses:
+        cmp = use.operation
+        if not (
+            isinstance(cmp, arith.CmpiOp)
+            and cmp.predicate.value.data == _CMPI_NE
+            and cmp.operands[1 - use.index] is counter
+        ):
+            return False
+        for cmp_use in cmp.result.uses:
+            branch = cmp_use.operation
+            if not isinstance(branch, scf.IfOp) or cmp_use.index != 0:
+                return False
+            if branch.results or not _only_pushes(branch.true_region.block):
+                return False
+            if branch.false_region.blocks:
+                return False
+    return True
+
+
+def _array_uses(kernel: KernelOp, position: int) -> list[Operation]:
+    return [use.operation for use in kernel.body.block.args[position].uses]
+
+
+def stamp_counter(kernel: KernelOp, position: int) -> int | None:
+    """The parameter position of the round counter if the array at
+    `position` is used in `kernel` only as a round stamp (see the module
+    docstring), else None."""
+    counter: int | None = None
+    for op in _array_uses(kernel, position):
+        if not (
+            isinstance(op, memref.AtomicRMWOp)
+            and op.kind.value.data == _ATOMIC_ASSIGN
+            and op.memref is kernel.body.block.args[position]
+        ):
+            return None
+        param = _param(kernel, op.value)
+        if param is None or (counter is not None and param != counter):
+            return None
+        if not _guards_pushes(op, op.value):
+            return None
+        counter = param
+    return counter
+
+
+def clear_value(kernel: KernelOp, position: int) -> int | None:
+    """The constant `kernel` stores into every node's entry of the array at
+    `position` if that is all it does with the array, else None."""
+    values: set[int] = set()
+    for op in _array_uses(kernel, position):
+        if not (
+            isinstance(op, memref.StoreOp)
+            and op.memref is kernel.body.block.args[position]
+            and len(op.indices) == 1
+        ):
+            return None
+        loop = op.parent_op()
+        if not (
+            isinstance(loop, ForAllOp)
+            and loop.iterator.data == IteratorKind.NODES
+            and op.parent_block() is loop.body.block
+            and op.indices[0] is loop.body.block.args[0]
+        ):
+            return None
+        value = _constant(op.value)
+        if value is None:
+            return None
+        values.add(value)
+    return values.pop() if len(values) == 1 else None
+
+
+@dataclass
+class StampSite:
+    """An invocation as the stamp analysis sees it: the op, the callee and the
+    host values bound to the callee's parameters (an Iterate's carried ones as
+    its body's arguments)."""
+
+    op: InvokeOp | IterateOp
+    kernel: KernelOp
+    args: list[SSAValue]
+
+
+def _counter_start(iterate: IterateOp, carried: SSAValue) -> int | None:
+    """The start of an Iterate's carried counter if it grows by a positive
+    constant every round, else None."""
+    if (
+        not isinstance(carried, BlockArgument)
+        or carried.block is not iterate.body.block
+    ):
+        return None
+    index = carried.index
+    initial = iterate.args[iterate.carried_positions[index]]
+    terminator = iterate.body.block.last_op
+    if terminator is None or index >= len(terminator.operands):
+        return None
+    step = terminator.operands[index].owner
+    if not isinstance(step, arith.AddiOp):
+        return None
+    lhs, rhs = step.operands
+    other = rhs if lhs is carried else lhs if rhs is carried else None
+    increment = None if other is None else _constant(other)
+    if increment is None or increment <= 0:
+        return None
+    return _constant(initial)
+
+
+def _runs_at_most_once(op: Operation) -> bool:
+    return isinstance(op, scf.IfOp | KernelOp) or (
+        isinstance(op, PipeOp) and op.once is not None
+    )
+
+
+def _cleared_once_before(iterate: IterateOp, clears: Sequence[InvokeOp]) -> bool:
+    """Does a clear run before the Iterate, which no loop encloses?"""
+    before = False
+    op: Operation = iterate
+    while (block := op.parent_block()) is not None:
+        parent = block.parent_op()
+        index = block.get_operation_index(op)
+        if any(
+            c.parent_block() is block and block.get_operation_index(c) < index
+            for c in clears
+        ):
+            before = True
+        if parent is None or isinstance(parent, KernelOp):
+            break
+        if not _runs_at_most_once(parent):
+            return False
+        op = parent
+    return before
+
+
+def unsynchronized_stamps(
+    sites: Sequence[StampSite], root: Callable[[SSAValue], SSAValue]
+) -> set[tuple[IterateOp, int]]:
+    """The (Iterate, parameter position) pairs whose round stamp needs no
+    synchronization after each round (see the module docstring)."""
+    found: set[tuple[IterateOp, int]] = set()
+    for site in sites:
+        if not isinstance(site.op, IterateOp):
+            continue
+        for position, value in enumerate(site.args):
+            counter = stamp_counter(site.kernel, position)
+            if counter is None:
+                continue
+            start = _counter_start(site.op, site.args[counter])
+            array = root(value)
+            if start is None or not isinstance(array.owner, memref.AllocOp):
+                continue
+            if _others_clear(site, array, start, sites, root):
+                found.add((site.op, position))
+    return found
+
+
+def _others_clear(
+    stamp_site: StampSite,
+    array: SSAValue,
+    start: int,
+    sites: Sequence[StampSite],
+    root: Callable[[SSAValue], SSAValue],
+) -> bool:
+    clears: list[InvokeOp] = []
+    for other in sites:
+        positions = [p for p, v in enumerate(other.args) if root(v) is array]
+        if other is stamp_site:
+            if len(positions) != 1:
+                return False
+            continue
+        for position in positions:
+            value = clear_value(other.kernel, position)
+            if value is None or value >= start or not isinstance(other.op, InvokeOp):
+                return False
+        if positions:
+            clears.append(other.op)  # pyright: ignore[reportArgumentType]
+    assert isinstance(stamp_site.op, IterateOp)
+    return _cleared_once_before(stamp_site.op, clears)
