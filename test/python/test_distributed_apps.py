@@ -150,27 +150,36 @@ def test_graph_with_isolated_nodes_and_components():
                 np.testing.assert_array_equal(output_of(app, run), reference)
 
 
+def _matches_single_rank(name: str, program: Path, spec: str, schedule: str) -> None:
+    """`program` (with app `name`'s arguments and checker) on 2 and 4 ranks
+    under both policies gives the single rank's output, which reaches most
+    of the graph."""
+    app = load_app(name)
+    graph = graph_of(spec)
+    source = source_of(graph)
+    reference = output_of(
+        app, run_app(replace(app, mlir=program), graph, source=source)
+    )
+    assert np.count_nonzero(reference < 1073741823) > graph.num_nodes // 2
+    for policy in ("oec", "cvc"):
+        for ranks in (2, 4):
+            run = run_app_distributed(
+                app, graph, ranks, policy, schedule, source, True, program
+            )
+            assert run.problem is None, (policy, ranks, run.problem)
+            np.testing.assert_array_equal(output_of(app, run), reference)
+
+
 def test_sssp_round_stamps_across_phases(tmp_path: Path):
     """SSSP with 4-wide windows: dozens of phases, each an Iterate whose
     round stamp is cleared between them and so stays synchronized
     (lowering/round_stamps.py); every rank count and policy gives the
     single rank's distances."""
-    app = load_app("sssp")
-    text = app.mlir.read_text()
+    text = load_app("sssp").mlir.read_text()
     assert "%delta = arith.constant 2048 : i32" in text
     narrow = tmp_path / "sssp_narrow.mlir"
     narrow.write_text(text.replace("constant 2048 : i32", "constant 4 : i32"))
-    graph = graph_of("rmat:7")
-    source = source_of(graph)
-    reference = output_of(app, run_app(replace(app, mlir=narrow), graph, source=source))
-    assert np.count_nonzero(reference < 1073741823) > graph.num_nodes // 2
-    for policy in ("oec", "cvc"):
-        for ranks in (2, 4):
-            run = run_app_distributed(
-                app, graph, ranks, policy, "random:3", source, True, narrow
-            )
-            assert run.problem is None, (policy, ranks, run.problem)
-            np.testing.assert_array_equal(output_of(app, run), reference)
+    _matches_single_rank("sssp", narrow, "rmat:7", "random:3")
 
 
 def test_round_stamp_in_a_loop_stays_synchronized():
@@ -181,20 +190,7 @@ def test_round_stamp_in_a_loop_stays_synchronized():
     not keeps the first pass's stamp through the clear's broadcast, the
     second pass does not push it, and levels beyond it stay unknown."""
     program = REPO / "test/python/programs/bfs_two_passes_stamped.mlir"
-    app = load_app("bfs")
-    graph = graph_of("rmat:8")
-    source = source_of(graph)
-    reference = output_of(
-        app, run_app(replace(app, mlir=program), graph, source=source)
-    )
-    assert np.count_nonzero(reference < 1073741823) > graph.num_nodes // 2
-    for policy in ("oec", "cvc"):
-        for ranks in (2, 4):
-            run = run_app_distributed(
-                app, graph, ranks, policy, "random:4", source, True, program
-            )
-            assert run.problem is None, (policy, ranks, run.problem)
-            np.testing.assert_array_equal(output_of(app, run), reference)
+    _matches_single_rank("bfs", program, "rmat:8", "random:4")
 
 
 def test_pr_pull_refused_under_cvc():
