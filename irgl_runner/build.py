@@ -13,6 +13,7 @@ library knows its ABI without the compiler::
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -185,7 +186,10 @@ def emit_program(
     added to the `include_dirs` of `lower-irgl`/`convert-irgl-c`.
 
     The module is verified after parsing and after every pass. Raises
-    :class:`CompileError` with the compiler's diagnostic.
+    :class:`CompileError` with the compiler's diagnostic. A result is
+    remembered for the rest of the process (same text, pipeline and target),
+    except for programs that `irgl.cinclude` headers and pipelines that print
+    remarks.
     """
     path = Path(mlir)
     try:
@@ -194,6 +198,27 @@ def emit_program(
         raise CompileError(f"{path}: no such MLIR file") from None
     except (OSError, UnicodeDecodeError) as e:
         raise CompileError(f"{path}: cannot read: {e}") from None
+    # the headers beside the program are part of the result, and remarks are
+    # printed while it lowers: those lower every time
+    if "cinclude" in text or "remarks" in pipeline:
+        return _emit(path, text, pipeline, target)
+    return _emit_memo(str(path.resolve()), str(path), text, pipeline, target)
+
+
+@functools.lru_cache(maxsize=128)
+def _emit_memo(
+    _resolved: str, name: str, text: str, pipeline: str, target: str
+) -> EmittedProgram:
+    """:func:`_emit` of a program without `irgl.cinclude`, remembered per
+    process: the result depends only on the text, the pipeline and the target
+    (an ablation lowers each app under every configuration to find the
+    identical ones, then again to build them)."""
+    return _emit(Path(name), text, pipeline, target)
+
+
+def _emit(path: Path, text: str, pipeline: str, target: str) -> EmittedProgram:
+    """Lower and print the program `text` read from `path` (see
+    :func:`emit_program`)."""
     name = str(path)
     try:
         ctx = _context()

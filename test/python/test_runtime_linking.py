@@ -172,3 +172,23 @@ def test_index_bits_environment_forces_64_bits(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("IRGL_INDEX_BITS", "16")
     with pytest.raises(UsageError, match="IRGL_INDEX_BITS must be 32 or 64"):
         target_for(10, 20)
+
+
+def test_emit_program_remembers_only_what_its_text_decides(tmp_path: Path) -> None:
+    """emit_program lowers a program once per text, pipeline and target in a
+    process; an edit of the file is a new text, and a program that
+    `irgl.cinclude`s a header is lowered again every time (the header is part
+    of the result)."""
+    program = tmp_path / "p.mlir"
+    program.write_text(HOST_C_TEXT)
+    first = emit_program(program)
+    assert emit_program(program) is first
+    assert emit_program(program, "lower-irgl{block_size=128}") is not first
+    program.write_text(HOST_C_TEXT.replace("no array", "no input"))
+    assert "no input" in emit_program(program).cuda
+    (tmp_path / "h.cuh").write_text("// header one\n")
+    included = tmp_path / "q.mlir"
+    included.write_text('irgl.cinclude "h.cuh"\n' + HOST_C_TEXT)
+    assert "header one" in emit_program(included).cuda
+    (tmp_path / "h.cuh").write_text("// header two\n")
+    assert "header two" in emit_program(included).cuda
