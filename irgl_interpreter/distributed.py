@@ -207,7 +207,16 @@ class RankContext:
     part: Partition
     comm: Communicator
     #: the contents of each array (by id) when the last invocation started
+    #: (what allreduce_cells compares with)
     snapshots: dict[int, np.ndarray] = field(default_factory=dict[int, np.ndarray])
+    #: the agreed copy of each node array (by id, with the array itself so
+    #: that the id stays its own): its contents when an invocation was first
+    #: passed it, then after every sync_nodes, as the runtime keeps it; what
+    #: sync_nodes compares with, so entries changed by invocations since the
+    #: last agreement move, not only the last invocation's
+    agreed: dict[int, tuple[np.ndarray, np.ndarray]] = field(
+        default_factory=dict[int, tuple[np.ndarray, np.ndarray]]
+    )
     #: mirror local id - num_masters -> (owner rank, position in its list)
     mirror_slot: list[tuple[int, int]] = field(default_factory=list[tuple[int, int]])
     #: per rank q: master local id -> position in masters_mirrored_on[q]
@@ -270,6 +279,15 @@ def _changed(array: np.ndarray, before: np.ndarray) -> np.ndarray:
 
 def _snapshot(ctx: RankContext, op: Operation, array: np.ndarray) -> np.ndarray:
     before = ctx.snapshots.get(id(array))
+    return _checked(op, array, before)
+
+
+def _agreed(ctx: RankContext, op: Operation, array: np.ndarray) -> np.ndarray:
+    entry = ctx.agreed.get(id(array))
+    return _checked(op, array, entry[1] if entry and entry[0] is array else None)
+
+
+def _checked(op: Operation, array: np.ndarray, before: np.ndarray | None) -> np.ndarray:
     if before is None or before.shape != array.shape:
         raise IrglRuntimeError(
             op,
@@ -290,7 +308,7 @@ def sync_nodes(
     masters (`masters_only`: only the broadcast; an updated mirror is an
     error)."""
     part, comm = ctx.part, ctx.comm
-    before = _snapshot(ctx, op, array)
+    before = _agreed(ctx, op, array)
     changed = _changed(array, before)
     if masters_only:
         if changed[part.num_masters :].any():
@@ -344,6 +362,7 @@ def _broadcast(ctx: RankContext, array: np.ndarray, dirty: np.ndarray) -> None:
         if len(positions):
             array[part.mirrors_owned_by[q][positions]] = payload
     ctx.snapshots[id(array)] = array.copy()
+    ctx.agreed[id(array)] = (array, array.copy())
 
 
 def allreduce_cells(
@@ -432,10 +451,14 @@ _KERNELS = KernelFunctions()
 
 
 def _remember(ctx: RankContext, args: PythonValues) -> None:
-    """Snapshot the arrays an invocation is passed (when it starts)."""
+    """Snapshot the arrays an invocation is passed (when it starts); the
+    first invocation passed an array takes its agreed copy."""
     for value in args:
         if isinstance(value, np.ndarray):
             ctx.snapshots[id(value)] = value.copy()
+            entry = ctx.agreed.get(id(value))
+            if entry is None or entry[0] is not value:
+                ctx.agreed[id(value)] = (value, value.copy())
 
 
 def _filter_initial(ctx: RankContext, pipe: PipeContext) -> None:

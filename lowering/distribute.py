@@ -624,8 +624,9 @@ class _HostDistribution:
         self.cell_arrays: dict[SSAValue, Operation] = {}
         self.read_elsewhere: set[SSAValue] = set()
         self.node_ids: list[tuple[Operation, int]] = []
-        #: (Iterate, position): round stamps left unsynchronized
-        self.stamps: set[tuple[IterateOp, int]] = set()
+        #: (Iterate, position) -> synchronized after each run instead: round
+        #: stamps left unsynchronized after each round
+        self.stamps: dict[tuple[IterateOp, int], bool] = {}
 
     @property
     def where(self) -> str:
@@ -790,6 +791,7 @@ class _HostDistribution:
         summary = site.summary
         callee = f"@{summary.kernel.sym_name.data}"
         ops: list[Operation] = []
+        after_runs: list[Operation] = []
         for position, writes in sorted(summary.node_writes.items()):
             reduction = summary.reduction(writes)
             array = site.args[position]
@@ -808,15 +810,25 @@ class _HostDistribution:
                     "no kernel reads it at another node)",
                 )
                 continue
-            if isinstance(site.op, IterateOp) and (site.op, position) in self.stamps:
+            stamp = (site.op, position) if isinstance(site.op, IterateOp) else None
+            if stamp is not None and stamp in self.stamps:
+                if self.stamps[stamp]:
+                    outer = site.op.args[position]
+                    after_runs.append(SyncNodesOp(outer, Reduction.SET))
+                    once = (
+                        "; sync_nodes set after each run of the irgl.iterate, "
+                        "so that the copies agree before the next clear"
+                    )
+                else:
+                    once = ""
                 _remark(
                     self.remarks,
                     site.op,
                     self.where,
-                    f"after {callee}: {_name(array)} not synchronized (a round "
-                    "stamp: it only decides pushes, and every copy holds an "
-                    "earlier round or a clear, so each rank's own copy decides "
-                    "as a synchronized one would)",
+                    f"after {callee}: {_name(array)} not synchronized after a "
+                    "round (a round stamp: it only decides pushes, and every "
+                    "copy holds an earlier round or a clear, so each rank's own "
+                    f"copy decides as a synchronized one would){once}",
                 )
                 continue
             # stores at the writer's own masters: only the broadcast is needed
@@ -861,6 +873,8 @@ class _HostDistribution:
         if isinstance(op, IterateOp):
             if ops:
                 rewriter.insert_op(ops, InsertPoint.at_start(op.body.block))
+            if after_runs:
+                rewriter.insert_op(after_runs, InsertPoint.after(op))
             return
         rewriter.insert_op(ops, InsertPoint.after(op))
         if op.result is not None and op.aggregation is not None:

@@ -18,10 +18,9 @@ every entry holds a value other than the coming rounds' counters:
   equal a later round's counter;
 - every other write of the array is a *clear*: an unconditional store of a
   constant below the counter's start at every node (a ForAll over nodes);
-  one runs before the Iterate, whose own synchronization stays;
-- no loop encloses the Iterate (a Pipe `once` or none), so it runs once per
-  call of the host kernel;
-- nothing else reads or writes the array, and the host allocates it.
+  one runs before the Iterate, and the clears' own synchronization stays;
+- nothing else reads or writes the array, the host allocates it, and the
+  Iterate does not carry it.
 
 Then every copy starts the Iterate equal (allocations are zero-filled, and
 the clear's broadcast moves every master it changed), the first exchange of
@@ -29,11 +28,16 @@ a round on each rank sees an older value and pushes, exactly as with the
 synchronization, and each rank's own copy is enough. On RMAT-26 the stamp
 doubled the bytes a CC round sent (it is as large as the labels).
 
-A stamp in a loop stays synchronized (SSSP's, one Iterate per window): the
-clear between two runs writes only masters, and its broadcast moves only the
-masters it changed, so a mirror stamped on its rank while its master was not
-would keep the last run's stamp and miss a push
-(test/python/programs/bfs_two_passes_stamped.mlir).
+Where loops enclose the Iterate (SSSP's, one Iterate per distance window),
+each loop's body must hold a clear, and one `sync_nodes set` of the stamp
+follows each run of the Iterate instead: the clear writes only masters and
+its broadcast moves only the masters it changed, so without that sync a
+mirror stamped on its rank while its master was not would keep the last
+run's stamp and miss a push in the next run
+(test/python/programs/bfs_two_passes_stamped.mlir). With it, every copy
+agrees before the clear, and every copy holds the clear's value after it.
+In a P-rank run of SSSP on the interpreter (rmat:11) the stamp was half of
+the values a round reduced and broadcast.
 """
 
 from __future__ import annotations
@@ -191,45 +195,53 @@ def _runs_at_most_once(op: Operation) -> bool:
     )
 
 
-def _cleared_once_before(iterate: IterateOp, clears: Sequence[InvokeOp]) -> bool:
-    """Does a clear run before the Iterate, which no loop encloses?"""
+def _clear_rule(iterate: IterateOp, clears: Sequence[InvokeOp]) -> bool | None:
+    """None where the stamp stays synchronized after every round; else
+    whether loops enclose the Iterate (then each has a clear in its body,
+    and one sync after each run of the Iterate makes the copies agree before
+    the next clear). Either way a clear runs before the Iterate is first
+    reached."""
     before = False
+    looped = False
     op: Operation = iterate
     while (block := op.parent_block()) is not None:
         parent = block.parent_op()
         index = block.get_operation_index(op)
-        if any(
-            c.parent_block() is block and block.get_operation_index(c) < index
-            for c in clears
-        ):
+        here = [c for c in clears if c.parent_block() is block]
+        if any(block.get_operation_index(c) < index for c in here):
             before = True
         if parent is None or isinstance(parent, KernelOp):
             break
         if not _runs_at_most_once(parent):
-            return False
+            if not here:
+                return None
+            looped = True
         op = parent
-    return before
+    return looped if before else None
 
 
 def unsynchronized_stamps(
     sites: Sequence[StampSite], root: Callable[[SSAValue], SSAValue]
-) -> set[tuple[IterateOp, int]]:
+) -> dict[tuple[IterateOp, int], bool]:
     """The (Iterate, parameter position) pairs whose round stamp needs no
-    synchronization after each round (see the module docstring)."""
-    found: set[tuple[IterateOp, int]] = set()
+    synchronization after each round (see the module docstring), each with
+    whether it needs one after each run of the Iterate instead (loops
+    enclose it)."""
+    found: dict[tuple[IterateOp, int], bool] = {}
     for site in sites:
         if not isinstance(site.op, IterateOp):
             continue
         for position, value in enumerate(site.args):
             counter = stamp_counter(site.kernel, position)
-            if counter is None:
+            if counter is None or position in site.op.carried_positions:
                 continue
             start = _counter_start(site.op, site.args[counter])
             array = root(value)
             if start is None or not isinstance(array.owner, memref.AllocOp):
                 continue
-            if _others_clear(site, array, start, sites, root):
-                found.add((site.op, position))
+            after = _others_clear(site, array, start, sites, root)
+            if after is not None:
+                found[(site.op, position)] = after
     return found
 
 
@@ -239,19 +251,19 @@ def _others_clear(
     start: int,
     sites: Sequence[StampSite],
     root: Callable[[SSAValue], SSAValue],
-) -> bool:
+) -> bool | None:
     clears: list[InvokeOp] = []
     for other in sites:
         positions = [p for p, v in enumerate(other.args) if root(v) is array]
         if other is stamp_site:
             if len(positions) != 1:
-                return False
+                return None
             continue
         for position in positions:
             value = clear_value(other.kernel, position)
             if value is None or value >= start or not isinstance(other.op, InvokeOp):
-                return False
+                return None
         if positions:
             clears.append(other.op)  # pyright: ignore[reportArgumentType]
     assert isinstance(stamp_site.op, IterateOp)
-    return _cleared_once_before(stamp_site.op, clears)
+    return _clear_rule(stamp_site.op, clears)

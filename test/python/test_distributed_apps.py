@@ -171,10 +171,11 @@ def _matches_single_rank(name: str, program: Path, spec: str, schedule: str) -> 
 
 
 def test_sssp_round_stamps_across_phases(tmp_path: Path):
-    """SSSP with 4-wide windows: dozens of phases, each an Iterate whose
-    round stamp is cleared between them and so stays synchronized
-    (lowering/round_stamps.py); every rank count and policy gives the
-    single rank's distances."""
+    """SSSP with 4-wide windows: dozens of phases, each a run of an Iterate
+    whose round stamp is synchronized once after the run, before the clear
+    between phases, not after every round (lowering/round_stamps.py); every
+    rank count and policy gives the single rank's distances (without the
+    sync after each run they differ)."""
     text = load_app("sssp").mlir.read_text()
     assert "%delta = arith.constant 2048 : i32" in text
     narrow = tmp_path / "sssp_narrow.mlir"
@@ -182,13 +183,14 @@ def test_sssp_round_stamps_across_phases(tmp_path: Path):
     _matches_single_rank("sssp", narrow, "rmat:7", "random:3")
 
 
-def test_round_stamp_in_a_loop_stays_synchronized():
+def test_round_stamp_in_a_loop_synchronized_after_each_run():
     """BFS twice in one Pipe with a round stamp cleared between the passes
-    (programs/bfs_two_passes_stamped.mlir): irgl-distribute keeps the stamp's
-    synchronization (a loop encloses the Iterate), and the levels are the
-    single rank's. Left unsynchronized, a mirror stamped while its master was
-    not keeps the first pass's stamp through the clear's broadcast, the
-    second pass does not push it, and levels beyond it stay unknown."""
+    (programs/bfs_two_passes_stamped.mlir): irgl-distribute synchronizes the
+    stamp once after each pass instead of after every round (a loop encloses
+    the Iterate), and the levels are the single rank's. Without that sync a
+    mirror stamped while its master was not keeps the first pass's stamp
+    through the clear's broadcast, the second pass does not push it, and
+    levels beyond it stay unknown."""
     program = REPO / "test/python/programs/bfs_two_passes_stamped.mlir"
     _matches_single_rank("bfs", program, "rmat:8", "random:4")
 
@@ -235,7 +237,7 @@ def _sync_on_ranks(
     def rank(r: int) -> None:
         try:
             ctx = RankContext(r, parts[r], comm)
-            ctx.snapshots[id(arrays[r])] = before[r]
+            ctx.agreed[id(arrays[r])] = (arrays[r], before[r])
             sync_nodes(ctx, xdsl_test.TestOp(), arrays[r], reduction, masters_only)
         except BaseException as error:  # noqa: BLE001 - re-raised below
             errors.append(error)

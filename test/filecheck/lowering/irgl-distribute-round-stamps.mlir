@@ -57,15 +57,15 @@ irgl.kernel host @main(%g: !irgl.graph, %dist: memref<?xi32>, %src: index) {
 // CHECK-NEXT:      %next = arith.addi %round, %c1 : i32
 
 // REMARK: after @clear: sync_nodes %stamp set masters_only (stores at the ForAll's node)
-// REMARK: after @relax: %stamp not synchronized (a round stamp: it only decides pushes, and every copy holds an earlier round or a clear, so each rank's own copy decides as a synchronized one would)
+// REMARK: after @relax: %stamp not synchronized after a round (a round stamp: it only decides pushes, and every copy holds an earlier round or a clear, so each rank's own copy decides as a synchronized one would)
 // REMARK: after @relax: sync_worklist
 
 // -----
 
 // SSSP's stamp (benchmarks/sssp/sssp.mlir): the Iterate is in a Pipe that
-// loops, with a clear in its body. The clear's broadcast moves only the
-// masters it changed, so a mirror stamped while its master was not would keep
-// the last run's stamp and miss a push: it stays synchronized.
+// loops, with a clear in its body. No sync after a round, but one after each
+// run of the Iterate: the clear's broadcast moves only the masters it
+// changed, so the copies must agree before it.
 irgl.kernel @relax(%g: !irgl.graph, %dist: memref<?xi32>, %stamp: memref<?xi32>, %ROUND: i32) {
   irgl.forall %slot in worklist {
     %n = irgl.wl.pop %slot
@@ -102,6 +102,65 @@ irgl.kernel host @main(%g: !irgl.graph, %dist: memref<?xi32>, %src: index) {
       irgl.yield %next : i32
     }
     irgl.invoke @clear(%g, %stamp) : (!irgl.graph, memref<?xi32>)
+  }
+  memref.dealloc %stamp : memref<?xi32>
+}
+
+// CHECK-LABEL: irgl.kernel host @main
+// CHECK:         irgl.pipe
+// CHECK-NEXT:      %rounds = irgl.iterate @relax
+// CHECK-NEXT:        irgl_dist.sync_nodes %dist min : memref<?xi32>
+// CHECK-NEXT:        irgl_dist.sync_worklist
+// CHECK-NEXT:        %next = arith.addi %round, %c1 : i32
+// CHECK-NEXT:        irgl.yield %next : i32
+// CHECK-NEXT:      }
+// CHECK-NEXT:      irgl_dist.sync_nodes %stamp set : memref<?xi32>
+// CHECK-NEXT:      irgl.invoke @clear(%g, %stamp)
+// CHECK-NEXT:      irgl_dist.sync_nodes %stamp set masters_only
+
+// REMARK: after @relax: %stamp not synchronized after a round (a round stamp: it only decides pushes, and every copy holds an earlier round or a clear, so each rank's own copy decides as a synchronized one would); sync_nodes set after each run of the irgl.iterate, so that the copies agree before the next clear
+
+// -----
+
+// A loop without a clear in its body: the next run's counter starts at 1
+// again, and the copies (agreeing or not) may hold that value from the last
+// run, where one GPU's single copy holds the last writer's: it stays
+// synchronized after every round.
+irgl.kernel @relax(%g: !irgl.graph, %dist: memref<?xi32>, %stamp: memref<?xi32>, %ROUND: i32) {
+  irgl.forall %slot in worklist {
+    %n = irgl.wl.pop %slot
+    %d = memref.load %dist[%n] : memref<?xi32>
+    irgl.forall %e in edges(%g, %n) {
+      %v = irgl.graph.edge_dst %g[%e]
+      %old = "memref.atomic_rmw"(%d, %dist, %v) <{kind = 7 : i64}> : (i32, memref<?xi32>, index) -> i32
+      %lower = arith.cmpi slt, %d, %old : i32
+      scf.if %lower {
+        %last = "memref.atomic_rmw"(%ROUND, %stamp, %v) <{kind = 2 : i64}> : (i32, memref<?xi32>, index) -> i32
+        %first = arith.cmpi ne, %last, %ROUND : i32
+        scf.if %first {
+          irgl.wl.push %v
+        }
+      }
+    }
+  }
+}
+irgl.kernel @clear(%g: !irgl.graph, %stamp: memref<?xi32>) {
+  %zero = arith.constant 0 : i32
+  irgl.forall %n in nodes(%g) {
+    memref.store %zero, %stamp[%n] : memref<?xi32>
+  }
+}
+irgl.kernel host @main(%g: !irgl.graph, %dist: memref<?xi32>, %src: index) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %nn = irgl.graph.num_nodes %g
+  %stamp = memref.alloc(%nn) : memref<?xi32>
+  irgl.invoke @clear(%g, %stamp) : (!irgl.graph, memref<?xi32>)
+  irgl.pipe initial [%src] {
+    %rounds = irgl.iterate @relax(%g, %dist, %stamp, %round = %c1) : (!irgl.graph, memref<?xi32>, memref<?xi32>, i32) {
+      %next = arith.addi %round, %c1 : i32
+      irgl.yield %next : i32
+    }
   }
   memref.dealloc %stamp : memref<?xi32>
 }

@@ -1,11 +1,11 @@
 // BFS run twice from the same source in one Pipe, with a round stamp (a node
 // is pushed at most once a round) cleared between the passes. A loop encloses
-// the Iterate, so irgl-distribute keeps the stamp's synchronization
-// (lowering/round_stamps.py): the clear writes only masters and its broadcast
-// moves only the masters it changed, so without the per-round sync a mirror
-// stamped while its master was not would keep the first pass's stamp, and in
-// the second pass the round that lowers it would read as already pushed
-// (test_distributed_apps.py).
+// the Iterate, so irgl-distribute synchronizes the stamp once after each pass
+// instead of after every round (lowering/round_stamps.py): the clear writes
+// only masters and its broadcast moves only the masters it changed, so
+// without that sync a mirror stamped while its master was not would keep the
+// first pass's stamp, and in the second pass the round that lowers it would
+// read as already pushed (test_distributed_apps.py).
 
 irgl.kernel @clear(%g: !irgl.graph, %stamp: memref<?xi32>) {
   %zero = arith.constant 0 : i32
