@@ -13,8 +13,8 @@ generic form). Every program must
 
 never raise another exception type and never take longer than the
 per-program limit. The CI run is bounded in time (300 programs, at most
-34 s of CPU in two shards); `IRGL_FUZZ_COUNT=20000` runs that many programs (and prints counts),
-`IRGL_FUZZ_SEED` picks another seed.
+34 s of CPU in two shards); `IRGL_FUZZ_COUNT=20000` runs that many programs
+(and prints counts), `IRGL_FUZZ_SEED` picks another seed.
 """
 
 from __future__ import annotations
