@@ -2894,8 +2894,13 @@ struct State {
   // communication counters (irgl_dist_stats)
   double bytes_sent = 0, seconds = 0, collectives = 0, termination_tests = 0;
   // IRGL_DIST_PROFILE=1: host seconds and calls per operation, printed by
-  // irgl_dist_finalize
+  // irgl_dist_finalize; =2 also waits for the default stream before each
+  // step and counts that wait apart ("before OP": the kernels and deferred
+  // steps queued since the last step; it removes their overlap with it)
   bool profile = false;
+  bool profile_waits = false;
+  const char* profiled = nullptr;  // the operation being profiled
+  double waited = 0;               // its wait before the step (=2), not its own
   std::map<std::string, std::pair<double, double>> host_profile;
 };
 
@@ -2909,11 +2914,18 @@ struct Profiled {
   State& s;
   const char* name;
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  Profiled(State& state, const char* op) : s(state), name(op) {
+    s.profiled = op;
+    s.waited = 0;
+  }
+  Profiled(const Profiled&) = delete;
+  Profiled& operator=(const Profiled&) = delete;
   ~Profiled() {
     if (!s.profile) return;
     auto& entry = s.host_profile[name];
-    entry.first += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    entry.first += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - s.waited;
     entry.second += 1;
+    s.waited = 0;
   }
 };
 
@@ -3004,6 +3016,15 @@ inline void wait_stream(State& s, const char* what) {
 /// Starts a step: the rank's stream waits (on the device, not the host)
 /// for the default stream's kernels, which wrote what is sent; counters.
 inline void begin(State& s) {
+  if (s.profile_waits) {  // IRGL_DIST_PROFILE=2: the work queued before the step
+    const auto t0 = std::chrono::steady_clock::now();
+    IRGL_CHECK(cudaStreamSynchronize(0));
+    auto& entry = s.host_profile[std::string("before ") + (s.profiled ? s.profiled : "a step")];
+    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    entry.first += dt;
+    entry.second += 1;
+    s.waited += dt;
+  }
   if (s.ready_event == nullptr) {
     IRGL_CHECK(cudaEventCreateWithFlags(&s.ready_event, cudaEventDisableTiming));
     IRGL_CHECK(cudaEventCreateWithFlags(&s.done_event, cudaEventDisableTiming));
@@ -3808,7 +3829,8 @@ IRGL_EXPORT int irgl_dist_init(int rank, int world, int device, const char* uniq
     std::memcpy(id.internal, unique_id, sizeof(id.internal));
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     const char* profile = std::getenv("IRGL_DIST_PROFILE");
-    s.profile = profile != nullptr && std::strcmp(profile, "1") == 0;
+    s.profile = profile != nullptr && (std::strcmp(profile, "1") == 0 || std::strcmp(profile, "2") == 0);
+    s.profile_waits = profile != nullptr && std::strcmp(profile, "2") == 0;
     const char* blocking = std::getenv("IRGL_DIST_BLOCKING");
     if (blocking == nullptr || std::strcmp(blocking, "0") != 0) {
       // A blocking communicator: its calls enqueue at once (a non-blocking
