@@ -96,7 +96,7 @@ from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
 from irgl_dialect.placement import is_uniform
 from irgl_dialect.sync import AtomicOp, ExclusiveOp
 from irgl_dialect.worklist import PopOp, PushOp
-from lowering.round_stamps import StampSite, unsynchronized_stamps
+from lowering.round_stamps import StampSite, kernel_param, unsynchronized_stamps
 
 #: How a plain store at the ForAll's own node, and at the popped node, is
 #: described (Write.how).
@@ -188,13 +188,6 @@ class KernelSummary:
                     "copies of an entry on several ranks",
                 )
         return first.reduction
-
-
-def _param(kernel: KernelOp, value: SSAValue) -> int | None:
-    """The position of `value` among `kernel`'s parameters, if it is one."""
-    if isinstance(value, BlockArgument) and value.block is kernel.body.block:
-        return value.index
-    return None
 
 
 def _outermost_forall(op: Operation) -> ForAllOp | None:
@@ -392,7 +385,7 @@ class _KernelAnalysis:
         value: SSAValue | None,
     ) -> None:
         """Classify a load, store or atomic of a kernel's array parameter."""
-        position = _param(self.kernel, array)
+        position = kernel_param(self.kernel, array)
         if position is None or len(indices) != 1:
             return  # a kernel-local array: private to the thread or block
         index = indices[0]

@@ -212,9 +212,13 @@ class ControlLowering:
             size = self._in_size(b) if name in self.sized else None
             w_in, w_out, w_retry, w_spare = self.state.worklists
             drain = None
-            if launch.retries and name in self.drained and not self.block_mode:
-                if size is not None:
-                    drain = _Drain(call, w_out, self.status, size)
+            if (
+                launch.retries
+                and name in self.drained
+                and not self.block_mode
+                and size is not None
+            ):
+                drain = _Drain(call, w_out, self.status, size)
             if launch.retries and self.retry_merged:
                 w_in, w_retry, w_spare = self._attempts(
                     b, run, w_in, w_out, w_retry, w_spare, size, drain

@@ -59,7 +59,8 @@ _ATOMIC_ASSIGN = 2
 _CMPI_NE = 1
 
 
-def _param(kernel: KernelOp, value: SSAValue) -> int | None:
+def kernel_param(kernel: KernelOp, value: SSAValue) -> int | None:
+    """The position of `value` among `kernel`'s parameters, if it is one."""
     if isinstance(value, BlockArgument) and value.block is kernel.body.block:
         return value.index
     return None
@@ -119,7 +120,7 @@ def stamp_counter(kernel: KernelOp, position: int) -> int | None:
             and op.memref is kernel.body.block.args[position]
         ):
             return None
-        param = _param(kernel, op.value)
+        param = kernel_param(kernel, op.value)
         if param is None or (counter is not None and param != counter):
             return None
         if not _guards_pushes(op, op.value):
