@@ -49,6 +49,7 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -539,7 +540,11 @@ class CollectiveOp(IRDLOperation):
         }
 
     `active` says whether this thread has an iteration in this round; `rank`
-    is the thread's global rank (unique in the grid). convert-irgl-loops
+    is the thread's global rank (unique in the grid); the optional `alone`
+    (`alone(%one)`) is true where the ForAll has a single iteration in all,
+    so that no other thread of the launch reaches the operation
+    (convert-irgl-exclusive lets such a contender win without claiming its
+    elements). convert-irgl-loops
     makes it; convert-irgl-exclusive and convert-irgl-nested-edges lower the
     operation inside and remove it. Its results, if any, are those of the
     operation inside (a reducing edge loop's result), for uses after it, or
@@ -550,14 +555,15 @@ class CollectiveOp(IRDLOperation):
 
     active = operand_def(IntegerType(1))
     rank = operand_def(IndexType)
+    alone = opt_operand_def(IntegerType(1))
     outs = var_result_def()
     body = region_def("single_block")
 
     traits = traits_def(NoTerminator())
 
     assembly_format = (
-        "`active` `(` $active `)` `rank` `(` $rank `)` (`->` type($outs)^)? "
-        "$body attr-dict"
+        "`active` `(` $active `)` `rank` `(` $rank `)` (`alone` `(` $alone^ `)`)? "
+        "(`->` type($outs)^)? $body attr-dict"
     )
 
     def __init__(
@@ -566,9 +572,12 @@ class CollectiveOp(IRDLOperation):
         rank: SSAValue,
         body: Region,
         result_types: Sequence[Attribute] = (),
+        alone: SSAValue | None = None,
     ):
         super().__init__(
-            operands=[active, rank], result_types=[list(result_types)], regions=[body]
+            operands=[active, rank, [alone] if alone is not None else []],
+            result_types=[list(result_types)],
+            regions=[body],
         )
 
     @property

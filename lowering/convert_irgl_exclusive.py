@@ -136,11 +136,13 @@ def _lower_exclusive(
     at: LoweringBuilder,
     hashed: bool = False,
     sized: bool = False,
+    alone: SSAValue | None = None,
 ) -> None:
     """Lower one Exclusive at `at`; `active` tells whether this thread
     contends this round, its priority comes from `rank` (`_priority`), or
     with `sized` from its claim's size and then a hash of `rank`
-    (`irgl_claim_priority`)."""
+    (`irgl_claim_priority`). Where `alone` is true the thread is the
+    launch's only contender: it claims nothing and wins (the barriers stay)."""
     claims = op.object
     if sized:
         count = _claim_count(op, at)
@@ -148,12 +150,16 @@ def _lower_exclusive(
     else:
         prio = _priority(rank, hashed, at)
     true = at.const(1, IntegerType(1))
+    contends = active
+    if alone is not None:
+        shared = at.op(arith.XOrIOp(alone, true))
+        contends = at.op(arith.AndIOp(active, shared))
 
     def guarded(fill) -> None:
         block = Block()
         fill(at.nested(InsertPoint.at_end(block)))
         block.add_op(scf.YieldOp())
-        at.stmt(scf.IfOp(active, [], Region(block)))
+        at.stmt(scf.IfOp(contends, [], Region(block)))
 
     def all_mine(b: LoweringBuilder) -> SSAValue:
         def check(
@@ -198,7 +204,16 @@ def _lower_exclusive(
     # phase 3: check, then the body or the else statements
     then_block = Block()
     then_at = at.nested(InsertPoint.at_end(then_block))
-    won = all_mine(then_at)
+    if alone is None:
+        won = all_mine(then_at)
+    else:
+        alone_block, shared_block = Block(), Block()
+        alone_block.add_op(scf.YieldOp(true))
+        shared_at = then_at.nested(InsertPoint.at_end(shared_block))
+        shared_block.add_op(scf.YieldOp(all_mine(shared_at)))
+        won = then_at.op(
+            scf.IfOp(alone, [IntegerType(1)], Region(alone_block), Region(shared_block))
+        )
     then_block.add_op(scf.IfOp(won, [], Region(take_body(op.body)), _else_region(op)))
     then_block.add_op(scf.YieldOp())
     at.stmt(scf.IfOp(active, [], Region(then_block)))
@@ -304,9 +319,15 @@ class LowerExclusive(RewritePattern):
     """`irgl_rt.collective` around an Exclusive → the claim protocol (claim
     locks where the collective is marked `locks`)."""
 
-    def __init__(self, hashed_priority: bool = False, sized_priority: bool = False):
+    def __init__(
+        self,
+        hashed_priority: bool = False,
+        sized_priority: bool = False,
+        alone_wins: bool = True,
+    ):
         self.hashed_priority = hashed_priority
         self.sized_priority = sized_priority
+        self.alone_wins = alone_wins
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: CollectiveOp, rewriter: PatternRewriter) -> None:
@@ -326,6 +347,7 @@ class LowerExclusive(RewritePattern):
                 at,
                 self.hashed_priority,
                 self.sized_priority,
+                op.alone if self.alone_wins else None,
             )
         rewriter.erase(op, safe_erase=False)
 
@@ -346,10 +368,17 @@ class ConvertIrglExclusive(ModulePass):
     neighbourhood wins its first round instead of being claimed again and
     again, a chain of neighbourhoods is not won only at its end."""
 
+    alone_wins: bool = True
+    """A contender alone in its launch (a collective's `alone`: the ForAll
+    has one iteration, e.g. a drain's window of one item) wins without
+    claiming its elements."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         # each rewrite restructures a whole round body: apply the pattern
         # once per collective op rather than through a worklist driver
-        pattern = LowerExclusive(self.hashed_priority, self.sized_priority)
+        pattern = LowerExclusive(
+            self.hashed_priority, self.sized_priority, self.alone_wins
+        )
         for collective in [o for o in op.walk() if isinstance(o, CollectiveOp)]:
             pattern.match_and_rewrite(collective, PatternRewriter(collective))
         for inner in op.walk():

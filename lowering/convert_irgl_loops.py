@@ -341,6 +341,15 @@ def _lower_uniform(
     old.args[0].replace_all_uses_with(index)
     segment: list[Operation] = []
     uniform: set[SSAValue] = set()
+    alone: SSAValue | None = None
+    if any(isinstance(op, ExclusiveOp) for op in old.ops):
+        # one iteration in all: its thread is the only contender of the launch
+        total = (
+            b.op(arith.CeilDivSIOp(b.op(arith.SubiOp(ub, lb)), step))
+            if retry_blocked
+            else count
+        )
+        alone = b.op(arith.CmpiOp(total, b.index(1), "eq"))
 
     def flush() -> None:
         if segment:
@@ -358,7 +367,11 @@ def _lower_uniform(
             results = list(op.results)
             op.detach()
             collective = CollectiveOp(
-                active, tid, Region(Block([op])), [r.type for r in results]
+                active,
+                tid,
+                Region(Block([op])),
+                [r.type for r in results],
+                alone if isinstance(op, ExclusiveOp) else None,
             )
             body.add_op(collective)
             # a reducing edge loop's result: used after the collective

@@ -111,6 +111,11 @@ class LowerIrgl(ModulePass):
       its items win (and at most 64), block 0 alone attempts
       the retried items in adaptive windows (irgl-outline-iterations
       `retry_drain`).
+    - `retry_drain_solo` (bool, true): a drain's window that let at most
+      one of its items win is followed by windows of one item, in streaks
+      that double while the items keep contending, and a contender alone
+      in its launch claims nothing (irgl-outline-iterations
+      `retry_drain_solo`, convert-irgl-exclusive `alone_wins`).
     - `retry_merged` (bool, true): in a control kernel, a kernel's first
       attempt and its retry rounds run from one call of its body (DMR
       compiles in about 1.5 instead of 2.0 s, and runs as fast; false: a call
@@ -217,6 +222,9 @@ class LowerIrgl(ModulePass):
     a contiguous block of at least 2^r items, on a grid shrunk to match."""
     retry_drain: bool = True
     """Block 0 drains a control kernel's retry storms in adaptive windows."""
+    retry_drain_solo: bool = True
+    """A drain runs streaks of one-item windows where its items contend, and
+    a launch's only contender wins without claims."""
     retry_merged: bool = True
     """A control kernel runs an invocation's first attempt and its retry
     rounds from one call of the kernel's body."""
@@ -262,6 +270,7 @@ class LowerIrgl(ModulePass):
                     small_worklist=self.small_worklist,
                     retry_backoff=self.retry_backoff,
                     retry_drain=self.retry_drain,
+                    retry_drain_solo=self.retry_drain_solo,
                     retry_merged=self.retry_merged,
                     control_block=self.control_block,
                     control_resident=self.control_resident,
@@ -295,6 +304,7 @@ class LowerIrgl(ModulePass):
             ConvertIrglExclusive(
                 hashed_priority=self.hashed_priority,
                 sized_priority=self.sized_priority,
+                alone_wins=self.retry_drain_solo,
             ),
             ConvertIrglNestedEdges(
                 warp_gather=self.warp_gather,

@@ -144,6 +144,9 @@ class ControlLowering:
         self.drained: set[str] = set()
         """Kernels whose retry storms block 0 drains (gridded and sized:
         `_drain`)."""
+        self.drain_solo = True
+        """Drains run streaks of one-item windows where items contend
+        (`_Drain.solo`)."""
         self.retry_merged = False
         """An invocation that retries runs its first attempt and its retry
         rounds from one call of its body (a do-while), not from a call
@@ -218,7 +221,7 @@ class ControlLowering:
                 and not self.block_mode
                 and size is not None
             ):
-                drain = _Drain(call, w_out, self.status, size)
+                drain = _Drain(call, w_out, self.status, size, self.drain_solo)
             if launch.retries and self.retry_merged:
                 w_in, w_retry, w_spare = self._attempts(
                     b, run, w_in, w_out, w_retry, w_spare, size, drain
@@ -606,6 +609,10 @@ class _Drain:
     attempted: SSAValue
     """The size of `in` of the invocation's first round (the first
     storm test's denominator)."""
+    solo: bool = True
+    """Where a window let at most one of its items win, streaks of one-item
+    windows follow (`irgl_ctl_drain_next`, `_left`, `_streak`); else each
+    window holds twice the last one's winners."""
 
     def build(
         self,
@@ -648,28 +655,38 @@ class _Drain:
         window: SSAValue,
     ) -> tuple[SSAValue, SSAValue, SSAValue]:
         """One pass over the `count` items of `retried` in windows; returns
-        (head, next window size, losers of the pass)."""
+        (head, next window size, losers of the pass). With `solo` the pass
+        also carries the streak's length and its one-item windows left."""
         index = IndexType()
-        before = Block(arg_types=[index, index, index])
-        after = Block(arg_types=[index, index, index])
+        carried = 5 if self.solo else 3
+        before = Block(arg_types=[index] * carried)
+        after = Block(arg_types=[index] * carried)
         zero = b.index(0)
-        loop = scf.WhileOp(
-            [zero, window, zero], [index, index, index], [before], [after]
-        )
+        init = [zero, window, zero] + ([b.index(1), zero] if self.solo else [])
+        loop = scf.WhileOp(init, [index] * carried, [before], [after])
         b.insert(loop)
         cond = b.nested(InsertPoint.at_end(before))
         head = before.args[0]
         more = cond.op(arith.CmpiOp(head, count, "slt"))
         cond.insert(scf.ConditionOp(more, *before.args))
         body = b.nested(InsertPoint.at_end(after))
-        head, want, lost = after.args
-        left = body.op(arith.SubiOp(count, head))
-        k = body.op(arith.MinSIOp(want, left))
+        head, want, lost = after.args[:3]
+        rest = body.op(arith.SubiOp(count, head))
+        k = body.op(arith.MinSIOp(want, rest))
         view = rt_value(body, "irgl_wl_window", [retried, head])
         self.call(body, [view, self.out, losers], k, [body.index(0), body.index(1)])
         now = rt_value(body, "irgl_ctl_size_check", [losers, self.status])
         new_losers = body.op(arith.SubiOp(now, lost))
         won = body.op(arith.SubiOp(k, new_losers))
-        nxt = rt_value(body, "irgl_ctl_drain_window", [won])
-        body.insert(scf.YieldOp(body.op(arith.AddiOp(head, k)), nxt, now))
+        if self.solo:
+            streak, left = after.args[3:]
+            nxt = rt_value(body, "irgl_ctl_drain_next", [won, k, left])
+            left = rt_value(body, "irgl_ctl_drain_left", [won, k, streak, left])
+            streak = rt_value(body, "irgl_ctl_drain_streak", [won, k, streak])
+            moved = body.op(arith.AddiOp(head, k))
+            body.insert(scf.YieldOp(moved, nxt, now, streak, left))
+        else:
+            nxt = rt_value(body, "irgl_ctl_drain_window", [won])
+            moved = body.op(arith.AddiOp(head, k))
+            body.insert(scf.YieldOp(moved, nxt, now))
         return loop.results[0], loop.results[1], loop.results[2]

@@ -194,6 +194,9 @@ class _Outliner:
         its body (OutlineIterations option `retry_merged`)."""
         self.drained: set[str] = set()
         """Kernels whose retry storms block 0 drains."""
+        self.retry_drain_solo = True
+        """A drain runs streaks of one-item windows where its items contend
+        (OutlineIterations option `retry_drain_solo`)."""
         self.names = {
             op.sym_name.data
             for table in (module, self.container)
@@ -424,6 +427,7 @@ class _Outliner:
             else SmallWorklistLowering(*common, small)
         )
         lowering.drained = self.drained
+        lowering.drain_solo = self.retry_drain_solo
         lowering.retry_merged = self.retry_merged
         if isinstance(op, IterateOp):
             results, identities = lowering.iterate(device, op, candidates)
@@ -540,6 +544,14 @@ class OutlineIterations(ModulePass):
     each instead of a grid round each with every contender attempting
     again."""
 
+    retry_drain_solo: bool = True
+    """A drain whose window of several items let at most one win runs the
+    next items alone, one window of one item each (its only contender
+    claims nothing: convert-irgl-exclusive `alone_wins`), in streaks that
+    double while the items keep contending (a hub's neighbours), until a
+    window of two lets both win; false: every window holds twice the last
+    one's winners."""
+
     small_worklist: int = SMALL_WORKLIST
     """Item threshold of the small-worklist mode (0: off): while `in` holds
     at most this many items at a round boundary, block 0 alone runs the
@@ -588,5 +600,6 @@ class OutlineIterations(ModulePass):
         )
         outliner.retry_backoff = self.retry_backoff
         outliner.retry_drain = self.retry_drain
+        outliner.retry_drain_solo = self.retry_drain_solo
         outliner.retry_merged = self.retry_merged
         outliner.run()

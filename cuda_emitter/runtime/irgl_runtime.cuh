@@ -2594,7 +2594,51 @@ __host__ __device__ __forceinline__ irgl_index drain_window(irgl_index won, irgl
   const irgl_index next = won > 0 ? 2 * won : 1;
   return next < cap ? next : cap;
 }
+
+/// Solo streaks (irgl-outline-iterations `retry_drain_solo`): after a window
+/// of k >= 2 items let at most one win, the next `streak` windows hold one
+/// item each (a launch's only contender claims nothing and wins), then a
+/// window of two probes again; the streak doubles (at most `cap`) while the
+/// probes find contention and falls back to 1 once one lets both win.
+/// drain_next: the next window's size after a window of `k` items of which
+/// `won` won, `left` one-item windows of the streak counted before it.
+__host__ __device__ __forceinline__ irgl_index drain_next(irgl_index won, irgl_index k, irgl_index left,
+                                                          irgl_index cap) {
+  if (k == 1) return left > 1 ? 1 : (cap < 2 ? cap : 2);
+  return won <= 1 ? 1 : drain_window(won, cap);
+}
+
+/// The one-item windows left of the streak after that window.
+__host__ __device__ __forceinline__ irgl_index drain_left(irgl_index won, irgl_index k, irgl_index streak,
+                                                          irgl_index left) {
+  if (k == 1) return left > 1 ? left - 1 : 0;
+  return won <= 1 ? streak : 0;
+}
+
+/// The next streak's length after that window.
+__host__ __device__ __forceinline__ irgl_index drain_streak(irgl_index won, irgl_index k, irgl_index streak,
+                                                            irgl_index cap) {
+  if (k == 1) return streak;
+  if (won >= 2) return 1;
+  return 2 * streak < cap ? 2 * streak : cap;
+}
 }  // namespace irgl
+
+/// irgl::drain_next with a block's threads as the cap.
+__device__ __forceinline__ irgl_index irgl_ctl_drain_next(irgl_index won, irgl_index k, irgl_index left) {
+  return irgl::drain_next(won, k, left, static_cast<irgl_index>(blockDim.x));
+}
+
+/// irgl::drain_left.
+__device__ __forceinline__ irgl_index irgl_ctl_drain_left(irgl_index won, irgl_index k, irgl_index streak,
+                                                          irgl_index left) {
+  return irgl::drain_left(won, k, streak, left);
+}
+
+/// irgl::drain_streak with a block's threads as the cap.
+__device__ __forceinline__ irgl_index irgl_ctl_drain_streak(irgl_index won, irgl_index k, irgl_index streak) {
+  return irgl::drain_streak(won, k, streak, static_cast<irgl_index>(blockDim.x));
+}
 
 /// Whether the retry round that just ended is a storm that block 0 drains
 /// (irgl::drain_storm). Grid-uniform.

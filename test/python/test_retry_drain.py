@@ -51,14 +51,40 @@ def test_color_is_drained_by_default() -> None:
     for call in (
         "irgl_ctl_drain_storm(",
         "irgl_wl_window(",
-        "irgl_ctl_drain_window(",
+        "irgl_ctl_drain_window(",  # the first window
+        "irgl_ctl_drain_next(",  # then solo streaks (retry_drain_solo)
+        "irgl_ctl_drain_left(",
+        "irgl_ctl_drain_streak(",
         "irgl_ctl_drain_move(",
     ):
         assert call in control, call
+    # an only contender (a window of one item) claims nothing: the claim
+    # phases are guarded by "active and not alone", the check by "alone or"
+    alone = re.search(r"bool (v\d+) = (v\d+) == 1;", body)
+    assert alone is not None
+    assert f"bool {_not(body, alone.group(1))} " in body
     # a window: block 0 of one block
     assert re.search(r"color_device\([^;]*\(irgl_index\)0, \(irgl_index\)1\);", control)
     # sized priorities: larger claims first
     assert "irgl_claim_priority(" in body
+
+
+def _not(body: str, value: str) -> str:
+    """The name of `value ^ true` in a body."""
+    match = re.search(rf"bool (v\d+) = {value} \^ true;", body)
+    assert match is not None, f"no negation of {value}"
+    return match.group(1)
+
+
+def test_retry_drain_solo_false_keeps_windows_of_winners() -> None:
+    """`retry_drain_solo=false`: every window twice the last one's winners,
+    and a contender always claims its elements (the earlier lowering)."""
+    cuda = _irgl_opt("color", "lower-irgl{retry_drain_solo=false}", "-t", "cuda").stdout
+    control = cuda[cuda.index("main_control(irgl::Graph v0") :]
+    assert control.count("irgl_ctl_drain_window(") == 2
+    assert "irgl_ctl_drain_next(" not in control
+    body = _function(cuda, "color_device")
+    assert not re.search(r"bool v\d+ = v\d+ == 1;", body)
 
 
 def test_retry_drain_false_keeps_grid_rounds() -> None:
@@ -102,6 +128,23 @@ int main() {
   bad += irgl::drain_window(300, 1024) != 600;
   bad += irgl::drain_window(600, 1024) != 1024;
   bad += irgl::drain_window(5, 8) != 8;
+  // solo streaks: a window of several items with at most one winner starts
+  // a streak of one-item windows; a window of two probes after it
+  bad += irgl::drain_next(1, 2, 0, 1024) != 1;       // contention: solo
+  bad += irgl::drain_next(0, 8, 0, 1024) != 1;
+  bad += irgl::drain_left(1, 2, 4, 0) != 4;          // the streak's windows
+  bad += irgl::drain_streak(1, 2, 4, 1024) != 8;     // the next one doubles
+  bad += irgl::drain_streak(1, 2, 800, 1024) != 1024;
+  bad += irgl::drain_next(1, 1, 3, 1024) != 1;       // still solo
+  bad += irgl::drain_left(1, 1, 4, 3) != 2;
+  bad += irgl::drain_streak(1, 1, 4, 1024) != 4;     // kept while solo
+  bad += irgl::drain_next(1, 1, 1, 1024) != 2;       // streak over: probe
+  bad += irgl::drain_left(1, 1, 4, 1) != 0;
+  bad += irgl::drain_next(1, 1, 0, 1024) != 2;       // the pass's last item
+  bad += irgl::drain_next(2, 2, 0, 1024) != 4;       // a probe both won
+  bad += irgl::drain_streak(2, 2, 8, 1024) != 1;     // contention over
+  bad += irgl::drain_left(2, 2, 8, 0) != 0;
+  bad += irgl::drain_next(300, 1024, 0, 1024) != 600;  // as drain_window
   std::printf(bad == 0 ? "ok\n" : "%d bad\n", bad);
   return bad != 0;
 }

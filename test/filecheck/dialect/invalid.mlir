@@ -977,3 +977,18 @@ func.func @f(%x: i32) -> i32 {
 
 // CHECK:      // {{-+}}
 // CHECK-NEXT: 'irgl_rt.c_expr' operand 0 is never used: the C text has no $0
+
+// -----
+
+// irgl_rt: a collective holds exactly one operation.
+
+func.func @f(%active: i1, %tid: index, %x: i32) {
+  irgl_rt.collective active(%active) rank(%tid) alone(%active) {
+    %y = arith.addi %x, %x : i32
+    %z = arith.addi %y, %x : i32
+  }
+  func.return
+}
+
+// CHECK:      // {{-+}}
+// CHECK-NEXT: 'irgl_rt.collective' must hold exactly one operation, got 2

@@ -79,3 +79,30 @@ func.func @c(%x: i32, %p: memref<?xi32>) -> i32 {
 // GENERIC: "irgl_rt.c_block"(%x, %p) <{text = "count += $0; $1[0] = count;"}> : (i32, memref<?xi32>) -> ()
 // GENERIC: %inf = "irgl_rt.c_expr"() <{text = "INF"}> : () -> i32
 // GENERIC: %m = "irgl_rt.c_expr"(%x, %inf) <{text = "max($0, $1)"}> : (i32, i32) -> i32
+
+// -----
+
+// A collective: one operation every thread of the grid reaches together; the
+// optional `alone` says whether the ForAll has one iteration in all.
+
+func.func @collective(%active: i1, %tid: index, %one: i1, %c: memref<?xi32>, %n: index) {
+  irgl_rt.collective active(%active) rank(%tid) {
+    irgl.exclusive %c iterator(%c[%n to %n step %n]) : memref<?xi32>, memref<?xi32> {
+    }
+  }
+  irgl_rt.collective active(%active) rank(%tid) alone(%one) {
+    irgl.exclusive %c iterator(%c[%n to %n step %n]) : memref<?xi32>, memref<?xi32> {
+    }
+  }
+  func.return
+}
+
+// CHECK:      func.func @collective(%active: i1, %tid: index, %one: i1, %c: memref<?xi32>, %n: index) {
+// CHECK-NEXT:   irgl_rt.collective active(%active) rank(%tid) {
+// CHECK-NEXT:     irgl.exclusive %c iterator(%c[%n to %n step %n]) : memref<?xi32>, memref<?xi32> {
+// CHECK-NEXT:     }
+// CHECK-NEXT:   }
+// CHECK-NEXT:   irgl_rt.collective active(%active) rank(%tid) alone(%one) {
+
+// GENERIC: "irgl_rt.collective"(%active, %tid) ({
+// GENERIC: "irgl_rt.collective"(%active, %tid, %one) ({

@@ -1,4 +1,5 @@
-// RUN: irgl-opt %s -p convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive | filecheck %s
+// RUN: irgl-opt %s -p 'convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive{alone_wins=false}' | filecheck %s
+// RUN: irgl-opt %s -p convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive | filecheck %s --check-prefix=ALONE
 // RUN: irgl-opt %s -p convert-irgl-kernels,convert-irgl-loops | filecheck %s --check-prefix=LOOPS
 // RUN: irgl-opt %s -p 'convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive{hashed_priority=true}' | filecheck %s --check-prefix=HASH
 // RUN: irgl-opt %s -p 'convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive{sized_priority=true}' | filecheck %s --check-prefix=SIZED
@@ -24,11 +25,39 @@ irgl.kernel @refine(%claims: memref<?xi32>, %items: memref<4xindex>, %out: memre
 
 // convert-irgl-loops alone: uniform rounds, the Exclusive wrapped in
 // irgl_rt.collective (whether this thread contends, its rank).
+// The ForAll's iterations in all: one means its thread contends alone.
+// LOOPS:       %[[TOTAL:[0-9]+]] = arith.ceildivsi
+// LOOPS-NEXT:  %{{[0-9]+}} = arith.ceildivsi %[[TOTAL]], %{{[0-9]+}} : index
+// LOOPS-NEXT:  %[[C1:[0-9]+]] = arith.constant 1 : index
+// LOOPS-NEXT:  %[[ONLY:[0-9]+]] = arith.cmpi eq, %[[TOTAL]], %[[C1]] : index
 // LOOPS:       scf.for
 // LOOPS:         %[[ACTIVE:.*]] = arith.cmpi slt
-// LOOPS:         irgl_rt.collective active(%[[ACTIVE]]) rank(%{{.*}}) {
+// LOOPS:         irgl_rt.collective active(%[[ACTIVE]]) rank(%{{.*}}) alone(%[[ONLY]]) {
 // LOOPS-NEXT:      irgl.exclusive %claims array(%items[%c4])
 // LOOPS:       } {irgl_rt.forall = #irgl_rt.forall<uniform>}
+
+// alone_wins (the default): a contender alone in the launch claims nothing
+// and wins; the barriers stay.
+// ALONE:       %[[ONLY:.*]] = arith.cmpi eq
+// ALONE:       scf.for
+// ALONE:         %[[ACTIVE:.*]] = arith.cmpi slt
+// ALONE:         %[[TRUE:.*]] = arith.constant true
+// ALONE-NEXT:    %[[SHARED:.*]] = arith.xori %[[ONLY]], %[[TRUE]] : i1
+// ALONE-NEXT:    %[[CONTENDS:.*]] = arith.andi %[[ACTIVE]], %[[SHARED]] : i1
+// ALONE-NEXT:    scf.if %[[CONTENDS]] {
+// ALONE:           func.call @irgl_claim_write
+// ALONE:         func.call @irgl_grid_sync()
+// ALONE-NEXT:    scf.if %[[CONTENDS]] {
+// ALONE:           func.call @irgl_claim_raise
+// ALONE:         func.call @irgl_grid_sync()
+// ALONE-NEXT:    scf.if %[[ACTIVE]] {
+// ALONE-NEXT:      %[[WON:.*]] = scf.if %[[ONLY]] -> (i1) {
+// ALONE-NEXT:        scf.yield %[[TRUE]] : i1
+// ALONE-NEXT:      } else {
+// ALONE:             func.call @irgl_claim_read
+// ALONE:           scf.if %[[WON]] {
+// ALONE-NEXT:        %one = arith.constant 1 : i32
+// ALONE:         func.call @irgl_grid_sync()
 
 // CHECK:       scf.for
 // CHECK:         %[[ACTIVE:.*]] = arith.cmpi slt

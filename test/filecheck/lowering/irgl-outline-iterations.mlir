@@ -1,4 +1,5 @@
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=0 retry_merged=false}' | filecheck %s
+// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=0 retry_merged=false retry_drain_solo=false}' | filecheck %s --check-prefix=NOSOLO
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{remarks=true small_worklist=0}' -o /dev/null 2>&1 | filecheck %s --check-prefix=REMARK
 // RUN: irgl-opt %s --split-input-file -p 'lower-irgl{outline=false}' | filecheck %s --check-prefix=OFF
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{size_arg=false small_worklist=0}' | filecheck %s --check-prefix=NOSIZE
@@ -178,9 +179,11 @@ irgl.kernel host @main(%x: memref<?xi32>, %stop: i1, %n: index) {
 // CHECK-NEXT:            %[[W0:.*]] = func.call @irgl_ctl_drain_window(%[[NEWSZ]])
 // CHECK-NEXT:            scf.while (%[[LEFT:.*]] = %[[NEWSZ]], %{{.*}} = %[[W0]])
 // CHECK:                 ^{{.*}}(%[[COUNT:[0-9a-z_]+]]: index, %[[WANT:[0-9a-z_]+]]: index):
-// CHECK:                   %{{[0-9]+}}, %[[WNEXT:[0-9]+]], %[[LOSERS:[0-9]+]] = scf.while (%{{.*}} = %{{.*}}, %{{.*}} = %[[WANT]], %{{.*}} = %{{.*}})
+// A pass carries the head, the window, the losers so far, the solo streak's
+// length (from 1) and its one-item windows left (retry_drain_solo).
+// CHECK:                   %{{[0-9]+}}, %[[WNEXT:[0-9]+]], %[[LOSERS:[0-9]+]], %{{[0-9]+}}, %{{[0-9]+}} = scf.while (%{{.*}} = %{{.*}}, %{{.*}} = %[[WANT]], %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}})
 // CHECK:                     arith.cmpi slt, %{{.*}}, %[[COUNT]] : index
-// CHECK:                   ^{{.*}}(%[[H:[0-9a-z_]+]]: index, %[[K:[0-9a-z_]+]]: index, %[[LOST:[0-9a-z_]+]]: index):
+// CHECK:                   ^{{.*}}(%[[H:[0-9a-z_]+]]: index, %[[K:[0-9a-z_]+]]: index, %[[LOST:[0-9a-z_]+]]: index, %[[STREAK:[0-9a-z_]+]]: index, %[[SOLOS:[0-9a-z_]+]]: index):
 // CHECK-NEXT:                %[[REST:.*]] = arith.subi %[[COUNT]], %[[H]] : index
 // CHECK-NEXT:                %[[TAKE:.*]] = arith.minsi %[[K]], %[[REST]] : index
 // CHECK-NEXT:                %[[VIEW:.*]] = func.call @irgl_wl_window(%[[NEWIN]], %[[H]])
@@ -190,9 +193,20 @@ irgl.kernel host @main(%x: memref<?xi32>, %stop: i1, %n: index) {
 // CHECK-NEXT:                %[[NOW:.*]] = func.call @irgl_ctl_size_check(%[[NEWRT]], %{{.*}})
 // CHECK-NEXT:                %[[NEWLOST:.*]] = arith.subi %[[NOW]], %[[LOST]] : index
 // CHECK-NEXT:                %[[WON:.*]] = arith.subi %[[TAKE]], %[[NEWLOST]] : index
-// CHECK-NEXT:                %[[NEXT:.*]] = func.call @irgl_ctl_drain_window(%[[WON]])
+// CHECK-NEXT:                %[[NEXT:.*]] = func.call @irgl_ctl_drain_next(%[[WON]], %[[TAKE]], %[[SOLOS]])
+// CHECK-NEXT:                %[[SOLOS2:.*]] = func.call @irgl_ctl_drain_left(%[[WON]], %[[TAKE]], %[[STREAK]], %[[SOLOS]])
+// CHECK-NEXT:                %[[STREAK2:.*]] = func.call @irgl_ctl_drain_streak(%[[WON]], %[[TAKE]], %[[STREAK]])
 // CHECK-NEXT:                %[[NEXTH:.*]] = arith.addi %[[H]], %[[TAKE]] : index
-// CHECK-NEXT:                scf.yield %[[NEXTH]], %[[NEXT]], %[[NOW]]
+// CHECK-NEXT:                scf.yield %[[NEXTH]], %[[NEXT]], %[[NOW]], %[[STREAK2]], %[[SOLOS2]]
+// retry_drain_solo=false: each window twice the last one's winners.
+// NOSOLO:                  ^{{.*}}(%[[H:[0-9a-z_]+]]: index, %[[K:[0-9a-z_]+]]: index, %[[LOST:[0-9a-z_]+]]: index):
+// NOSOLO:                    func.call @irgl_ctl_size_check
+// NOSOLO-NEXT:               arith.subi
+// NOSOLO-NEXT:               %[[WON:.*]] = arith.subi
+// NOSOLO-NEXT:               %[[NEXT:.*]] = func.call @irgl_ctl_drain_window(%[[WON]])
+// NOSOLO-NEXT:               %[[NEXTH:.*]] = arith.addi %[[H]], %{{.*}} : index
+// NOSOLO-NEXT:               scf.yield %[[NEXTH]], %[[NEXT]], %{{.*}} : index, index, index
+// NOSOLO-NOT:                irgl_ctl_drain_next
 // CHECK:                   func.call @irgl_ctl_drain_move(%[[NEWIN]], %[[NEWRT]], %[[LOSERS]])
 // CHECK-NEXT:              scf.yield %[[LOSERS]], %[[WNEXT]]
 // CHECK:                 func.call @irgl_grid_sync()

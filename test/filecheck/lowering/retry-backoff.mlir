@@ -89,13 +89,18 @@ irgl.kernel @claim(%claims: memref<?xi32>, %items: memref<?xi32>, %x: memref<?xi
 // CHECK-NEXT:   %[[BETWEEN_THREADS:.*]] = arith.select %[[BLOCKED]], %chunk, %[[ONE]]
 // CHECK-NEXT:   %[[FIRST:.*]] = arith.muli %[[TID]], %[[BETWEEN_THREADS]]
 // CHECK-NEXT:   %[[ROUNDS:.*]] = arith.minsi %chunk, %[[COUNT]]
+// One iteration in all: its thread contends alone.
+// CHECK-NEXT:   %[[SPAN2:.*]] = arith.subi
+// CHECK-NEXT:   %[[TOTAL:.*]] = arith.ceildivsi %[[SPAN2]]
+// CHECK-NEXT:   %[[C1:.*]] = arith.constant 1 : index
+// CHECK-NEXT:   %[[ONLY:.*]] = arith.cmpi eq, %[[TOTAL]], %[[C1]] : index
 // CHECK-NEXT:   %[[R0:.*]] = arith.constant 0 : index
 // CHECK-NEXT:   %[[R1:.*]] = arith.constant 1 : index
 // CHECK-NEXT:   scf.for %[[K:.*]] = %[[R0]] to %[[ROUNDS]] step %[[R1]] {
 // CHECK-NEXT:     %[[OFFSET:.*]] = arith.muli %[[K]], %[[BETWEEN_ROUNDS]]
 // CHECK-NEXT:     %[[J:.*]] = arith.addi %[[FIRST]], %[[OFFSET]]
 // CHECK-NEXT:     %[[ACTIVE:.*]] = arith.cmpi slt, %[[J]], %[[COUNT]]
-// CHECK:          irgl_rt.collective active(%[[ACTIVE]]) rank(%[[TID]]) {
+// CHECK:          irgl_rt.collective active(%[[ACTIVE]]) rank(%[[TID]]) alone(%[[ONLY]]) {
 // CHECK-NEXT:       irgl.exclusive
 // CHECK:        } {irgl_rt.forall = #irgl_rt.forall<uniform, retry_blocked>}
 
