@@ -228,6 +228,9 @@ class SourceRun:
     #: the app's replay of the edges its phases read (``AppSpec.source_work``;
     #: BFS: top-down edges and bottom-up reads), where the app has one
     replayed: dict[str, int] | None = None
+    #: untimed runs from this source before its timed ones (None: measured
+    #: when only the graph's first source had a warm-up)
+    warmups: int | None = None
 
     @property
     def correct(self) -> bool:
@@ -459,7 +462,9 @@ def run_sources(
     counter: EdgeCounter | None = None,
 ) -> list[SourceRun]:
     """Run ``app`` from each source (the graph uploaded once, ``warmup``
-    untimed runs before the first source only), then check each against the
+    untimed runs before each source's timed ones: a source's first runs
+    after a much slower one were up to 3× slower than its later ones), then
+    check each against the
     CPU reference and measure the work it reached (in ``check_jobs`` forked
     processes when more than 1: the references are the slow part). With
     ``short_total_ms``, a source's timed runs go on past ``reps`` until they
@@ -471,13 +476,11 @@ def run_sources(
     out: list[SourceRun] = []
     results: list[tuple[int, dict[str, np.ndarray], Any]] = []
     stats = getattr(program, "stats", None)  # the interpreter counts edge visits
-    first = True  # the warm-up runs before the first source only
     for node, role in sources:
         ctx = RunContext(app, graph, node)
         ctx.device_graph = device_graph
         initial = alloc_outputs(app, program, ctx)
-        untimed = warmup if first else 0
-        first = False
+        untimed = warmup
         visits_before = None
         i = 0
         while i < untimed + reps or (
@@ -504,6 +507,7 @@ def run_sources(
             "unchecked",
             [round(t, 6) for t in ctx.times_ms],
             round(statistics.median(ctx.times_ms), 6),
+            warmups=untimed,
         )
         if isinstance(visits_before, int) and isinstance(visits_after, int):
             run.edge_visits = (visits_after - visits_before) // len(ctx.times_ms)
@@ -1016,6 +1020,21 @@ def _source_runs(meta: Mapping[str, Any], reps: int) -> str:
     )
 
 
+def _source_warmups(cells: Sequence[RobustCell]) -> str:
+    """Where the section says the warm-up runs were (robust.json's
+    `warmups` of each source; earlier runs warmed up each graph once)."""
+    runs = [r for c in cells for r in c.sources or ()]
+    each = [r for r in runs if r.warmups]
+    if runs and len(each) == len(runs):
+        return "one warm-up before each source"
+    if each:
+        return (
+            "one warm-up before each source where robust.json gives the source "
+            "`warmups`, else one per graph"
+        )
+    return "one warm-up per graph"
+
+
 def render_robust_section(
     cells: Sequence[RobustCell],
     meta: Mapping[str, Any] | None = None,
@@ -1049,7 +1068,8 @@ def render_robust_section(
         "(the hub of highest degree, a leaf and an isolated node where the graph "
         "has them, the rest uniformly random; seed "
         f"{meta.get('source_seed', DEFAULT_SOURCE_SEED)} mixed with the graph), "
-        f"each the median of {_source_runs(meta, reps)} (one warm-up per graph), each "
+        f"each the median of {_source_runs(meta, reps)} "
+        f"({_source_warmups(cells)}), each "
         "checked against the CPU reference; min/median/max over the sources. "
         f"Other apps: min/median/max of {reps} timed runs after one warm-up. "
         "Host call to device synchronization. Reached edges = stored edges "

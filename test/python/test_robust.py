@@ -196,6 +196,42 @@ def test_short_sources_get_more_runs() -> None:
     )
 
 
+class _Counting(_Quick):
+    """A `_Quick` program that counts its timed calls."""
+
+    calls = 0
+
+    def time_call(self, host_fn: str, *args: object) -> float:
+        self.calls += 1
+        return super().time_call(host_fn, *args)
+
+
+def test_every_source_gets_its_warm_up() -> None:
+    """`warmup` untimed runs before each source's timed runs (a source right
+    after a slow one ran its first runs slower), recorded per source and
+    named by the section; robust.json from before says one per graph."""
+    app = load_app("bfs")
+    graph = generate("rmat:5@1")
+    graph.weights = None
+    sources = pick_sources(graph, 3)
+    program = _Counting(interp_program(app, "sequential"))
+    runs = run_sources(app, program, graph, sources, 2, 1)  # type: ignore[arg-type]
+    assert program.calls == len(sources) * 3
+    assert [len(r.times_ms) for r in runs] == [2] * len(sources)
+    assert [r.warmups for r in runs] == [1] * len(sources)
+    cell = RobustCell("bfs", "rmat:5@1", "passed", sources=runs)
+    assert "(one warm-up before each source)" in render_robust_section([cell])
+    old = RobustCell.from_json(
+        {
+            **cell.to_json(),
+            "sources": [{**dataclasses.asdict(r), "warmups": None} for r in runs],
+        }
+    )
+    assert "(one warm-up per graph)" in render_robust_section([old])
+    mixed = render_robust_section([cell, old])
+    assert "where robust.json gives the source `warmups`, else one per graph" in mixed
+
+
 def test_bfs_replay_matches_the_interpreter() -> None:
     """bfs's `source_work` (replayed in numpy) counts exactly the edge reads
     of the `bfs` and `bfs_bottom_up` kernels in the interpreter on the
