@@ -16,6 +16,7 @@ from xdsl.printer import Printer
 from xdsl.utils.diagnostic import Diagnostic
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.utils.lexer import Input, Position, Span
+from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from irgl_dialect.kernels import add_implicit_yield
 from irgl_dialect.placement import RULE_DOMINANCE
@@ -188,17 +189,37 @@ class SourceParser(Parser):
             )
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        """The module; an input of only whitespace and comments is an empty
+        module (as for mlir-opt), and one that ends inside an operation, a
+        region or a block says so at its end."""
+        if allow_implicit_module and self._current_token.kind == MLIRTokenKind.EOF:
+            return ModuleOp([])
         try:
             return super().parse_module(allow_implicit_module)
         except ParseError as error:
             use = self._first_undefined_use()
             if use is None or not error.msg.startswith("values used but not"):
+                self._raise_at_end(error)
                 raise
             raise ParseError(
                 use,
                 f"{use.text} is used but never defined (values used but "
                 f"not defined: [{', '.join(self._undefined_names())}])",
             ) from None
+
+    def _raise_at_end(self, error: ParseError) -> None:
+        """A clearer message for a parse error at the end of the input."""
+        at = self._current_token
+        if at.kind != MLIRTokenKind.EOF or error.msg.startswith("values used"):
+            return
+        # xDSL's message there is often a fragment (" in block definition")
+        detail = error.msg.strip()
+        detail = "" if detail.startswith("in ") else f" ({detail})"
+        raise ParseError(
+            at.span,
+            "unexpected end of input: an operation, region or block is not "
+            f"finished, a '}}' may be missing{detail}",
+        ) from error
 
     def _undefined_names(self) -> Iterable[str]:
         return ("%" + name for name in self.forward_ssa_references)

@@ -702,6 +702,17 @@ def test_bad_program_gets_irgl_opts_diagnostic(tmp_path: Path) -> None:
     assert proc.stderr.strip() == message.strip()
 
 
+def test_unfinished_and_empty_programs() -> None:
+    """An input that ends inside a region says so at its end; one of only
+    comments is an empty module (as irgl-opt and mlir-opt read it)."""
+    with pytest.raises(ProgramError) as caught:
+        parse_program("irgl.kernel host @main(%n: index) {\n", "cut.mlir")
+    message = str(caught.value)
+    assert message.startswith("cut.mlir:2:1")
+    assert "unexpected end of input" in message and "'}' may be missing" in message
+    assert not list(parse_program("// nothing here\n", "empty.mlir").ops)
+
+
 def test_api_argument_errors() -> None:
     module = parse_program(REDUCE)
     with pytest.raises(InterpretationFailure, match="takes 3 argument"):

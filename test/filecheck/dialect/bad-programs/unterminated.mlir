@@ -6,6 +6,6 @@ irgl.kernel host @main(%n: index) {
   irgl.pipe once {
 
 // CHECK:      unterminated.mlir:{{[0-9]+}}:1
-// CHECK:      in block definition
+// CHECK:      unexpected end of input: an operation, region or block is not finished, a '}' may be missing
 // CHECK-NOT: Traceback
 // CHECK-NOT: internal error
