@@ -572,6 +572,9 @@ def run(args: argparse.Namespace) -> int:
         weak=bool(weak),
         done=finished or None,
     )
+    # the exit status is this run's (resumed cells included), not that of
+    # rows an earlier run left for --merge to keep
+    failed = [r for r in [*rows, *finished.values()] if not r.get("correct")]
     rows = merged(earlier, rows)
     gpu = models_of(rows)
     date = datetime.date.today().isoformat()
@@ -590,7 +593,7 @@ def run(args: argparse.Namespace) -> int:
     if args.results:
         text = markdown(rows, gpu, date, commit) + weak_markdown(rows, series or [])
         update_markdown(args.results, text, BEGIN_MARKER, END_MARKER)
-    return 0 if all(r.get("correct") for r in rows) else 1
+    return 1 if failed else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

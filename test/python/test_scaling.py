@@ -289,6 +289,22 @@ def test_merge_keeps_the_rows_a_run_does_not_redo(
     assert not (tmp_path / "scaling.json.partial").exists()
 
 
+def test_merged_failures_of_earlier_runs_do_not_fail_this_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The exit status is this run's: an earlier row kept by --merge that
+    failed (say, a 1-GPU run that overflowed) does not make it 1."""
+    _fake_cells(monkeypatch)
+    out = tmp_path / "scaling.json"
+    bad = {"app": "cc", "graph": "grid", "gpus": 1, "policy": "none"}
+    bad |= {"correct": False, "error": "worklist overflow"}
+    out.write_text(json.dumps({"gpu": "NVIDIA H200", "commit": "abc", "rows": [bad]}))
+    argv = ["scaling", "--apps", "bfs", "--graphs", "g", "--gpus", "1,2", "--merge"]
+    assert main([*argv, "--policies", "oec", "--json", str(out), "--results", ""]) == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["correct"] for r in rows] == [False, True, True]  # kept, and reported
+
+
 def test_merge_refuses_rows_of_another_gpu(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
