@@ -238,7 +238,8 @@ def _functions() -> list[RuntimeFunction]:
         _fn("irgl_grid_end", (), (_index,)),
         _fn("irgl_grid_done", (i32,)),
         _fn("irgl_grid_finish", (i32,)),
-        # reductions of shared edge loops (nested parallelism)
+        # reductions of shared edge loops (nested parallelism), the grid
+        # phase's accumulators included
         *(
             f
             for k in REDUCE_KINDS
@@ -246,6 +247,15 @@ def _functions() -> list[RuntimeFunction]:
             for f in (
                 _fn(f"irgl_warp_reduce_{k}_{_suffix(t)}", (i32, t), (t,)),
                 _fn(f"irgl_block_reduce_{k}_{_suffix(t)}", (t,), (t,)),
+                _fn(f"irgl_grid_combine_{k}_{_suffix(t)}", (i32, t)),
+            )
+        ),
+        *(
+            f
+            for t in REDUCE_TYPES
+            for f in (
+                _fn(f"irgl_grid_acc_init_{_suffix(t)}", (i32, t)),
+                _fn(f"irgl_grid_finish_{_suffix(t)}", (i32,), (t,)),
             )
         ),
         # warp gather of small edge lists (nested parallelism, warp_gather)

@@ -17,8 +17,8 @@ they can help). This pass lowers each one into three phases:
 
 Before them, with `grid_rounds` = R > 0, a grid phase takes the nodes of at
 least R times the block size of edges (a star's hub, which one block would
-walk alone while the other blocks idle) of a non-reducing loop, when the
-grid has more than one block: their thread donates the node's edge range
+walk alone while the other blocks idle), when the grid has more than one
+block: their thread donates the node's edge range
 and the per-thread values the body uses to a job slot of the runtime
 (`irgl_grid_donate`, `irgl_grid_put_<T>`, `irgl_grid_publish`); every block
 then takes chunks of its loop's published jobs (`irgl_grid_take`, one site
@@ -45,7 +45,13 @@ phase every lane sums its share of the elected node's edges from the
 identity, `irgl_block_reduce_<kind>_<T>` (block-uniform) or
 `irgl_warp_reduce_<kind>_<T>` (over the warp's mask) totals the partials, and
 the owner combines the total into its `mine`; the thread phase continues
-from `mine` over the thread's own edges. No atomics.
+from `mine` over the thread's own edges. In the grid phase the donor starts
+its job's accumulator at the identity (`irgl_grid_acc_init_<T>`), every
+block that walks a chunk totals it (`irgl_block_reduce_<kind>_<T>`) and
+combines the total into the accumulator (`irgl_grid_combine_<kind>_<T>`,
+one compare-and-swap loop a chunk), and the donor combines the accumulator
+into its `mine` when the job is done (`irgl_grid_finish_<T>`); the order
+of the chunks' totals varies from run to run (floating-point sums may too).
 """
 
 from __future__ import annotations
@@ -229,19 +235,42 @@ def _walk_chunk(
     size: SSAValue,
     unroll: int,
     interleave: int,
-) -> None:
-    """for (e = start; e < end; e += size) body (a non-reducing loop),
-    interleaved `interleave` times."""
+    reduction: GridReduction | None = None,
+) -> SSAValue | None:
+    """for (e = start; e < end; e += size) body, interleaved `interleave`
+    times; a reducing loop's lane partial (from the identity) is returned."""
+    values = {v: m for v, m in mapping.items() if v is not loop.index}
+    if reduction is None:
+        if interleave > 1:
+            walked = interleaved_loop(
+                a, loop.body.block, start, end, size, interleave, values=values
+            )
+            a.stmt(_unrolled(walked, unroll))
+            return None
+        body = Block(arg_types=[IndexType()])
+        _clone_body(loop, body, {**mapping, loop.index: body.args[0]})
+        a.stmt(_unrolled(scf.ForOp(start, end, size, [], Region(body)), unroll))
+        return None
+    kind, type_ = reduction
+    zero = a.op(identity(kind, type_))
     if interleave > 1:
-        values = {v: m for v, m in mapping.items() if v is not loop.index}
         walked = interleaved_loop(
-            a, loop.body.block, start, end, size, interleave, values=values
+            a, loop.body.block, start, end, size, interleave, (kind, zero), values
         )
-        a.stmt(_unrolled(walked, unroll))
-        return
+        (partial,) = a.insert(_unrolled(walked, unroll)).results
+        return partial
     body = Block(arg_types=[IndexType()])
-    _clone_body(loop, body, {**mapping, loop.index: body.args[0]})
-    a.stmt(_unrolled(scf.ForOp(start, end, size, [], Region(body)), unroll))
+    inner = {**mapping, loop.index: body.args[0]}
+    for op in loop.body.block.ops:
+        body.add_op(op.clone(value_mapper=inner))
+    accumulating_block(body, kind)
+    walked = scf.ForOp(start, end, size, [zero], Region(body))
+    (partial,) = a.insert(_unrolled(walked, unroll)).results
+    return partial
+
+
+#: A reducing edge loop's kind and type, as the grid phase needs them.
+GridReduction = tuple[str, Attribute]
 
 
 def _grid_help(
@@ -252,9 +281,11 @@ def _grid_help(
     unroll: int,
     interleave: int,
     mapping: dict[SSAValue, SSAValue] | None = None,
+    reduction: GridReduction | None = None,
 ) -> None:
     """while ((slot = irgl_grid_take(site)) >= 0) { walk the chunk } (the
-    help loop; block-uniform). `mapping` gives values the body uses that the
+    help loop; block-uniform; a reducing loop's block total goes into the
+    job's accumulator). `mapping` gives values the body uses that the
     insertion point does not see (constants cloned there)."""
     before = Block()
     b = at.nested(InsertPoint.at_end(before))
@@ -275,7 +306,15 @@ def _grid_help(
         arith.AddiOp(a.call_value(runtime_function("irgl_grid_start"), []), rank)
     )
     end = a.call_value(runtime_function("irgl_grid_end"), [])
-    _walk_chunk(a, loop, values, start, end, size, unroll, interleave)
+    partial = _walk_chunk(
+        a, loop, values, start, end, size, unroll, interleave, reduction
+    )
+    if reduction is not None and partial is not None:
+        kind, type_ = reduction
+        total = a.call_value(block_reduce(kind, type_), [partial])
+        into = overload(f"irgl_grid_combine_{kind}", type_)
+        assert into is not None, f"no irgl_grid_combine_{kind} for {type_}"
+        a.call(into, [slot, total])
     a.call(runtime_function("irgl_grid_done"), [slot])
     after.add_op(scf.YieldOp())
     at.stmt(scf.WhileOp([], [i32], Region(before), Region(after)))
@@ -302,13 +341,20 @@ def _grid_phase(
     site: int,
     unroll: int,
     interleave: int,
-) -> SSAValue:
+    reduction: GridReduction | None = None,
+) -> tuple[SSAValue, SSAValue | None]:
     """If `hubs` (grid-uniform): donate the edges of a node that `want`s
     (see the module docstring), help every block's donations, wait for
     this thread's; returns whether this thread donated (its node then skips
-    the block phase)."""
+    the block phase) and, for a reducing loop, its donation's total (the
+    identity where it donated nothing)."""
+    types = [i1] if reduction is None else [i1, reduction[1]]
     grid_block, no_grid = Block(), Block()
-    no_grid.add_op(scf.YieldOp(outer.nested(InsertPoint.at_end(no_grid)).const(0, i1)))
+    n = outer.nested(InsertPoint.at_end(no_grid))
+    none = [n.const(0, i1)]
+    if reduction is not None:
+        none.append(n.op(identity(*reduction)))
+    no_grid.add_op(scf.YieldOp(*none))
     at = outer.nested(InsertPoint.at_end(grid_block))
     then, other = Block(), Block()
     t = at.nested(InsertPoint.at_end(then))
@@ -325,20 +371,37 @@ def _grid_phase(
         put = overload("irgl_grid_put", value.type)
         assert put is not None, f"no irgl_grid_put for {value.type}"
         p.call(put, [job, p.const(k, i32), value])
+    if reduction is not None:
+        init = overload("irgl_grid_acc_init", reduction[1])
+        assert init is not None, f"no irgl_grid_acc_init for {reduction[1]}"
+        p.call(init, [job, p.op(identity(*reduction))])
     p.call(runtime_function("irgl_grid_publish"), [job])
     publish.add_op(scf.YieldOp())
     at.stmt(scf.IfOp(donated, [], Region(publish)))
-    _grid_help(at, loop, live, site, unroll, interleave)
+    _grid_help(at, loop, live, site, unroll, interleave, reduction=reduction)
     finish = Block()
     f = at.nested(InsertPoint.at_end(finish))
-    f.call(runtime_function("irgl_grid_finish"), [job])
-    finish.add_op(scf.YieldOp())
-    at.stmt(scf.IfOp(donated, [], Region(finish)))
-    grid_block.add_op(scf.YieldOp(donated))
-    (result,) = outer.insert(
-        scf.IfOp(hubs, [i1], Region(grid_block), Region(no_grid))
+    if reduction is None:
+        f.call(runtime_function("irgl_grid_finish"), [job])
+        finish.add_op(scf.YieldOp())
+        at.stmt(scf.IfOp(donated, [], Region(finish)))
+        grid_block.add_op(scf.YieldOp(donated))
+    else:
+        done = overload("irgl_grid_finish", reduction[1])
+        assert done is not None, f"no irgl_grid_finish for {reduction[1]}"
+        finish.add_op(scf.YieldOp(f.call_value(done, [job])))
+        nothing = Block()
+        nothing.add_op(
+            scf.YieldOp(at.nested(InsertPoint.at_end(nothing)).op(identity(*reduction)))
+        )
+        (total,) = at.insert(
+            scf.IfOp(donated, [reduction[1]], Region(finish), Region(nothing))
+        ).results
+        grid_block.add_op(scf.YieldOp(donated, total))
+    results = outer.insert(
+        scf.IfOp(hubs, types, Region(grid_block), Region(no_grid))
     ).results
-    return result
+    return results[0], (results[1] if reduction is not None else None)
 
 
 def _round_loop(op: Operation) -> scf.ForOp | None:
@@ -362,6 +425,7 @@ def _linger(
     unroll: int,
     interleave: int,
     threshold: int,
+    reduction: GridReduction | None = None,
 ) -> None:
     """The help loop once more after the round loop: a block that is done
     with its own rounds helps the donations of slower blocks (only if the
@@ -387,7 +451,7 @@ def _linger(
                 and operand not in mapping
             ):
                 mapping[operand] = at.op(owner.clone())
-    _grid_help(at, loop, live, site, unroll, interleave, mapping)
+    _grid_help(at, loop, live, site, unroll, interleave, mapping, reduction)
     if linger is not None:
         linger.add_op(scf.YieldOp())
         outer.stmt(scf.IfOp(_hubs(outer, graph, threshold), [], Region(linger)))
@@ -463,13 +527,21 @@ def _lower_shared_edges(
 
     huge = at_least(block_size)
     big = at.both(at_least(WARP_THRESHOLD), at.negate(huge))
+    grid_total: SSAValue | None = None  # a reducing loop's donated total
     if (
         grid_rounds > 0
-        and loop.reduce is None
         and len(live) <= GRID_JOB_VALUES
         and _round_loop(loop) is not None
     ):
-        grid_interleave = _interleave_or_one(loop, interleave)
+        grid_reduction = (
+            None
+            if loop.reduce is None or loop.init is None
+            else (loop.reduce.data, loop.init.type)
+        )
+        reduce_interleave = grid_reduction is not None and interleave_reduce > 0
+        grid_interleave = _interleave_or_one(
+            loop, interleave_reduce if reduce_interleave else interleave
+        )
         grid_unroll = _unroll_for(unroll, grid_interleave, unroll_interleaved)
         threshold = grid_rounds * block_size
         _linger(
@@ -481,11 +553,22 @@ def _lower_shared_edges(
             grid_unroll,
             grid_interleave,
             threshold,
+            grid_reduction,
         )
         wanted = at.both(active, at_least(threshold))
         hubs = _hubs(at, graph, threshold)
-        donated = _grid_phase(
-            at, loop, live, lo, hi, wanted, hubs, site, grid_unroll, grid_interleave
+        donated, grid_total = _grid_phase(
+            at,
+            loop,
+            live,
+            lo,
+            hi,
+            wanted,
+            hubs,
+            site,
+            grid_unroll,
+            grid_interleave,
+            grid_reduction,
         )
         huge = at.both(huge, at.negate(donated))
 
@@ -502,6 +585,8 @@ def _lower_shared_edges(
 
     reduction = reduction_of(loop)
     mine = None if reduction is None else reduction[1]
+    if reduction is not None and grid_total is not None:
+        mine = at.op(combine(reduction[0], reduction[1], grid_total))
     if reduction is not None and interleave_reduce > 0:
         interleave = interleave_reduce
     interleave = _interleave_or_one(loop, interleave)

@@ -1011,6 +1011,7 @@ struct GridJob {
   int state;  // 0 free, 1 taken
   int site;
   unsigned long long values[IRGL_GRID_JOB_VALUES];
+  unsigned long long acc;  // a reducing loop's blocks' totals, combined (bits of T)
 };
 
 static __device__ GridJob grid_jobs[IRGL_GRID_JOBS];
@@ -1152,16 +1153,29 @@ __device__ __forceinline__ void irgl_grid_done(int32_t slot) {
   }
 }
 
-/// The donor of job `slot` waits until every chunk is done, then frees it.
-__device__ __forceinline__ void irgl_grid_finish(int32_t slot) {
-  using namespace irgl::detail;
+namespace irgl {
+namespace detail {
+/// The donor of job `slot` waits until every chunk is done.
+__device__ __forceinline__ void grid_wait(int32_t slot) {
   GridJob& job = grid_jobs[slot];
   const unsigned long long total = static_cast<unsigned long long>(job.hi - job.lo);
   while (grid_word(&job.done) < total) {
   }
   __threadfence();
+}
+
+/// Frees job `slot` (after grid_wait and any read of it).
+__device__ __forceinline__ void grid_free(int32_t slot) {
   atomicSub(&grid_active, 1);
-  atomicExch(&job.state, 0);
+  atomicExch(&grid_jobs[slot].state, 0);
+}
+}  // namespace detail
+}  // namespace irgl
+
+/// The donor of job `slot` waits until every chunk is done, then frees it.
+__device__ __forceinline__ void irgl_grid_finish(int32_t slot) {
+  irgl::detail::grid_wait(slot);
+  irgl::detail::grid_free(slot);
 }
 
 /// Global id of the calling thread in a 1-D launch.
@@ -2311,6 +2325,70 @@ IRGL_REDUCE_MAX(i64, int64_t)
 IRGL_REDUCE_MAX(f32, float)
 IRGL_REDUCE_MAX(f64, double)
 #undef IRGL_REDUCE_MAX
+
+// A reducing edge loop in the grid phase: the donor starts its job's
+// accumulator at the reduction's identity (irgl_grid_acc_init_<T>, before
+// irgl_grid_publish); each block that walked a chunk combines its block total
+// into it (irgl_grid_combine_<kind>_<T>, block-uniform, thread 0 with a
+// compare-and-swap loop, before irgl_grid_done counts the chunk); the donor
+// takes the result once every chunk is done (irgl_grid_finish_<T>, which then
+// frees the slot).
+namespace irgl {
+namespace detail {
+template <class T>
+__device__ __forceinline__ unsigned long long grid_bits(T v) {
+  unsigned long long w = 0;
+  memcpy(&w, &v, sizeof(T));
+  return w;
+}
+
+template <class T>
+__device__ __forceinline__ T grid_value(unsigned long long w) {
+  T v;
+  memcpy(&v, &w, sizeof(T));
+  return v;
+}
+
+template <class Op, class T>
+__device__ __forceinline__ void grid_combine(int32_t slot, T v) {
+  if (threadIdx.x != 0) return;
+  unsigned long long* p = &grid_jobs[slot].acc;
+  unsigned long long old = grid_word(p);
+  while (true) {
+    const unsigned long long next = grid_bits<T>(Op::apply(grid_value<T>(old), v));
+    const unsigned long long seen = atomicCAS(p, old, next);
+    if (seen == old) return;
+    old = seen;
+  }
+}
+}  // namespace detail
+}  // namespace irgl
+
+#define IRGL_GRID_REDUCE(SUFFIX, T)                                                            \
+  __device__ __forceinline__ void irgl_grid_acc_init_##SUFFIX(int32_t slot, T v) {              \
+    irgl::detail::grid_jobs[slot].acc = irgl::detail::grid_bits<T>(v);                          \
+  }                                                                                            \
+  __device__ __forceinline__ void irgl_grid_combine_add_##SUFFIX(int32_t slot, T v) {           \
+    irgl::detail::grid_combine<irgl::detail::ReduceAdd, T>(slot, v);                            \
+  }                                                                                            \
+  __device__ __forceinline__ void irgl_grid_combine_min_##SUFFIX(int32_t slot, T v) {           \
+    irgl::detail::grid_combine<irgl::detail::ReduceMin, T>(slot, v);                            \
+  }                                                                                            \
+  __device__ __forceinline__ void irgl_grid_combine_max_##SUFFIX(int32_t slot, T v) {           \
+    irgl::detail::grid_combine<irgl::detail::ReduceMax, T>(slot, v);                            \
+  }                                                                                            \
+  __device__ __forceinline__ T irgl_grid_finish_##SUFFIX(int32_t slot) {                         \
+    irgl::detail::grid_wait(slot);                                                              \
+    const T v = irgl::detail::grid_value<T>(irgl::detail::grid_word(&irgl::detail::grid_jobs[slot].acc)); \
+    irgl::detail::grid_free(slot);                                                              \
+    return v;                                                                                   \
+  }
+IRGL_GRID_REDUCE(index, irgl_index)
+IRGL_GRID_REDUCE(i32, int32_t)
+IRGL_GRID_REDUCE(i64, int64_t)
+IRGL_GRID_REDUCE(f32, float)
+IRGL_GRID_REDUCE(f64, double)
+#undef IRGL_GRID_REDUCE
 
 // ---------------------------------------------------------------------------
 // Warp gather of small edge lists (convert-irgl-nested-edges{warp_gather}):

@@ -21,7 +21,9 @@ irgl.kernel @relax(%g: !irgl.graph, %dist: memref<?xi32>) {
   }
 }
 
-// A reducing edge loop has no grid phase (its owner needs the total).
+// A reducing edge loop: the donor starts its job's accumulator at the
+// identity, every block totals its chunk and combines the total into it, and
+// the donor combines the finished job's total into its result.
 irgl.kernel @count(%g: !irgl.graph, %out: memref<?xi32>) {
   irgl.forall %n in nodes(%g) {
     %zero = arith.constant 0 : i32
@@ -118,14 +120,47 @@ irgl.kernel @count(%g: !irgl.graph, %out: memref<?xi32>) {
 // CHECK:          func.call @irgl_grid_get_i32
 // CHECK:          func.call @irgl_grid_done
 // CHECK:        sym_name = "relax"
-// The reducing loop of @count: block phase only.
-// CHECK-NOT:    irgl_grid
+// The reducing loop of @count.
+// CHECK:        %[[RDONATED:.*]], %[[RTOTAL:.*]] = scf.if %{{.*}} -> (i1, i32) {
+// CHECK:          %[[RJOB:.*]] = scf.if %{{.*}} -> (i32) {
+// CHECK:            func.call @irgl_grid_donate(
+// CHECK:          %[[RMINE:.*]] = arith.cmpi sge, %[[RJOB]], %{{.*}} : i32
+// CHECK-NEXT:     scf.if %[[RMINE]] {
+// CHECK-NEXT:       %[[ID:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:       func.call @irgl_grid_acc_init_i32(%[[RJOB]], %[[ID]]) : (i32, i32) -> ()
+// CHECK-NEXT:       func.call @irgl_grid_publish(%[[RJOB]]) : (i32) -> ()
+// CHECK-NEXT:     }
+// CHECK:          ^{{.*}}(%[[RJ:.*]]: i32):
+// CHECK:            %[[RZERO:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:       %[[PART:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[RZERO]]) -> (i32) {
+// CHECK:              arith.addi %[[ACC]], %one : i32
+// CHECK:            %[[BTOTAL:.*]] = func.call @irgl_block_reduce_add_i32(%[[PART]]) : (i32) -> i32
+// CHECK-NEXT:       func.call @irgl_grid_combine_add_i32(%[[RJ]], %[[BTOTAL]]) : (i32, i32) -> ()
+// CHECK-NEXT:       func.call @irgl_grid_done(%[[RJ]]) : (i32) -> ()
+// CHECK:          %[[DONE:.*]] = scf.if %[[RMINE]] -> (i32) {
+// CHECK-NEXT:       %[[GOT:.*]] = func.call @irgl_grid_finish_i32(%[[RJOB]]) : (i32) -> i32
+// CHECK-NEXT:       scf.yield %[[GOT]] : i32
+// CHECK-NEXT:     } else {
+// CHECK-NEXT:       %[[NOTHING:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:       scf.yield %[[NOTHING]] : i32
+// CHECK-NEXT:     }
+// CHECK-NEXT:     scf.yield %[[RMINE]], %[[DONE]] : i1, i32
+// The block phase skips a donated node; the donated total starts the
+// owner's result, which the phases carry on.
+// CHECK:        arith.xori %[[RDONATED]]
+// CHECK:        %[[START:.*]] = arith.addi %zero, %[[RTOTAL]] : i32
+// CHECK:        scf.while (%{{.*}} = %{{.*}}, %{{.*}} = %[[START]]) : (i1, i32)
 // CHECK:        func.call @irgl_block_elect
-// CHECK-NOT:    irgl_grid
+// The linger combines its chunks' totals too.
+// CHECK:        func.call @irgl_grid_take(
+// CHECK:        func.call @irgl_block_reduce_add_i32(
+// CHECK-NEXT:   func.call @irgl_grid_combine_add_i32(
 // CHECK:        sym_name = "count"
 // CHECK-DAG:    func.func private @irgl_grid_donate(i32, index, index) -> i32
 // CHECK-DAG:    func.func private @irgl_grid_put_i32(i32, i32, i32) -> ()
 // CHECK-DAG:    func.func private @irgl_grid_finish(i32) -> ()
+// CHECK-DAG:    func.func private @irgl_grid_finish_i32(i32) -> i32
+// CHECK-DAG:    func.func private @irgl_grid_combine_add_i32(i32, i32) -> ()
 
 // OFF-NOT:      irgl_grid
 
