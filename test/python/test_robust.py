@@ -17,9 +17,10 @@ import pytest
 
 from irgl_interpreter.apps import interp_program
 from irgl_runner import bench_cli, robust
-from irgl_runner.apps import execute, load_app
+from irgl_runner.apps import AppSpec, execute, load_app
 from irgl_runner.backends import BACKENDS
 from irgl_runner.generators import generate
+from irgl_runner.graphs import CSRGraph
 from irgl_runner.reference import INF
 from irgl_runner.robust import (
     MAX_SOURCE_REPS,
@@ -175,13 +176,18 @@ class _Quick:
         return 0.04
 
 
-def test_short_sources_get_more_runs() -> None:
-    """With short_total_ms a source's runs go on until they add up to it, at
-    most MAX_SOURCE_REPS; without, exactly reps."""
+def _bfs_on_rmat5(sources: int) -> tuple[AppSpec, CSRGraph, list[tuple[int, str]]]:
+    """bfs, an unweighted rmat:5@1 and `sources` sources of it."""
     app = load_app("bfs")
     graph = generate("rmat:5@1")
     graph.weights = None
-    sources = pick_sources(graph, 1)
+    return app, graph, pick_sources(graph, sources)
+
+
+def test_short_sources_get_more_runs() -> None:
+    """With short_total_ms a source's runs go on until they add up to it, at
+    most MAX_SOURCE_REPS; without, exactly reps."""
+    app, graph, sources = _bfs_on_rmat5(1)
     program = _Quick(interp_program(app, "sequential"))
     plain = run_sources(app, program, graph, sources, 3, 0)  # type: ignore[arg-type]
     assert [len(r.times_ms) for r in plain] == [3]
@@ -210,10 +216,7 @@ def test_every_source_gets_its_warm_up() -> None:
     """`warmup` untimed runs before each source's timed runs (a source right
     after a slow one ran its first runs slower), recorded per source and
     named by the section; robust.json from before says one per graph."""
-    app = load_app("bfs")
-    graph = generate("rmat:5@1")
-    graph.weights = None
-    sources = pick_sources(graph, 3)
+    app, graph, sources = _bfs_on_rmat5(3)
     program = _Counting(interp_program(app, "sequential"))
     runs = run_sources(app, program, graph, sources, 2, 1)  # type: ignore[arg-type]
     assert program.calls == len(sources) * 3
