@@ -48,7 +48,14 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerType, ModuleOp, i32, i64
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    i32,
+    i64,
+)
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -57,9 +64,10 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import DiagnosticException
 
 from irgl_dialect.attributes import ExclusiveForm
-from irgl_dialect.runtime import CollectiveOp
+from irgl_dialect.runtime import UNROLL_ATTR, CollectiveOp
 from irgl_dialect.runtime_library import runtime_function
 from irgl_dialect.sync import ExclusiveOp
 from lowering.builders import LoweringBuilder, take_body
@@ -137,13 +145,17 @@ def _lower_exclusive(
     hashed: bool = False,
     sized: bool = False,
     alone: SSAValue | None = None,
+    unroll: int = 1,
 ) -> None:
     """Lower one Exclusive at `at`; `active` tells whether this thread
     contends this round, its priority comes from `rank` (`_priority`), or
     with `sized` from its claim's size and then a hash of `rank`
     (`irgl_claim_priority`). Where `alone` is true the thread is the
-    launch's only contender: it claims nothing and wins (the barriers stay)."""
+    launch's only contender: it claims nothing and wins (the barriers stay).
+    With `unroll` > 1 the body's `scf.for` loops ask to be unrolled."""
     claims = op.object
+    if unroll > 1:
+        _unroll_loops(op, unroll)
     if sized:
         count = _claim_count(op, at)
         (prio,) = at.call(runtime_function("irgl_claim_priority"), [rank, count])
@@ -309,6 +321,16 @@ def _lower_exclusive_locked(
     at.stmt(scf.IfOp(won, [], Region(body), Region(lost_block)))
 
 
+def _unroll_loops(op: ExclusiveOp, unroll: int) -> None:
+    """`#pragma unroll N` (`irgl_rt.unroll`) on the `scf.for` loops of an
+    Exclusive's body: a critical section runs alone where its contenders
+    wait for it (a drain's one-item windows), and its loops' iterations are
+    then limited by their loads' latency, not by other threads."""
+    for inner in op.body.walk():
+        if isinstance(inner, scf.ForOp) and UNROLL_ATTR not in inner.attributes:
+            inner.attributes[UNROLL_ATTR] = IntegerAttr(unroll, i64)
+
+
 def _else_region(op: ExclusiveOp) -> Region | None:
     if not op.else_body.blocks:
         return None
@@ -324,10 +346,12 @@ class LowerExclusive(RewritePattern):
         hashed_priority: bool = False,
         sized_priority: bool = False,
         alone_wins: bool = True,
+        unroll: int = 1,
     ):
         self.hashed_priority = hashed_priority
         self.sized_priority = sized_priority
         self.alone_wins = alone_wins
+        self.unroll = unroll
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: CollectiveOp, rewriter: PatternRewriter) -> None:
@@ -348,6 +372,7 @@ class LowerExclusive(RewritePattern):
                 self.hashed_priority,
                 self.sized_priority,
                 op.alone if self.alone_wins else None,
+                self.unroll,
             )
         rewriter.erase(op, safe_erase=False)
 
@@ -373,11 +398,22 @@ class ConvertIrglExclusive(ModulePass):
     has one iteration, e.g. a drain's window of one item) wins without
     claiming its elements."""
 
+    unroll: int = 1
+    """`#pragma unroll` on the `scf.for` loops of an Exclusive's body (1:
+    none): a critical section that runs alone (a drain's one-item windows)
+    is one thread's loop, limited by its loads' latency."""
+
+    def __post_init__(self) -> None:
+        if self.unroll < 1:
+            raise DiagnosticException(
+                f"convert-irgl-exclusive: unroll must be at least 1, got {self.unroll}"
+            )
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         # each rewrite restructures a whole round body: apply the pattern
         # once per collective op rather than through a worklist driver
         pattern = LowerExclusive(
-            self.hashed_priority, self.sized_priority, self.alone_wins
+            self.hashed_priority, self.sized_priority, self.alone_wins, self.unroll
         )
         for collective in [o for o in op.walk() if isinstance(o, CollectiveOp)]:
             pattern.match_and_rewrite(collective, PatternRewriter(collective))

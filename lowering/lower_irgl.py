@@ -116,6 +116,8 @@ class LowerIrgl(ModulePass):
       that double while the items keep contending, and a contender alone
       in its launch claims nothing (irgl-outline-iterations
       `retry_drain_solo`, convert-irgl-exclusive `alone_wins`).
+    - `exclusive_unroll` (int, 1: off): `#pragma unroll N` on the loops of
+      an Exclusive's body (convert-irgl-exclusive `unroll`);
     - `retry_merged` (bool, true): in a control kernel, a kernel's first
       attempt and its retry rounds run from one call of its body (DMR
       compiles in about 1.5 instead of 2.0 s, and runs as fast; false: a call
@@ -225,6 +227,8 @@ class LowerIrgl(ModulePass):
     retry_drain_solo: bool = True
     """A drain runs streaks of one-item windows where its items contend, and
     a launch's only contender wins without claims."""
+    exclusive_unroll: int = 1
+    """`#pragma unroll` on the loops of an Exclusive's body (1: none)."""
     retry_merged: bool = True
     """A control kernel runs an invocation's first attempt and its retry
     rounds from one call of the kernel's body."""
@@ -243,7 +247,12 @@ class LowerIrgl(ModulePass):
 
     def __post_init__(self) -> None:
         check_block_size_option(self.block_size, "lower-irgl")
-        for option in ("edge_unroll", "edge_interleave", "edge_interleave_reduce"):
+        for option in (
+            "edge_unroll",
+            "edge_interleave",
+            "edge_interleave_reduce",
+            "exclusive_unroll",
+        ):
             if getattr(self, option) < 1:
                 raise DiagnosticException(
                     f"lower-irgl: {option} must be at least 1, "
@@ -305,6 +314,7 @@ class LowerIrgl(ModulePass):
                 hashed_priority=self.hashed_priority,
                 sized_priority=self.sized_priority,
                 alone_wins=self.retry_drain_solo,
+                unroll=self.exclusive_unroll,
             ),
             ConvertIrglNestedEdges(
                 warp_gather=self.warp_gather,
