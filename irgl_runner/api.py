@@ -21,6 +21,7 @@ else with ``__cuda_array_interface__`` / ``__dlpack__`` (no copy), and a
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import time
 import weakref
@@ -105,6 +106,7 @@ ELEMENT_DTYPES: dict[str, np.dtype] = {
 }
 
 
+@functools.lru_cache(maxsize=256)
 def _memref_dtype(mlir_type: str) -> np.dtype | None:
     """The element dtype of a ``memref<...xT>`` type, if it has a fixed one."""
     if not mlir_type.startswith("memref<"):
@@ -113,10 +115,37 @@ def _memref_dtype(mlir_type: str) -> np.dtype | None:
     return ELEMENT_DTYPES.get(element.strip())
 
 
+@dataclass(frozen=True)
+class _Param:
+    """What converting an argument of a host function needs, worked out
+    once per entry point (:func:`_params`): calls are timed."""
+
+    function: str
+    index: int
+    abi: AbiValue
+    memref: bool
+    dtype: np.dtype | None
+
+    def where(self) -> str:
+        return f"@{self.function} argument {self.index} ({self.abi.mlir_type})"
+
+
+def _params(entry: EntryPoint) -> tuple[_Param, ...]:
+    """The parameters of ``entry``, ready for :func:`_convert`."""
+    return tuple(
+        _Param(
+            entry.name,
+            i,
+            p,
+            p.mlir_type.startswith("memref"),
+            _memref_dtype(p.mlir_type),
+        )
+        for i, p in enumerate(entry.params)
+    )
+
+
 def _convert(
-    function: str,
-    index: int,
-    param: AbiValue,
+    param: _Param,
     value: object,
     foreign: list[ForeignArray] | None = None,
 ) -> object:
@@ -125,20 +154,24 @@ def _convert(
     Another library's CUDA array (``__cuda_array_interface__`` or
     ``__dlpack__``) is validated against the memref and appended to
     ``foreign`` (which keeps it alive for the call)."""
-    where = f"@{function} argument {index} ({param.mlir_type})"
-    match param.kind:
+    where = param.where
+    match param.abi.kind:
         case AbiKind.POINTER:
             if isinstance(value, DeviceGraph):
-                if param.mlir_type.startswith("memref"):
-                    raise TypeError(f"{where}: got a graph, expected a device array")
+                if param.memref:
+                    raise TypeError(f"{where()}: got a graph, expected a device array")
                 return value.ptr
             if isinstance(value, DeviceArray):
-                if not param.mlir_type.startswith("memref"):
-                    raise TypeError(f"{where}: got a device array")
-                expected = _memref_dtype(param.mlir_type)
-                if expected is not None and value.dtype != expected:
+                if not param.memref:
+                    raise TypeError(f"{where()}: got a device array")
+                expected = param.dtype
+                if (
+                    expected is not None
+                    and value.dtype is not expected
+                    and value.dtype != expected
+                ):
                     raise TypeError(
-                        f"{where}: got a device array of {value.dtype}, "
+                        f"{where()}: got a device array of {value.dtype}, "
                         f"expected {expected}"
                     )
                 return value.ptr
@@ -146,26 +179,26 @@ def _convert(
                 isinstance(value, int) and not isinstance(value, bool)
             ):
                 return value  # a raw pointer (e.g. a handle from another entry point)
-            array = foreign_array(value, where)
+            array = foreign_array(value, where())
             if array is not None:
-                if not param.mlir_type.startswith("memref"):
-                    raise TypeError(f"{where}: got an array, expected a graph")
+                if not param.memref:
+                    raise TypeError(f"{where()}: got an array, expected a graph")
                 check_memref(
                     array,
-                    where,
-                    _memref_dtype(param.mlir_type),
-                    memref_shape(param.mlir_type),
+                    where(),
+                    param.dtype,
+                    memref_shape(param.abi.mlir_type),
                     current_device() if array.device is not None else None,
                 )
                 if foreign is not None:
                     foreign.append(array)
                 return array.ptr
             raise TypeError(
-                f"{where}: expected a device value, got {type(value).__name__}"
+                f"{where()}: expected a device value, got {type(value).__name__}"
                 + (
                     " (a memref takes a DeviceArray or a CUDA array exposing "
                     "__cuda_array_interface__ or __dlpack__)"
-                    if param.mlir_type.startswith("memref")
+                    if param.memref
                     else ""
                 )
             )
@@ -178,7 +211,7 @@ def _convert(
         case AbiKind.FLOAT:
             if isinstance(value, (int, float, np.integer, np.floating)):
                 return float(value)
-    raise TypeError(f"{where}: cannot pass {type(value).__name__}")
+    raise TypeError(f"{where()}: cannot pass {type(value).__name__}")
 
 
 # ------------------------------------------------------------------ device data
@@ -369,6 +402,7 @@ class Program:
             raise IrglError(f"cannot load {self.path}: {e}") from None
         self.last_result: object = None
         self._entries: dict[str, Any] = {}
+        self._params: dict[str, tuple[_Param, ...]] = {}
         for export in HOST_EXPORTS.values():
             self._declare(
                 export.name,
@@ -534,10 +568,10 @@ class Program:
                 f"@{host_fn} takes {len(entry.params)} arguments, got {len(args)}"
             )
         foreign: list[ForeignArray] = []  # other libraries' arrays: kept alive
-        values = [
-            _convert(host_fn, i, p, a, foreign)
-            for i, (p, a) in enumerate(zip(entry.params, args, strict=True))
-        ]
+        params = self._params.get(host_fn)
+        if params is None:
+            params = self._params[host_fn] = _params(entry)
+        values = [_convert(p, a, foreign) for p, a in zip(params, args, strict=True)]
         if any(a.stream is not None for a in foreign):
             self.synchronize()  # their producers' streams are done
         fn = self._function(entry)
