@@ -572,7 +572,7 @@ class Program:
         if params is None:
             params = self._params[host_fn] = _params(entry)
         values = [_convert(p, a, foreign) for p, a in zip(params, args, strict=True)]
-        if any(a.stream is not None for a in foreign):
+        if foreign and any(a.stream is not None for a in foreign):
             self.synchronize()  # their producers' streams are done
         fn = self._function(entry)
         if entry.result is None:
