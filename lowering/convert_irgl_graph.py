@@ -100,8 +100,10 @@ class ConvertIrglGraph(ModulePass):
         PatternRewriteWalker(
             LowerGraphAccessor(), apply_recursively=False
         ).rewrite_module(op)
+        # one walk converts every op (a type conversion does not create
+        # ops that need another): no second walk to find nothing left
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([GraphToHandle()])
+            GreedyRewritePatternApplier([GraphToHandle()]), apply_recursively=False
         ).rewrite_module(op)
         PatternRewriteWalker(FoldHandleCast()).rewrite_module(op)
         for inner in op.walk():
