@@ -126,10 +126,37 @@ def load_program(path: str | Path) -> ModuleOp:
     return parse_program(path.read_text(), str(path))
 
 
+_MISSING = object()
+
+
+def _lookup(scope: ScopedDict[Any, Any], value: SSAValue) -> Any:
+    """The value of `value` in `scope`: one lookup a scope, keyed by the
+    SSA value's `id` (`IrglInterpreter` keys its scopes so: SSAValue's own
+    hash is a Python method, called for every operand of every op run, and
+    ScopedDict tests for a key before fetching it)."""
+    key = id(value)
+    at: ScopedDict[Any, Any] | None = scope
+    while at is not None:
+        found = at._local_scope.get(key, _MISSING)  # pyright: ignore[reportPrivateUsage]
+        if found is not _MISSING:
+            return found
+        at = at.parent
+    raise KeyError(f"No value for key {value}")
+
+
 class IrglInterpreter(Interpreter):
     """xDSL's interpreter, running op implementations directly: errors of
     the program surface as `IrglRuntimeError` naming the op, instead of each
-    enclosing op re-printing the module."""
+    enclosing op re-printing the module. Its scopes map an SSA value's `id`
+    to its Python value (`get_values` and `set_values` take SSA values)."""
+
+    def get_values(self, values: Iterable[SSAValue]) -> tuple[Any, ...]:
+        return tuple([_lookup(self._ctx, value) for value in values])
+
+    def set_values(self, pairs: Iterable[tuple[SSAValue, Any]]) -> None:
+        local: dict[Any, Any] = self._ctx._local_scope  # pyright: ignore[reportPrivateUsage]
+        for value, python_value in pairs:
+            local[id(value)] = python_value
 
     def _run_op(self, op: Operation, inputs: PythonValues) -> OpImplResult:
         entry = self._impls._impl_dict.get(type(op))  # pyright: ignore[reportPrivateUsage]
@@ -157,21 +184,24 @@ class IrglInterpreter(Interpreter):
     def run_ssacfg_region(
         self, region: Region, args: PythonValues, name: str = "unknown"
     ) -> PythonValues:
-        """As `Interpreter.run_ssacfg_region`, without its per-op checks."""
+        """As `Interpreter.run_ssacfg_region`, without its per-op checks; an
+        operand is looked up with one hash a scope (`_lookup`)."""
         block = region.blocks.first
         initial = self._ctx
         results: PythonValues = ()
         while block is not None:
-            ctx = ScopedDict[SSAValue, Any](self._ctx, name=name)
+            ctx = ScopedDict[Any, Any](self._ctx, name=name)
             self._ctx = ctx
+            local: dict[Any, Any] = ctx._local_scope  # pyright: ignore[reportPrivateUsage]
             for arg, value in zip(block.args, args, strict=True):
-                ctx[arg] = value
+                local[id(arg)] = value
             op = block.first_op
             block = None
             while op is not None:
-                result = self._run_op(op, tuple(ctx[v] for v in op.operands))
+                inputs = tuple([_lookup(ctx, v) for v in op._operands])  # pyright: ignore[reportPrivateUsage]
+                result = self._run_op(op, inputs)
                 for res, value in zip(op.results, result.values, strict=True):
-                    ctx[res] = value
+                    local[id(res)] = value
                 jump = result.terminator_value
                 if jump is not None:
                     if isinstance(jump, ReturnedValues):

@@ -25,7 +25,7 @@ from xdsl.interpreter import (
     impl,
     register_impls,
 )
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, Operation
 from xdsl.utils.scoped_dict import ScopedDict
 
 from irgl_dialect.attributes import IteratorKind
@@ -193,11 +193,11 @@ def _sequential(
 
 
 def _task(
-    interpreter: Interpreter, block: Block, index: int, outer: ScopedDict[SSAValue, Any]
+    interpreter: Interpreter, block: Block, index: int, outer: ScopedDict[Any, Any]
 ) -> Generator[_Stop, bool | None, None]:
     """One iteration of the outermost ForAll, suspended at every barrier."""
-    scope = ScopedDict[SSAValue, Any](outer, name="forall")
-    scope[block.args[0]] = index
+    scope = ScopedDict[Any, Any](outer, name="forall")
+    scope[id(block.args[0])] = index  # IrglInterpreter's scopes: keyed by id
     yield from _steps(interpreter, block, scope)
 
 
@@ -210,7 +210,7 @@ def _holds_barrier(op: Operation) -> bool:
 
 
 def _steps(
-    interpreter: Interpreter, block: Block, scope: ScopedDict[SSAValue, Any]
+    interpreter: Interpreter, block: Block, scope: ScopedDict[Any, Any]
 ) -> Generator[_Stop, bool | None, None]:
     """Run `block`'s ops in `scope`, suspending at barriers (also at those in
     uniform loops nested in it)."""
@@ -236,8 +236,8 @@ def _steps(
                 space = _space(op, values, irgl_state(interpreter).frame)
             body = op.regions[0].block
             for i in space:
-                inner = ScopedDict[SSAValue, Any](scope, name="for")
-                inner[body.args[0]] = i
+                inner = ScopedDict[Any, Any](scope, name="for")
+                inner[id(body.args[0])] = i
                 yield from _steps(interpreter, body, inner)
         else:
             results = interpreter.run_op(op, values)
