@@ -190,7 +190,8 @@ class IrglInterpreter(Interpreter):
         initial = self._ctx
         results: PythonValues = ()
         while block is not None:
-            ctx = ScopedDict[Any, Any](self._ctx, name=name)
+            outer = self._ctx
+            ctx: ScopedDict[Any, Any] = ScopedDict(outer, name=name)
             self._ctx = ctx
             local: dict[Any, Any] = ctx._local_scope  # pyright: ignore[reportPrivateUsage]
             for arg, value in zip(block.args, args, strict=True):
@@ -198,8 +199,11 @@ class IrglInterpreter(Interpreter):
             op = block.first_op
             block = None
             while op is not None:
-                inputs = tuple([_lookup(ctx, v) for v in op._operands])  # pyright: ignore[reportPrivateUsage]
-                result = self._run_op(op, inputs)
+                inputs = []
+                for v in op._operands:  # pyright: ignore[reportPrivateUsage]
+                    found = local.get(id(v), _MISSING)
+                    inputs.append(found if found is not _MISSING else _lookup(outer, v))
+                result = self._run_op(op, tuple(inputs))
                 for res, value in zip(op.results, result.values, strict=True):
                     local[id(res)] = value
                 jump = result.terminator_value
