@@ -59,6 +59,12 @@ def error_op(error: BaseException) -> Operation | None:
     return op if isinstance(op, Operation) else None
 
 
+def moved_to(error: BaseException, op: Operation) -> None:
+    """Make `op` the op `error` is about (`error_op`): the op of the parsed
+    module that a pass's copy of it failed on."""
+    setattr(error, _ERROR_OP, op)
+
+
 def source_diagnostic(error: DiagnosticException) -> DiagnosticException:
     """`error` reported at its op's place in the input: the message prefixed
     with `file:line:col: error:`, the note (the whole module) replaced by the

@@ -17,6 +17,7 @@ from irgl_runner.errors import UsageError
 
 from . import InterpretationFailure, ProgramError
 from .dmr import DmrUnavailable
+from .state import Schedule
 
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,17 +44,42 @@ def _schedule_text(args: argparse.Namespace) -> str:
 
 def _load(app: AppSpec, args: argparse.Namespace) -> RunnableProgram:
     from .apps import RunProgress, interp_program
-    from .state import Schedule
 
     try:
         schedule = Schedule.parse(_schedule_text(args))
     except ValueError as e:
         raise UsageError(f"--schedule: {e}") from None
+    if getattr(args, "gpus", None) is not None:
+        return _distributed(app, args, schedule)
     program = interp_program(app, schedule)
     show = args.progress if args.progress is not None else sys.stderr.isatty()
     if show:
         program.progress = RunProgress(sys.stderr, total=args.reps)
     return program
+
+
+def _distributed(
+    app: AppSpec, args: argparse.Namespace, schedule: Schedule
+) -> RunnableProgram:
+    """`--gpus N`: the app's distributed program (`irgl-distribute` with
+    `--policy`) on N simulated ranks, the NCCL calls played in process."""
+    from .apps import app_c_impls
+    from .distributed import DistributedInterpProgram, DistributionError
+
+    mlir = app.distributed_mlir or app.mlir
+    try:
+        return DistributedInterpProgram(
+            mlir, args.gpus, args.policy, schedule, app_c_impls(app.name)
+        )
+    except DistributionError as e:
+        raise UsageError(f"{app.name} cannot run on several ranks: {e}") from None
+
+
+def _describe(args: argparse.Namespace) -> dict[str, object]:
+    fields: dict[str, object] = {"schedule": _schedule_text(args)}
+    if getattr(args, "gpus", None) is not None:
+        fields.update(ranks=args.gpus, policy=args.policy)
+    return fields
 
 
 register_backend(
@@ -66,7 +92,8 @@ register_backend(
         options=("schedule", "progress"),
         warmup=0,
         failures=(InterpretationFailure, ProgramError, DmrUnavailable),
-        describe=lambda args: {"schedule": _schedule_text(args)},
+        describe=_describe,
         lowers=False,  # it runs the IrGL program as written: -p is refused
+        simulates_ranks=True,  # --gpus N: N simulated ranks (_distributed)
     )
 )

@@ -61,6 +61,7 @@ from irgl_dialect.distributed import (
 )
 from irgl_dialect.loops import ForAllOp
 from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
+from irgl_dialect.syntax import error_op, moved_to, source_diagnostic
 from irgl_interpreter.apps import AppRun, HostArray, app_c_impls, cpu_model
 from irgl_interpreter.c_escape import CImpl
 from irgl_interpreter.interpreter import (
@@ -615,11 +616,18 @@ def distribute(module: ModuleOp, policy: str) -> ModuleOp:
     from lowering.distribute import IrglDistribute
 
     distributed = module.clone()
+    # the copy's ops to the parsed ones (which know where they were written)
+    parsed = dict(zip(distributed.walk(), module.walk(), strict=True))
     try:
         PassPipeline((IrglDistribute(policy=policy),)).apply(context(), distributed)
         distributed.verify()
     except DiagnosticException as error:
-        raise DistributionError(str(error).rstrip()) from None
+        op = error_op(error)
+        if op is not None and op in parsed:
+            moved_to(error, parsed[op])
+            error = source_diagnostic(error)
+        lines = [str(error).rstrip(), *getattr(error, "__notes__", [])]
+        raise DistributionError("\n".join(lines)) from None
     return distributed
 
 
@@ -822,6 +830,26 @@ class DistributedInterpProgram:
         start = time.perf_counter()
         self.call(host_fn, *args)
         return (time.perf_counter() - start) * 1e3
+
+    def describe_runs(self) -> dict[str, object]:
+        """The last run's ranks, partitioning and communication, for
+        `irgl-bench run --backend interp --gpus N`'s JSON line: values sent
+        to other ranks (reduced into masters, broadcast to mirrors, in
+        all-reduces, worklist items) and the ranks' meetings (collectives)."""
+        if not self.runs:
+            return {}
+        run = self.runs[-1]
+        comm = run.comm
+        return {
+            "ranks": self.ranks,
+            "policy": self.policy,
+            "edge_visits_by_rank": [s.edge_visits for s in run.stats],
+            "values_reduced": comm.reduce_values,
+            "values_broadcast": comm.broadcast_values,
+            "values_allreduced": comm.allreduce_values,
+            "worklist_items_sent": comm.worklist_items,
+            "collectives": comm.meetings,
+        }
 
 
 @dataclass

@@ -62,6 +62,9 @@ class Backend:
     lowers: bool = True
     """Whether it lowers the program with ``-p/--pipeline`` (giving ``-p`` to
     a backend that does not is a usage error)."""
+    simulates_ranks: bool = False
+    """Whether its ``load`` runs ``--gpus N`` itself, on N simulated ranks in
+    this process (else ``--gpus`` starts one process a GPU)."""
 
 
 #: The backends by name, in the order ``--help`` lists them.

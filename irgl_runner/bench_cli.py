@@ -35,6 +35,7 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import cast
 
 from . import scaling
 from .ablation import OPTIMIZATIONS
@@ -87,7 +88,15 @@ class RunFailure(Exception):
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    if args.gpus is not None:
+    if args.gpus is not None and args.gpus < 1:
+        raise UsageError(f"--gpus must be at least 1, got {args.gpus}")
+    if args.gpus is not None and not BACKENDS[args.backend].simulates_ranks:
+        reason = BACKENDS[args.backend].unavailable()  # before compiling
+        if reason is not None:
+            raise RunFailure(
+                f"cannot run on {args.gpus} GPUs with --backend {args.backend}: "
+                f"{reason} (--backend interp --gpus N simulates N ranks on the CPU)"
+            )
         from .distributed import run_from_bench
 
         code = run_from_bench(args)
@@ -115,6 +124,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.output and app.primary_output is None:
         raise UsageError(f"app {app.name!r} has no per-node output for --output")
     backend = BACKENDS[args.backend]
+    if args.rank_partitions:
+        raise UsageError(
+            "--rank-partitions applies only to several GPUs (--gpus N, "
+            f"--backend {DEFAULT_BACKEND})"
+        )
     for other in BACKENDS.values():
         for option in other.options:
             if other is not backend and getattr(args, option, None) is not None:
@@ -172,6 +186,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         record["backend"] = backend.name
     if backend.describe is not None:
         record.update(backend.describe(args))
+    describe_runs = getattr(program, "describe_runs", None)
+    if callable(describe_runs):  # e.g. simulated ranks' communication
+        extra = describe_runs()
+        if isinstance(extra, dict):
+            record.update(cast(dict[str, object], extra))
     print(json.dumps(record), flush=True)
     if args.output:
         name = app.primary_output
@@ -316,7 +335,8 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="run on N GPUs of this node, one process each, through NCCL "
         "(the program lowered with lower-irgl{distribute=POLICY}; see "
-        "irgl_runner.distributed for torchrun/mpirun on several nodes)",
+        "irgl_runner.distributed for torchrun/mpirun on several nodes); with "
+        "--backend interp, on N simulated ranks in this process",
     )
     r.add_argument(
         "--policy",

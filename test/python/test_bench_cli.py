@@ -799,3 +799,64 @@ def test_tc_runs_again_on_its_own_scratch(
         rec = json.loads(out.strip().splitlines()[-1])
         assert rec["check"] == "passed" and len(rec["times_ms"]) == 3
         assert rec.get("reinit_all", False) is bool(reinit)
+
+
+# ------------------------------------------- --gpus on simulated ranks
+
+
+@pytest.mark.parametrize("policy", ["oec", "cvc"])
+def test_interp_gpus_simulates_ranks(
+    policy: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--backend interp --gpus N`: the distributed program on N simulated
+    ranks in this process, checked like any run, its communication in the
+    JSON line."""
+    args = ["run", "cc", "--graph", "rmat:6", "--backend", "interp", "--reps", "1"]
+    code, out, _ = run_cli([*args, "--gpus", "3", "--policy", policy], capsys)
+    assert code == 0
+    record = json.loads(out.strip().splitlines()[-1])
+    assert record["check"] == "passed"
+    assert (record["ranks"], record["policy"]) == (3, policy)
+    assert "3 simulated ranks" in record["gpu"]
+    assert len(record["edge_visits_by_rank"]) == 3
+    assert record["values_broadcast"] > 0 and record["collectives"] > 0
+
+
+def test_interp_gpus_reports_what_does_not_distribute(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["run", "mst", "--graph", "rmat:6", "--backend", "interp"]
+    code, out, err = run_cli([*args, "--gpus", "2"], capsys)
+    assert code == 2 and out == ""
+    assert "mst cannot run on several ranks" in err
+    assert "mst.mlir:" in err and "cannot distribute" in err  # located
+    assert "Traceback" not in err
+
+
+def test_gpus_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["run", "bfs", "--graph", "rmat:5", "--backend", "interp"]
+    code, _, err = run_cli([*base, "--gpus", "0"], capsys)
+    assert code == 2 and "--gpus must be at least 1, got 0" in err
+    code, _, err = run_cli([*base, "--gpus", "2", "--rank-partitions"], capsys)
+    assert code == 2 and "--rank-partitions applies only to several GPUs" in err
+
+
+def test_cuda_gpus_without_a_gpu_fails_before_compiling(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No driver: exit 1 at once (nothing compiled, no rank started), naming
+    the simulated ranks instead."""
+    from irgl_runner import backends, distributed
+
+    def no_launch(_args: argparse.Namespace) -> int:
+        raise AssertionError("started ranks without a GPU")
+
+    monkeypatch.setattr(distributed, "run_from_bench", no_launch)
+    cuda = dataclasses.replace(
+        backends.BACKENDS["cuda"], unavailable=lambda: "no GPU in this test"
+    )
+    monkeypatch.setitem(backends.BACKENDS, "cuda", cuda)
+    code, out, err = run_cli(["run", "bfs", "--graph", "rmat:5", "--gpus", "2"], capsys)
+    assert code == 1 and out == ""
+    assert "cannot run on 2 GPUs with --backend cuda: no GPU in this test" in err
+    assert "--backend interp --gpus N simulates N ranks" in err
