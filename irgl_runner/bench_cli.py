@@ -55,6 +55,7 @@ from .errors import IrglError, UsageError
 from .generators import SPEC_FORMS, generate, parse_spec
 from .graph_args import default_cache_dir, default_source, resolve_graph
 from .graphs import EDGE_LIST_SUFFIXES, GraphFormatError, write_graph
+from .partition import check_every_rank_has_masters
 from .report import write_output
 from .robust import (
     DEFAULT_ROBUST_REPS,
@@ -124,6 +125,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.output and app.primary_output is None:
         raise UsageError(f"app {app.name!r} has no per-node output for --output")
     backend = BACKENDS[args.backend]
+    if args.gpus is not None:  # simulated ranks (others ran the launcher above)
+        try:
+            check_every_rank_has_masters(graph.num_nodes, args.gpus)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
     if args.rank_partitions:
         raise UsageError(
             "--rank-partitions applies only to several GPUs (--gpus N, "

@@ -839,6 +839,11 @@ def test_gpus_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 2 and "--gpus must be at least 1, got 0" in err
     code, _, err = run_cli([*base, "--gpus", "2", "--rank-partitions"], capsys)
     assert code == 2 and "--rank-partitions applies only to several GPUs" in err
+    path = ["run", "bfs", "--graph", "path:2", "--backend", "interp", "--gpus", "4"]
+    code, out, err = run_cli(path, capsys)
+    assert code == 2 and out == ""
+    assert "the graph has 2 nodes, fewer than the 4 ranks" in err
+    assert "Traceback" not in err
 
 
 def test_cuda_gpus_without_a_gpu_fails_before_compiling(
