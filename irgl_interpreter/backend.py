@@ -62,7 +62,9 @@ def _distributed(
     app: AppSpec, args: argparse.Namespace, schedule: Schedule
 ) -> RunnableProgram:
     """`--gpus N`: the app's distributed program (`irgl-distribute` with
-    `--policy`) on N simulated ranks, the NCCL calls played in process."""
+    `--policy`) on N simulated ranks, the NCCL calls played in process (its
+    `describe_runs` adds the ranks, the policy and what moved to the JSON
+    line)."""
     from .apps import app_c_impls
     from .distributed import DistributedInterpProgram, DistributionError
 
@@ -75,13 +77,6 @@ def _distributed(
         raise UsageError(f"{app.name} cannot run on several ranks: {e}") from None
 
 
-def _describe(args: argparse.Namespace) -> dict[str, object]:
-    fields: dict[str, object] = {"schedule": _schedule_text(args)}
-    if getattr(args, "gpus", None) is not None:
-        fields.update(ranks=args.gpus, policy=args.policy)
-    return fields
-
-
 register_backend(
     Backend(
         name="interp",
@@ -92,7 +87,7 @@ register_backend(
         options=("schedule", "progress"),
         warmup=0,
         failures=(InterpretationFailure, ProgramError, DmrUnavailable),
-        describe=_describe,
+        describe=lambda args: {"schedule": _schedule_text(args)},
         lowers=False,  # it runs the IrGL program as written: -p is refused
         simulates_ranks=True,  # --gpus N: N simulated ranks (_distributed)
     )

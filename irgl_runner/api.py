@@ -21,7 +21,6 @@ else with ``__cuda_array_interface__`` / ``__dlpack__`` (no copy), and a
 from __future__ import annotations
 
 import ctypes
-import functools
 import os
 import time
 import weakref
@@ -106,7 +105,6 @@ ELEMENT_DTYPES: dict[str, np.dtype] = {
 }
 
 
-@functools.lru_cache(maxsize=256)
 def _memref_dtype(mlir_type: str) -> np.dtype | None:
     """The element dtype of a ``memref<...xT>`` type, if it has a fixed one."""
     if not mlir_type.startswith("memref<"):

@@ -126,6 +126,10 @@ def _unrolled(loop: scf.ForOp, unroll: int) -> scf.ForOp:
     return loop
 
 
+#: A reducing edge loop's kind and type (what walking its edges needs).
+GridReduction = tuple[str, Attribute]
+
+
 @dataclass(frozen=True)
 class _Reduction:
     """A reducing edge loop's kind and how a phase totals the lanes' partials."""
@@ -170,46 +174,16 @@ def _shared_phase(
     mapping = {value: broadcast(a, value, owner) for value in live}
     rank, size = rank_and_size(a)
     start = a.op(arith.AddiOp(broadcast(a, lo, owner), rank))
-    body = Block(arg_types=[IndexType()])
-    mapping[loop.index] = body.args[0]
     end = broadcast(a, hi, owner)
     owner_is_me = is_me(a, owner)
-    if reduction is None:
-        if interleave > 1:
-            values = {v: m for v, m in mapping.items() if v is not loop.index}
-            walked = interleaved_loop(
-                a, loop.body.block, start, end, size, interleave, values=values
-            )
-            a.stmt(_unrolled(walked, unroll))
-        else:
-            _clone_body(loop, body, mapping)
-            a.stmt(_unrolled(scf.ForOp(start, end, size, [], Region(body)), unroll))
+    kind = None if reduction is None else (reduction.kind, reduction.type)
+    partial = _walk_edges(a, loop, mapping, start, end, size, unroll, interleave, kind)
+    if reduction is None or partial is None:
         after.add_op(scf.YieldOp(a.op(arith.OrIOp(after.args[1], owner_is_me))))
         at.stmt(
             scf.WhileOp([at.const(0, i1)], [i32, i1], Region(before), Region(after))
         )
         return None
-    zero = a.op(identity(reduction.kind, reduction.type))
-    if interleave > 1:
-        values = {v: m for v, m in mapping.items() if v is not loop.index}
-        walked = interleaved_loop(
-            a,
-            loop.body.block,
-            start,
-            end,
-            size,
-            interleave,
-            (reduction.kind, zero),
-            values,
-        )
-        (partial,) = a.insert(_unrolled(walked, unroll)).results
-    else:
-        for op in loop.body.block.ops:
-            body.add_op(op.clone(value_mapper=mapping))
-        accumulating_block(body, reduction.kind)
-        (partial,) = a.insert(
-            _unrolled(scf.ForOp(start, end, size, [zero], Region(body)), unroll)
-        ).results
     total = reduction.total(a, partial)
     mine_after = after.args[2]
     combined = a.op(combine(reduction.kind, mine_after, total))
@@ -226,7 +200,7 @@ def _shared_phase(
     return loop_op.results[2]
 
 
-def _walk_chunk(
+def _walk_edges(
     a: LoweringBuilder,
     loop: ForAllOp,
     mapping: dict[SSAValue, SSAValue],
@@ -238,7 +212,9 @@ def _walk_chunk(
     reduction: GridReduction | None = None,
 ) -> SSAValue | None:
     """for (e = start; e < end; e += size) body, interleaved `interleave`
-    times; a reducing loop's lane partial (from the identity) is returned."""
+    times and unrolled `unroll` times (a shared phase's walk of an owner's
+    edges, the grid phase's of a chunk); a reducing loop's lane partial (from
+    the identity) is returned."""
     values = {v: m for v, m in mapping.items() if v is not loop.index}
     if reduction is None:
         if interleave > 1:
@@ -267,10 +243,6 @@ def _walk_chunk(
     walked = scf.ForOp(start, end, size, [zero], Region(body))
     (partial,) = a.insert(_unrolled(walked, unroll)).results
     return partial
-
-
-#: A reducing edge loop's kind and type, as the grid phase needs them.
-GridReduction = tuple[str, Attribute]
 
 
 def _grid_help(
@@ -306,7 +278,7 @@ def _grid_help(
         arith.AddiOp(a.call_value(runtime_function("irgl_grid_start"), []), rank)
     )
     end = a.call_value(runtime_function("irgl_grid_end"), [])
-    partial = _walk_chunk(
+    partial = _walk_edges(
         a, loop, values, start, end, size, unroll, interleave, reduction
     )
     if reduction is not None and partial is not None:
@@ -527,22 +499,20 @@ def _lower_shared_edges(
 
     huge = at_least(block_size)
     big = at.both(at_least(WARP_THRESHOLD), at.negate(huge))
+    reduction = reduction_of(loop)
+    walk_kind: GridReduction | None = (
+        None if reduction is None else (reduction[0], reduction[1].type)
+    )
+    if reduction is not None and interleave_reduce > 0:
+        interleave = interleave_reduce
+    interleave = _interleave_or_one(loop, interleave)
+    unroll = _unroll_for(unroll, interleave, unroll_interleaved)
     grid_total: SSAValue | None = None  # a reducing loop's donated total
     if (
         grid_rounds > 0
         and len(live) <= GRID_JOB_VALUES
         and _round_loop(loop) is not None
     ):
-        grid_reduction = (
-            None
-            if loop.reduce is None or loop.init is None
-            else (loop.reduce.data, loop.init.type)
-        )
-        reduce_interleave = grid_reduction is not None and interleave_reduce > 0
-        grid_interleave = _interleave_or_one(
-            loop, interleave_reduce if reduce_interleave else interleave
-        )
-        grid_unroll = _unroll_for(unroll, grid_interleave, unroll_interleaved)
         threshold = grid_rounds * block_size
         _linger(
             loop,
@@ -550,25 +520,15 @@ def _lower_shared_edges(
             at.table,
             at.rewriter,
             site,
-            grid_unroll,
-            grid_interleave,
+            unroll,
+            interleave,
             threshold,
-            grid_reduction,
+            walk_kind,
         )
         wanted = at.both(active, at_least(threshold))
         hubs = _hubs(at, graph, threshold)
         donated, grid_total = _grid_phase(
-            at,
-            loop,
-            live,
-            lo,
-            hi,
-            wanted,
-            hubs,
-            site,
-            grid_unroll,
-            grid_interleave,
-            grid_reduction,
+            at, loop, live, lo, hi, wanted, hubs, site, unroll, interleave, walk_kind
         )
         huge = at.both(huge, at.negate(donated))
 
@@ -583,14 +543,9 @@ def _lower_shared_edges(
 
         return broadcast
 
-    reduction = reduction_of(loop)
     mine = None if reduction is None else reduction[1]
     if reduction is not None and grid_total is not None:
         mine = at.op(combine(reduction[0], reduction[1], grid_total))
-    if reduction is not None and interleave_reduce > 0:
-        interleave = interleave_reduce
-    interleave = _interleave_or_one(loop, interleave)
-    unroll = _unroll_for(unroll, interleave, unroll_interleaved)
 
     def reducing(
         total: Callable[[LoweringBuilder, SSAValue], SSAValue],

@@ -678,15 +678,15 @@ class _Drain:
         now = rt_value(body, "irgl_ctl_size_check", [losers, self.status])
         new_losers = body.op(arith.SubiOp(now, lost))
         won = body.op(arith.SubiOp(k, new_losers))
+        solo: list[SSAValue] = []  # the streak's length, its windows left
         if self.solo:
             streak, left = after.args[3:]
             nxt = rt_value(body, "irgl_ctl_drain_next", [won, k, left])
-            left = rt_value(body, "irgl_ctl_drain_left", [won, k, streak, left])
-            streak = rt_value(body, "irgl_ctl_drain_streak", [won, k, streak])
-            moved = body.op(arith.AddiOp(head, k))
-            body.insert(scf.YieldOp(moved, nxt, now, streak, left))
+            left_after = rt_value(body, "irgl_ctl_drain_left", [won, k, streak, left])
+            streak_after = rt_value(body, "irgl_ctl_drain_streak", [won, k, streak])
+            solo = [streak_after, left_after]
         else:
             nxt = rt_value(body, "irgl_ctl_drain_window", [won])
-            moved = body.op(arith.AddiOp(head, k))
-            body.insert(scf.YieldOp(moved, nxt, now))
+        moved = body.op(arith.AddiOp(head, k))
+        body.insert(scf.YieldOp(moved, nxt, now, *solo))
         return loop.results[0], loop.results[1], loop.results[2]

@@ -1034,6 +1034,21 @@ __device__ __forceinline__ unsigned long long grid_word(const unsigned long long
   return *reinterpret_cast<const volatile unsigned long long*>(p);
 }
 
+/// A job's 64-bit word holding a value of T, and back.
+template <class T>
+__device__ __forceinline__ unsigned long long grid_bits(T v) {
+  unsigned long long w = 0;
+  memcpy(&w, &v, sizeof(T));
+  return w;
+}
+
+template <class T>
+__device__ __forceinline__ T grid_value(unsigned long long w) {
+  T v;
+  memcpy(&v, &w, sizeof(T));
+  return v;
+}
+
 }  // namespace detail
 }  // namespace irgl
 
@@ -1064,16 +1079,11 @@ __device__ __forceinline__ int32_t irgl_grid_donate(int32_t site, irgl_index lo,
 /// Value `k` of job `slot` (the donor's per-thread values).
 #define IRGL_GRID_VALUE(SUFFIX, T)                                                       \
   __device__ __forceinline__ void irgl_grid_put_##SUFFIX(int32_t slot, int32_t k, T v) { \
-    unsigned long long w = 0;                                                           \
-    memcpy(&w, &v, sizeof(T));                                                          \
-    irgl::detail::grid_jobs[slot].values[k] = w;                                        \
+    irgl::detail::grid_jobs[slot].values[k] = irgl::detail::grid_bits<T>(v);            \
   }                                                                                     \
   __device__ __forceinline__ T irgl_grid_get_##SUFFIX(int32_t slot, int32_t k) {         \
-    const unsigned long long w =                                                        \
-        irgl::detail::grid_word(&irgl::detail::grid_jobs[slot].values[k]);              \
-    T v;                                                                                \
-    memcpy(&v, &w, sizeof(T));                                                          \
-    return v;                                                                           \
+    return irgl::detail::grid_value<T>(                                                 \
+        irgl::detail::grid_word(&irgl::detail::grid_jobs[slot].values[k]));             \
   }
 IRGL_GRID_VALUE(index, irgl_index)
 IRGL_GRID_VALUE(i1, bool)
@@ -2335,20 +2345,6 @@ IRGL_REDUCE_MAX(f64, double)
 // frees the slot).
 namespace irgl {
 namespace detail {
-template <class T>
-__device__ __forceinline__ unsigned long long grid_bits(T v) {
-  unsigned long long w = 0;
-  memcpy(&w, &v, sizeof(T));
-  return w;
-}
-
-template <class T>
-__device__ __forceinline__ T grid_value(unsigned long long w) {
-  T v;
-  memcpy(&v, &w, sizeof(T));
-  return v;
-}
-
 template <class Op, class T>
 __device__ __forceinline__ void grid_combine(int32_t slot, T v) {
   if (threadIdx.x != 0) return;
