@@ -18,6 +18,10 @@ _PASSES: dict[str, tuple[str, str]] = {
         "lowering.convert_irgl_host_memory",
         "ConvertIrglHostMemory",
     ),
+    "irgl-prefetch-host-reads": (
+        "lowering.prefetch_host_reads",
+        "PrefetchHostReads",
+    ),
     "irgl-nested-parallelism": (
         "lowering.nested_parallelism",
         "IrglNestedParallelism",
