@@ -333,10 +333,6 @@ def _functions() -> list[RuntimeFunction]:
             )
             for t in DEVICE_READ_TYPES
         ),
-        *(
-            _fn(f"irgl_device_prefetch_{_suffix(t)}", (dynamic_memref(t), _index), (), h)
-            for t in DEVICE_READ_TYPES
-        ),
         # several GPUs (convert-irgl-dist; the IRGL_DISTRIBUTED section)
         _fn("irgl_dist_local_node", (_index,), (_index,), h),
         _fn("irgl_dist_global_id", (_index,), (_index,), d),

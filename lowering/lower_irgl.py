@@ -37,7 +37,6 @@ from lowering.outline_small_worklist import (
     check_small_worklist_option,
     check_small_worklist_us_option,
 )
-from lowering.prefetch_host_reads import PrefetchHostReads
 
 
 @dataclass(frozen=True)
@@ -139,11 +138,6 @@ class LowerIrgl(ModulePass):
       thread, its Exclusives taking wait-die claim locks instead of the
       three-phase protocol (no grid barriers, no re-launch per retry round;
       convert-irgl-loops `exclusive_locks`, convert-irgl-exclusive).
-    - `prefetch_reads` (bool, true): the host reads of device memory that
-      follow one another with no device work in between (a control
-      kernel's status, its carried results, elements of arrays) synchronize
-      once, their copies issued before the first (irgl-prefetch-host-reads;
-      one GPU only);
     - `include_dirs` (strings, none): where convert-irgl-c finds the headers
       of `irgl.cinclude`.
     - `distribute` (string, none): `oec` or `cvc` lowers the program for
@@ -247,9 +241,6 @@ class LowerIrgl(ModulePass):
     Exclusives taking wait-die claim locks (convert-irgl-loops)."""
     include_dirs: tuple[str, ...] = ()
     """Where `irgl.cinclude` headers are looked up, in order."""
-    prefetch_reads: bool = True
-    """A run of host reads of device memory synchronizes once
-    (irgl-prefetch-host-reads)."""
     distribute: str = ""
     """Lower for several GPUs with this partitioning policy (`oec`, `cvc`;
     empty: one GPU)."""
@@ -304,7 +295,6 @@ class LowerIrgl(ModulePass):
             *outline,
             ConvertIrglOrchestration(retry_backoff=self.retry_backoff),
             *self._after_orchestration(outline=self.outline),
-            *([PrefetchHostReads()] if self.prefetch_reads else []),
         ]
         self._run(ctx, op, passes)
 

@@ -18,10 +18,6 @@ _PASSES: dict[str, tuple[str, str]] = {
         "lowering.convert_irgl_host_memory",
         "ConvertIrglHostMemory",
     ),
-    "irgl-prefetch-host-reads": (
-        "lowering.prefetch_host_reads",
-        "PrefetchHostReads",
-    ),
     "irgl-nested-parallelism": (
         "lowering.nested_parallelism",
         "IrglNestedParallelism",

@@ -1520,11 +1520,8 @@ inline bool slab_give(const void* p) {
   return false;
 }
 
-inline void prefetch_forget() noexcept;
-
 inline void call_begin() noexcept {
   if (call_depth()++ != 0) return;
-  prefetch_forget();
   ScratchSlab* slabs = thread_slabs();
   for (int d = 0; d < kSlabDevices; ++d) slabs[d].live_at_call = slabs[d].live;
 }
@@ -1535,7 +1532,6 @@ inline void call_begin() noexcept {
 /// device's; another device's waits for a call there).
 inline void call_end(bool failed) noexcept {
   if (--call_depth() != 0) return;
-  prefetch_forget();
   int device = -1;
   if (cudaGetDevice(&device) != cudaSuccess) {
     (void)cudaGetLastError();
@@ -1599,64 +1595,15 @@ IRGL_HOST_API void scratch_free(const void* p) {
 
 namespace detail {
 
-/// A host thread's page-locked buffer for small device-to-host reads: the
-/// first kBytes for a read that waits, the next kPrefetchBytes for the
-/// prefetched ones (`prefetch_device`).
+/// A host thread's page-locked buffer for small device-to-host reads.
 struct PinnedBuffer {
   static constexpr size_t kBytes = 256;
-  static constexpr size_t kPrefetchBytes = 256;
   void* data = nullptr;
   bool broken = false;
   ~PinnedBuffer() {
     if (data) (void)cudaFreeHost(data);
   }
 };
-
-/// This thread's page-locked buffer (null where page-locked memory is
-/// unavailable or IRGL_PINNED_READS is 0).
-inline char* pinned_buffer() {
-  thread_local PinnedBuffer pinned;
-  if (!IRGL_PINNED_READS || pinned.broken) return nullptr;
-  if (!pinned.data &&
-      cudaHostAlloc(&pinned.data, PinnedBuffer::kBytes + PinnedBuffer::kPrefetchBytes, cudaHostAllocPortable) !=
-          cudaSuccess) {
-    (void)cudaGetLastError();
-    pinned.data = nullptr;
-    pinned.broken = true;
-  }
-  return static_cast<char*>(pinned.data);
-}
-
-/// Device-to-host copies issued ahead of their reads (the host code's
-/// prefetches before a run of reads, irgl-prefetch-host-reads): each one
-/// waits in the pinned buffer's prefetch area until `read_device` asks for
-/// the same bytes and takes it, after one stream synchronization for all.
-struct Prefetched {
-  static constexpr int kMax = 8;
-  struct Entry {
-    const void* src;
-    size_t bytes;
-    size_t offset;
-  };
-  Entry entries[kMax];
-  int count = 0;
-  size_t used = 0;
-  bool landed = false;  // a synchronization since the last copy was issued
-};
-
-inline Prefetched& prefetched() {
-  thread_local Prefetched table;
-  return table;
-}
-
-/// Forgets every prefetch (at a guarded call's start and end: one that a
-/// failure left unread is never taken by a later read).
-inline void prefetch_forget() noexcept {
-  Prefetched& t = prefetched();
-  t.count = 0;
-  t.used = 0;
-  t.landed = false;
-}
 
 #ifdef IRGL_DISTRIBUTED
 /// Waits (bounded) for a deferred NCCL step of several GPUs (defined in the
@@ -1670,67 +1617,28 @@ inline void dist_settle();
 #define IRGL_DIST_SETTLE_QUIETLY() ((void)0)
 #endif
 
-/// A read of `bytes` at `src` that a prefetch already copied takes it from
-/// the pinned buffer (synchronizing first if nothing has since) and returns
-/// true; else false.
-inline bool take_prefetched(void* dst, const void* src, size_t bytes) {
-  Prefetched& t = prefetched();
-  for (int i = 0; i < t.count; ++i) {
-    Prefetched::Entry e = t.entries[i];
-    if (e.src != src || e.bytes != bytes) continue;
-    if (!t.landed) {
-      IRGL_CHECK(cudaStreamSynchronize(0));
-      t.landed = true;
-    }
-    std::memcpy(dst, pinned_buffer() + PinnedBuffer::kBytes + e.offset, bytes);
-    t.entries[i] = t.entries[--t.count];
-    if (t.count == 0) t.used = 0;
-    return true;
-  }
-  return false;
-}
-
-/// Issues the copy of `bytes` at device `src` into the pinned buffer without
-/// waiting, for a read of the same bytes (`read_device`) that follows with
-/// no device work in between (the compiler's guarantee); a no-op where the
-/// buffer is full or unavailable (the read then copies as usual) and in a
-/// program for several GPUs (its reads first settle a deferred NCCL step).
-inline void prefetch_device(const void* src, size_t bytes) {
-#ifndef IRGL_DISTRIBUTED
-  Prefetched& t = prefetched();
-  const size_t at = (t.used + 7) / 8 * 8;
-  if (t.count == Prefetched::kMax || at + bytes > PinnedBuffer::kPrefetchBytes) return;
-  char* buffer = pinned_buffer();
-  if (!buffer) return;
-  IRGL_CHECK(cudaMemcpyAsync(buffer + PinnedBuffer::kBytes + at, src, bytes, cudaMemcpyDeviceToHost, 0));
-  t.entries[t.count++] = {src, bytes, at};
-  t.used = at + bytes;
-  t.landed = false;
-#else
-  (void)src;
-  (void)bytes;
-#endif
-}
-
 /// Copies `bytes` from device `src` to host `dst` on the default stream and
 /// waits for it (so for the kernels before it, surfacing their errors), as
 /// cudaMemcpy does. A small copy goes through a page-locked buffer: DMA
-/// straight into it, without the driver's staging of pageable memory; one
-/// that was prefetched is taken from there.
+/// straight into it, without the driver's staging of pageable memory.
 /// Throws irgl::Error.
 inline void read_device(void* dst, const void* src, size_t bytes) {
   IRGL_DIST_SETTLE();  // a deferred NCCL step first, with its bounded wait
-  if (take_prefetched(dst, src, bytes)) return;
-  if (bytes <= PinnedBuffer::kBytes)
-    if (char* buffer = pinned_buffer()) {
-      IRGL_CHECK(cudaMemcpyAsync(buffer, src, bytes, cudaMemcpyDeviceToHost, 0));
+  thread_local PinnedBuffer pinned;
+  if (IRGL_PINNED_READS && bytes <= PinnedBuffer::kBytes && !pinned.broken) {
+    if (!pinned.data && cudaHostAlloc(&pinned.data, PinnedBuffer::kBytes, cudaHostAllocPortable) != cudaSuccess) {
+      (void)cudaGetLastError();
+      pinned.data = nullptr;
+      pinned.broken = true;
+    }
+    if (pinned.data) {
+      IRGL_CHECK(cudaMemcpyAsync(pinned.data, src, bytes, cudaMemcpyDeviceToHost, 0));
       IRGL_CHECK(cudaStreamSynchronize(0));
-      prefetched().landed = true;  // (the prefetches issued before it too)
-      std::memcpy(dst, buffer, bytes);
+      std::memcpy(dst, pinned.data, bytes);
       return;
     }
+  }
   IRGL_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
-  prefetched().landed = true;
 }
 
 IRGL_HOST_API void* scratch_elems(size_t elem, irgl_index n) {
@@ -2963,12 +2871,6 @@ IRGL_DEVICE_READ(f64, double)
   IRGL_HOST_BODY({                                                        \
     IRGL_CHECK(cudaMemcpy(p + i, &v, sizeof(T), cudaMemcpyHostToDevice)); \
   })
-/// Issues the read of p[i] ahead (see detail::prefetch_device): the next
-/// irgl_device_load/read of the element takes it, after one synchronization
-/// for every element prefetched so.
-#define IRGL_DEVICE_PREFETCH(SUFFIX, T)                                   \
-  IRGL_HOST_API void irgl_device_prefetch_##SUFFIX(const T* p, irgl_index i) \
-  IRGL_HOST_BODY({ irgl::detail::prefetch_device(p + i, sizeof(T)); })
 IRGL_DEVICE_LOAD(i1, bool)
 IRGL_DEVICE_LOAD(i8, int8_t)
 IRGL_DEVICE_LOAD(i16, int16_t)
@@ -2985,15 +2887,6 @@ IRGL_DEVICE_STORE(i64, int64_t)
 IRGL_DEVICE_STORE(index, irgl_index)
 IRGL_DEVICE_STORE(f32, float)
 IRGL_DEVICE_STORE(f64, double)
-IRGL_DEVICE_PREFETCH(i1, bool)
-IRGL_DEVICE_PREFETCH(i8, int8_t)
-IRGL_DEVICE_PREFETCH(i16, int16_t)
-IRGL_DEVICE_PREFETCH(i32, int32_t)
-IRGL_DEVICE_PREFETCH(i64, int64_t)
-IRGL_DEVICE_PREFETCH(index, irgl_index)
-IRGL_DEVICE_PREFETCH(f32, float)
-IRGL_DEVICE_PREFETCH(f64, double)
-#undef IRGL_DEVICE_PREFETCH
 #undef IRGL_DEVICE_STORE
 #undef IRGL_DEVICE_LOAD
 #undef IRGL_HOST_BODY
