@@ -229,8 +229,13 @@ class SourceRun:
     #: BFS: top-down edges and bottom-up reads), where the app has one
     replayed: dict[str, int] | None = None
     #: untimed runs from this source before its timed ones (None: measured
-    #: when only the graph's first source had a warm-up)
+    #: when only the graph's first source had a warm-up); with `in_turns`,
+    #: before each timed one
     warmups: int | None = None
+    #: measured in turns with the graph's other sources: one timed run of
+    #: each source (after its `warmups`) a turn, so that a slow spell of the
+    #: machine falls on every source alike (False: its runs in one block)
+    in_turns: bool = False
 
     @property
     def correct(self) -> bool:
@@ -461,45 +466,70 @@ def run_sources(
     short_total_ms: float = 0.0,
     counter: EdgeCounter | None = None,
 ) -> list[SourceRun]:
-    """Run ``app`` from each source (the graph uploaded once, ``warmup``
-    untimed runs before each source's timed ones: a source's first runs
-    after a much slower one were up to 3× slower than its later ones), then
-    check each against the
-    CPU reference and measure the work it reached (in ``check_jobs`` forked
-    processes when more than 1: the references are the slow part). With
-    ``short_total_ms``, a source's timed runs go on past ``reps`` until they
-    add up to that many milliseconds (at most :data:`MAX_SOURCE_REPS`). With
-    ``counter`` (a counting build of the app), each source's edge visits are
-    its edge ranges in one more, untimed run of that build."""
+    """Run ``app`` from each source (the graph uploaded once), then check
+    each against the CPU reference and measure the work it reached (in
+    ``check_jobs`` forked processes when more than 1: the references are the
+    slow part).
+
+    The sources are measured in turns: each turn runs every source that
+    wants more runs once, after ``warmup`` untimed runs of the same source
+    (a source's first runs after a much slower one were up to 3× slower
+    than its later ones), so that a slow spell of the machine, which once
+    doubled one zero-work source's runs for most of its block, falls on
+    every source alike instead of on the one measured then. A source wants
+    ``reps`` timed runs or, with ``short_total_ms``, more until they add up
+    to that many milliseconds (at most :data:`MAX_SOURCE_REPS`). With
+    ``counter`` (a counting build of the app), each source's edge visits
+    are its edge ranges in one more, untimed run of that build."""
     device_graph = program.upload_graph(graph)
     degrees = graph.degrees()
-    out: list[SourceRun] = []
-    results: list[tuple[int, dict[str, np.ndarray], Any]] = []
     stats = getattr(program, "stats", None)  # the interpreter counts edge visits
-    for node, role in sources:
+    contexts: list[tuple[RunContext, dict[str, np.ndarray]]] = []
+    for node, _ in sources:
         ctx = RunContext(app, graph, node)
         ctx.device_graph = device_graph
-        initial = alloc_outputs(app, program, ctx)
-        untimed = warmup
-        visits_before = None
-        i = 0
-        while i < untimed + reps or (
-            sum(ctx.times_ms) < short_total_ms
-            and len(ctx.times_ms) < max(reps, MAX_SOURCE_REPS)
-        ):
-            for name, values in initial.items():
-                ctx.arrays[name].from_numpy(values)
-            if i == untimed:
-                visits_before = getattr(stats, "edge_visits", None)
-            ms = program.time_call(app.host_fn, *app.args(ctx))
-            if i >= untimed:
-                ctx.times_ms.append(ms)
-            i += 1
-        visits_after = getattr(stats, "edge_visits", None)
+        contexts.append((ctx, alloc_outputs(app, program, ctx)))
+    visits: list[int | None] = [0] * len(sources)
+    last: list[Any] = [None] * len(sources)  # the host function's result
+
+    def run_once(k: int, timed: bool) -> None:
+        ctx, initial = contexts[k]
+        for name, values in initial.items():
+            ctx.arrays[name].from_numpy(values)
+        before = getattr(stats, "edge_visits", None)
+        ms = program.time_call(app.host_fn, *app.args(ctx))
+        after = getattr(stats, "edge_visits", None)
+        last[k] = program.last_result
+        if not timed:
+            return
+        ctx.times_ms.append(ms)
+        counted = visits[k]
+        if isinstance(before, int) and isinstance(after, int) and counted is not None:
+            visits[k] = counted + after - before
+        else:
+            visits[k] = None
+
+    def wants_more(k: int) -> bool:
+        times = contexts[k][0].times_ms
+        return len(times) < reps or (
+            sum(times) < short_total_ms and len(times) < max(reps, MAX_SOURCE_REPS)
+        )
+
+    pending = list(range(len(sources)))
+    while pending:
+        for k in pending:
+            for _ in range(warmup):
+                run_once(k, timed=False)
+            run_once(k, timed=True)
+        pending = [k for k in pending if wants_more(k)]
+    out: list[SourceRun] = []
+    results: list[tuple[int, dict[str, np.ndarray], Any]] = []
+    for k, (node, role) in enumerate(sources):
+        ctx = contexts[k][0]
         outputs = {
             s.name: ctx.arrays[s.name].to_numpy() for s in app.outputs if s.read_back
         }
-        results.append((node, outputs, program.last_result))
+        results.append((node, outputs, last[k]))
         run = SourceRun(
             node,
             role,
@@ -507,10 +537,12 @@ def run_sources(
             "unchecked",
             [round(t, 6) for t in ctx.times_ms],
             round(statistics.median(ctx.times_ms), 6),
-            warmups=untimed,
+            warmups=warmup,
+            in_turns=True,
         )
-        if isinstance(visits_before, int) and isinstance(visits_after, int):
-            run.edge_visits = (visits_after - visits_before) // len(ctx.times_ms)
+        counted = visits[k]
+        if stats is not None and counted is not None:
+            run.edge_visits = counted // len(ctx.times_ms)
         out.append(run)
     for run, (status, work) in zip(
         out, _check_all(app, graph, results, check_jobs), strict=True
@@ -1021,9 +1053,28 @@ def _source_runs(meta: Mapping[str, Any], reps: int) -> str:
 
 
 def _source_warmups(cells: Sequence[RobustCell]) -> str:
-    """Where the section says the warm-up runs were (robust.json's
-    `warmups` of each source; earlier runs warmed up each graph once)."""
+    """How the section says the sources were measured: in turns, each timed
+    run after a warm-up of its source (robust.json's `in_turns`), or in
+    blocks with a warm-up before each source (`warmups`), or, earlier, one
+    warm-up per graph."""
     runs = [r for c in cells for r in c.sources or ()]
+    turns = [r for r in runs if r.in_turns and r.warmups]
+    if runs and len(turns) == len(runs):
+        return (
+            "the graph's sources measured in turns, one timed run of each a "
+            "turn, each right after a warm-up run of the same source"
+        )
+    if turns:
+        return (
+            "the graph's sources measured in turns, each timed run after a "
+            "warm-up of its source, where robust.json says `in_turns`; else "
+            + _block_warmups([r for r in runs if not r.in_turns])
+        )
+    return _block_warmups(runs)
+
+
+def _block_warmups(runs: Sequence[SourceRun]) -> str:
+    """The warm-ups of sources measured in blocks."""
     each = [r for r in runs if r.warmups]
     if runs and len(each) == len(runs):
         return "one warm-up before each source"

@@ -203,36 +203,68 @@ def test_short_sources_get_more_runs() -> None:
 
 
 class _Counting(_Quick):
-    """A `_Quick` program that counts its timed calls."""
+    """A `_Quick` program that records the source of each of its calls (the
+    host function's last argument)."""
 
-    calls = 0
+    def __init__(self, inner: object) -> None:
+        super().__init__(inner)
+        self.sources: list[int] = []
 
     def time_call(self, host_fn: str, *args: object) -> float:
-        self.calls += 1
+        self.sources.append(int(args[-1]))  # type: ignore[call-overload]
         return super().time_call(host_fn, *args)
 
 
-def test_every_source_gets_its_warm_up() -> None:
-    """`warmup` untimed runs before each source's timed runs (a source right
-    after a slow one ran its first runs slower), recorded per source and
-    named by the section; robust.json from before says one per graph."""
+def test_sources_are_measured_in_turns() -> None:
+    """The sources take turns: one timed run of each a turn, each right after
+    `warmup` untimed runs of the same source, so that a slow spell of the
+    machine falls on every source alike; recorded per source (`warmups`,
+    `in_turns`) and named by the section; robust.json from before says
+    what it measured."""
     app, graph, sources = _bfs_on_rmat5(3)
     program = _Counting(interp_program(app, "sequential"))
     runs = run_sources(app, program, graph, sources, 2, 1)  # type: ignore[arg-type]
-    assert program.calls == len(sources) * 3
+    nodes = [node for node, _ in sources]
+    one_turn = [n for n in nodes for _ in range(2)]  # warm-up, then timed
+    assert program.sources == one_turn * 2
     assert [len(r.times_ms) for r in runs] == [2] * len(sources)
-    assert [r.warmups for r in runs] == [1] * len(sources)
+    assert [(r.warmups, r.in_turns) for r in runs] == [(1, True)] * len(sources)
+    assert all(r.status == "passed" for r in runs)
     cell = RobustCell("bfs", "rmat:5@1", "passed", sources=runs)
-    assert "(one warm-up before each source)" in render_robust_section([cell])
+    assert "measured in turns, one timed run of each a turn" in (
+        render_robust_section([cell])
+    )
+    again = RobustCell.from_json(json.loads(json.dumps(cell.to_json())))
+    assert [r.in_turns for r in again.sources or ()] == [True] * len(sources)
+    blocks = RobustCell.from_json(
+        {
+            **cell.to_json(),
+            "sources": [{**dataclasses.asdict(r), "in_turns": False} for r in runs],
+        }
+    )
+    assert "(one warm-up before each source)" in render_robust_section([blocks])
     old = RobustCell.from_json(
         {
             **cell.to_json(),
-            "sources": [{**dataclasses.asdict(r), "warmups": None} for r in runs],
+            "sources": [
+                {**dataclasses.asdict(r), "warmups": None, "in_turns": False}
+                for r in runs
+            ],
         }
     )
     assert "(one warm-up per graph)" in render_robust_section([old])
     mixed = render_robust_section([cell, old])
-    assert "where robust.json gives the source `warmups`, else one per graph" in mixed
+    assert "where robust.json says `in_turns`; else one warm-up per graph" in mixed
+
+
+def test_short_sources_keep_taking_turns() -> None:
+    """A short source keeps taking turns after the others have their runs,
+    until its runs add up to short_total_ms."""
+    app, graph, sources = _bfs_on_rmat5(2)
+    program = _Counting(interp_program(app, "sequential"))
+    runs = run_sources(app, program, graph, sources, 2, 0, short_total_ms=0.2)  # type: ignore[arg-type]
+    assert [len(r.times_ms) for r in runs] == [5, 5]  # 5 x 0.04 ms
+    assert program.sources == [node for node, _ in sources] * 5
 
 
 def test_bfs_replay_matches_the_interpreter() -> None:
