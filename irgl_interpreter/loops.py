@@ -126,7 +126,9 @@ class LoopFunctions(InterpreterFunctions):
     def run_push(
         self, interpreter: Interpreter, op: PushOp, args: PythonValues
     ) -> PythonValues:
-        pipe_of(op, irgl_state(interpreter).frame).push(op, "out", args[0])
+        state = irgl_state(interpreter)
+        state.stats.pushes += 1
+        pipe_of(op, state.frame).push(op, "out", args[0])
         return ()
 
 

@@ -23,7 +23,7 @@ from xdsl.interpreter import (
 )
 from xdsl.ir import Attribute, Operation
 
-from irgl_interpreter.state import IrglRuntimeError
+from irgl_interpreter.state import IrglRuntimeError, irgl_state
 
 _NUMPY_DTYPES: dict[Attribute, Any] = {
     builtin.i1: np.bool_,
@@ -171,6 +171,10 @@ class MemoryFunctions(InterpreterFunctions):
             else:
                 raise IrglRuntimeError(op, f"memref.atomic_rmw kind {kind} is unknown")
         array[key] = new
+        stats = irgl_state(interpreter).stats
+        stats.atomics += 1
+        if new != old:
+            stats.atomic_changes += 1
         return (old,)
 
 

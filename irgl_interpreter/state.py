@@ -196,17 +196,25 @@ def pipe_of(op: Operation, frame: KernelFrame | None) -> PipeContext:
 @dataclass
 class Stats:
     """What a run did: edge visits (irgl.graph.edge_dst), kernel invocations,
-    and the edge visits made during each kernel's invocations, by the
-    kernel's name (a kernel's count includes the kernels it invokes)."""
+    worklist pushes (irgl.wl.push), atomic read-modify-writes
+    (memref.atomic_rmw) and how many of them changed the element, and the
+    edge visits made during each kernel's invocations, by the kernel's name
+    (a kernel's count includes the kernels it invokes)."""
 
     edge_visits: int = 0
     invocations: int = 0
+    pushes: int = 0
+    atomics: int = 0
+    atomic_changes: int = 0
     edge_visits_by_kernel: dict[str, int] = field(default_factory=dict[str, int])
 
     def add(self, other: Stats) -> None:
         """Adds another run's counts to these."""
         self.edge_visits += other.edge_visits
         self.invocations += other.invocations
+        self.pushes += other.pushes
+        self.atomics += other.atomics
+        self.atomic_changes += other.atomic_changes
         for name, visits in other.edge_visits_by_kernel.items():
             by_kernel = self.edge_visits_by_kernel
             by_kernel[name] = by_kernel.get(name, 0) + visits

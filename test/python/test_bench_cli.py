@@ -819,6 +819,14 @@ def test_interp_gpus_simulates_ranks(
     assert (record["ranks"], record["policy"]) == (3, policy)
     assert "3 simulated ranks" in record["gpu"]
     assert len(record["edge_visits_by_rank"]) == 3
+    for key in ("pushes_by_rank", "atomics_by_rank", "atomic_changes_by_rank"):
+        assert len(record[key]) == 3 and sum(record[key]) > 0, key
+    assert all(
+        changed <= done
+        for changed, done in zip(
+            record["atomic_changes_by_rank"], record["atomics_by_rank"], strict=True
+        )
+    )
     assert record["values_broadcast"] > 0 and record["collectives"] > 0
 
 

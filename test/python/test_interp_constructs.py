@@ -111,6 +111,31 @@ def test_iterate_over_worklist_with_carried_value() -> None:
     assert seen.tolist() == [0, 1, 1, 1, 1]
     assert result.values == (3,)  # invoked with 1 and 2, yielded 3
     assert result.stats.invocations == 2
+    assert (result.stats.pushes, result.stats.atomics) == (4, 0)  # 1..4 pushed
+
+
+ATOMIC_MIN = """
+irgl.kernel @lower(%a: memref<?xi32>, %n: index) {
+  %z = arith.constant 0 : index
+  %three = arith.constant 3 : i32
+  irgl.forall %i in range(%z, %n) {
+    %old = "memref.atomic_rmw"(%three, %a, %i) <{kind = 7 : i64}>
+        : (i32, memref<?xi32>, index) -> i32
+  }
+}
+irgl.kernel host @main(%a: memref<?xi32>, %n: index) {
+  irgl.invoke @lower(%a, %n) : (memref<?xi32>, index)
+}
+"""
+
+
+def test_stats_count_atomics_and_the_ones_that_change() -> None:
+    """Every memref.atomic_rmw counts; those that change their element count
+    apart (an atomic min of 3 changes 5 and 9, not 1 and 3)."""
+    a = ints(5, 1, 9, 3)
+    result = run(ATOMIC_MIN, a, 4)
+    assert a.tolist() == [3, 1, 3, 3]
+    assert (result.stats.atomics, result.stats.atomic_changes) == (4, 2)
 
 
 COUNTDOWN = """
