@@ -1058,19 +1058,26 @@ def _source_warmups(cells: Sequence[RobustCell]) -> str:
     blocks with a warm-up before each source (`warmups`), or, earlier, one
     warm-up per graph."""
     runs = [r for c in cells for r in c.sources or ()]
-    turns = [r for r in runs if r.in_turns and r.warmups]
+    turns = [r for r in runs if r.in_turns]
     if runs and len(turns) == len(runs):
-        return (
-            "the graph's sources measured in turns, one timed run of each a "
-            "turn, each right after a warm-up run of the same source"
-        )
+        return _turns(turns)
     if turns:
         return (
-            "the graph's sources measured in turns, each timed run after a "
-            "warm-up of its source, where robust.json says `in_turns`; else "
+            _turns(turns)
+            + " where robust.json says `in_turns`; else "
             + _block_warmups([r for r in runs if not r.in_turns])
         )
     return _block_warmups(runs)
+
+
+def _turns(runs: Sequence[SourceRun]) -> str:
+    """The sources measured in turns, with or without warm-ups."""
+    text = "the graph's sources measured in turns, one timed run of each a turn"
+    if all(r.warmups for r in runs):
+        return text + ", each right after a warm-up run of the same source"
+    if not any(r.warmups for r in runs):
+        return text + ", no warm-up runs"
+    return text + ", most right after a warm-up run of the same source"
 
 
 def _block_warmups(runs: Sequence[SourceRun]) -> str:

@@ -255,6 +255,11 @@ def test_sources_are_measured_in_turns() -> None:
     assert "(one warm-up per graph)" in render_robust_section([old])
     mixed = render_robust_section([cell, old])
     assert "where robust.json says `in_turns`; else one warm-up per graph" in mixed
+    cold = run_sources(app, program, graph, sources, 1, 0)  # type: ignore[arg-type]
+    unwarmed = RobustCell("bfs", "rmat:5@1", "passed", sources=cold)
+    assert "measured in turns, one timed run of each a turn, no warm-up runs" in (
+        render_robust_section([unwarmed])
+    )
 
 
 def test_short_sources_keep_taking_turns() -> None:
