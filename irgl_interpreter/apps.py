@@ -177,6 +177,19 @@ class InterpProgram:
             self.progress.end(self._last_stats)
         return ms
 
+    def describe_runs(self) -> dict[str, object]:
+        """What the last call did, for `irgl-bench run --backend interp`'s
+        JSON line: its edge visits, kernel invocations, worklist pushes,
+        atomics and the atomics that changed their element."""
+        s = self._last_stats
+        return {
+            "edge_visits": s.edge_visits,
+            "invocations": s.invocations,
+            "pushes": s.pushes,
+            "atomics": s.atomics,
+            "atomic_changes": s.atomic_changes,
+        }
+
 
 @cache
 def cpu_model() -> str:
