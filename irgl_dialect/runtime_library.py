@@ -122,6 +122,11 @@ BROADCAST_TYPES: tuple[Attribute, ...] = (_index, i1, i32, i64, _f32, _f64)
 REDUCE_TYPES: tuple[Attribute, ...] = (_index, i32, i64, _f32, _f64)
 #: Kinds of edge-loop reductions (irgl_dialect.loops.REDUCTION_KINDS).
 REDUCE_KINDS: tuple[str, ...] = ("add", "min", "max")
+#: Bitwise warp reductions (integers only): reduction loops split over a
+#: warp (convert-irgl-exclusive `warp_alone`).
+BITWISE_KINDS: tuple[str, ...] = ("or", "and", "xor")
+#: Element types of the bitwise warp reductions.
+BITWISE_TYPES: tuple[Attribute, ...] = (_index, i32, i64)
 #: Element types of lock words (`irgl.atomic` locks arrays).
 LOCK_TYPES: tuple[Attribute, ...] = (i32, i64)
 #: Element types of arrays that can fill a pipe's initial worklist.
@@ -213,6 +218,12 @@ def _functions() -> list[RuntimeFunction]:
         _fn("irgl_warp_is_lane", (i32,), (i1,)),
         _fn("irgl_warp_rank", (i32,), (_index,)),
         _fn("irgl_warp_size", (i32,), (_index,)),
+        _fn("irgl_warp_sync", (i32,)),
+        *(
+            _fn(f"irgl_warp_reduce_{k}_{_suffix(t)}", (i32, t), (t,))
+            for k in BITWISE_KINDS
+            for t in BITWISE_TYPES
+        ),
         *(
             _fn(f"irgl_warp_shfl_{_suffix(t)}", (i32, t, i32), (t,))
             for t in BROADCAST_TYPES

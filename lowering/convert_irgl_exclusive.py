@@ -73,6 +73,7 @@ from irgl_dialect.sync import ExclusiveOp
 from lowering.builders import LoweringBuilder, take_body
 from lowering.convert_irgl_loops import LOCKS_ATTR
 from lowering.runtime_calls import fail, symbol_table_of
+from lowering.warp_alone import emit_warp_alone, warp_alone_suitable
 
 #: One element's step of `_for_each_element`: (builder, element, carried
 #: values) -> the next carried values.
@@ -146,16 +147,20 @@ def _lower_exclusive(
     sized: bool = False,
     alone: SSAValue | None = None,
     unroll: int = 1,
+    warp_alone: bool = False,
 ) -> None:
     """Lower one Exclusive at `at`; `active` tells whether this thread
     contends this round, its priority comes from `rank` (`_priority`), or
     with `sized` from its claim's size and then a hash of `rank`
     (`irgl_claim_priority`). Where `alone` is true the thread is the
     launch's only contender: it claims nothing and wins (the barriers stay).
-    With `unroll` > 1 the body's `scf.for` loops ask to be unrolled."""
+    With `unroll` > 1 the body's `scf.for` loops ask to be unrolled. With
+    `warp_alone` a contender alone runs its body on its warp where the body
+    allows it (lowering/warp_alone.py)."""
     claims = op.object
     if unroll > 1:
         _unroll_loops(op, unroll)
+    by_warp = alone is not None and warp_alone and warp_alone_suitable(op.body)
     if sized:
         count = _claim_count(op, at)
         (prio,) = at.call(runtime_function("irgl_claim_priority"), [rank, count])
@@ -216,7 +221,13 @@ def _lower_exclusive(
     # phase 3: check, then the body or the else statements
     then_block = Block()
     then_at = at.nested(InsertPoint.at_end(then_block))
-    if alone is None:
+    if by_warp:
+        assert alone is not None
+        warp_block = Block()
+        emit_warp_alone(op.body, active, at.nested(InsertPoint.at_end(warp_block)))
+        warp_block.add_op(scf.YieldOp())
+        won = all_mine(then_at)
+    elif alone is None:
         won = all_mine(then_at)
     else:
         alone_block, shared_block = Block(), Block()
@@ -228,7 +239,13 @@ def _lower_exclusive(
         )
     then_block.add_op(scf.IfOp(won, [], Region(take_body(op.body)), _else_region(op)))
     then_block.add_op(scf.YieldOp())
-    at.stmt(scf.IfOp(active, [], Region(then_block)))
+    if by_warp:
+        # alone: the contender's warp runs the body; else the claims decide
+        assert alone is not None
+        shared_block = Block([scf.IfOp(active, [], Region(then_block)), scf.YieldOp()])
+        at.stmt(scf.IfOp(alone, [], Region(warp_block), Region(shared_block)))
+    else:
+        at.stmt(scf.IfOp(active, [], Region(then_block)))
     at.call(runtime_function("irgl_grid_sync"), [])
 
 
@@ -347,11 +364,13 @@ class LowerExclusive(RewritePattern):
         sized_priority: bool = False,
         alone_wins: bool = True,
         unroll: int = 1,
+        warp_alone: bool = True,
     ):
         self.hashed_priority = hashed_priority
         self.sized_priority = sized_priority
         self.alone_wins = alone_wins
         self.unroll = unroll
+        self.warp_alone = warp_alone
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: CollectiveOp, rewriter: PatternRewriter) -> None:
@@ -373,6 +392,7 @@ class LowerExclusive(RewritePattern):
                 self.sized_priority,
                 op.alone if self.alone_wins else None,
                 self.unroll,
+                self.warp_alone,
             )
         rewriter.erase(op, safe_erase=False)
 
@@ -403,6 +423,11 @@ class ConvertIrglExclusive(ModulePass):
     none): a critical section that runs alone (a drain's one-item windows)
     is one thread's loop, limited by its loads' latency."""
 
+    warp_alone: bool = True
+    """A contender alone in its launch runs its body on its warp, the body's
+    reduction loops split over the lanes, where the body allows it
+    (lowering/warp_alone.py; with `alone_wins`)."""
+
     def __post_init__(self) -> None:
         if self.unroll < 1:
             raise DiagnosticException(
@@ -413,7 +438,11 @@ class ConvertIrglExclusive(ModulePass):
         # each rewrite restructures a whole round body: apply the pattern
         # once per collective op rather than through a worklist driver
         pattern = LowerExclusive(
-            self.hashed_priority, self.sized_priority, self.alone_wins, self.unroll
+            self.hashed_priority,
+            self.sized_priority,
+            self.alone_wins,
+            self.unroll,
+            self.warp_alone,
         )
         for collective in [o for o in op.walk() if isinstance(o, CollectiveOp)]:
             pattern.match_and_rewrite(collective, PatternRewriter(collective))

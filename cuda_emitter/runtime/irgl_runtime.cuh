@@ -2336,6 +2336,46 @@ IRGL_REDUCE_MAX(f32, float)
 IRGL_REDUCE_MAX(f64, double)
 #undef IRGL_REDUCE_MAX
 
+namespace irgl {
+namespace detail {
+struct ReduceOr {
+  template <class T>
+  __device__ __forceinline__ static T apply(T a, T b) { return a | b; }
+};
+struct ReduceAnd {
+  template <class T>
+  __device__ __forceinline__ static T apply(T a, T b) { return a & b; }
+};
+struct ReduceXor {
+  template <class T>
+  __device__ __forceinline__ static T apply(T a, T b) { return a ^ b; }
+};
+}  // namespace detail
+}  // namespace irgl
+
+/// irgl_warp_reduce_<or|and|xor>_<T>(mask, v): the bitwise total over the
+/// lanes of mask (a reduction loop that a warp splits, convert-irgl-exclusive
+/// `warp_alone`). Integers only.
+#define IRGL_REDUCE_BITWISE(SUFFIX, T)                                                   \
+  __device__ __forceinline__ T irgl_warp_reduce_or_##SUFFIX(int32_t mask, T v) {          \
+    return irgl::detail::warp_reduce<irgl::detail::ReduceOr>(static_cast<unsigned>(mask), v);  \
+  }                                                                                       \
+  __device__ __forceinline__ T irgl_warp_reduce_and_##SUFFIX(int32_t mask, T v) {         \
+    return irgl::detail::warp_reduce<irgl::detail::ReduceAnd>(static_cast<unsigned>(mask), v); \
+  }                                                                                       \
+  __device__ __forceinline__ T irgl_warp_reduce_xor_##SUFFIX(int32_t mask, T v) {         \
+    return irgl::detail::warp_reduce<irgl::detail::ReduceXor>(static_cast<unsigned>(mask), v); \
+  }
+IRGL_REDUCE_BITWISE(index, irgl_index)
+IRGL_REDUCE_BITWISE(i32, int32_t)
+IRGL_REDUCE_BITWISE(i64, int64_t)
+#undef IRGL_REDUCE_BITWISE
+
+/// __syncwarp over the lanes of `mask`: orders the memory accesses of a
+/// warp that runs one thread's code together (convert-irgl-exclusive
+/// `warp_alone`) around the one lane's writes.
+__device__ __forceinline__ void irgl_warp_sync(int32_t mask) { __syncwarp(static_cast<unsigned>(mask)); }
+
 // A reducing edge loop in the grid phase: the donor starts its job's
 // accumulator at the reduction's identity (irgl_grid_acc_init_<T>, before
 // irgl_grid_publish); each block that walked a chunk combines its block total

@@ -1,6 +1,6 @@
-// RUN: irgl-opt %s -p 'convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive{unroll=4}' | filecheck %s
+// RUN: irgl-opt %s -p 'convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive{unroll=4 warp_alone=false}' | filecheck %s
 // RUN: irgl-opt %s -p convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive | filecheck %s --check-prefix=OFF
-// RUN: irgl-opt %s -p 'lower-irgl{outline=false exclusive_unroll=8}' -t cuda | filecheck %s --check-prefix=CUDA
+// RUN: irgl-opt %s -p 'lower-irgl{outline=false exclusive_unroll=8 exclusive_warp=false}' -t cuda | filecheck %s --check-prefix=CUDA
 // RUN: not irgl-opt %s -p 'convert-irgl-exclusive{unroll=0}' 2>&1 | filecheck %s --check-prefix=BAD
 
 // convert-irgl-exclusive{unroll}: the scf.for loops of an Exclusive's body

@@ -1,0 +1,325 @@
+"""A critical section that runs alone, run by its thread's warp.
+
+Where an Exclusive's contender is alone in its launch (a collective's
+`alone`: a retry drain's one-item windows), its body is one thread's code
+while the other threads of the block wait at the next barrier; a loop over
+a hub's neighbours is then one thread's chain of dependent loads.
+convert-irgl-exclusive (`warp_alone`) lets the 32 lanes of that thread's
+warp run the body together instead:
+
+- every lane runs the body's code with the contender's values (the values
+  it uses from outside the body are broadcast from the contender's lane,
+  `irgl_warp_shfl_<T>`), so every lane computes the same values and takes
+  the same branches;
+- a *reduction loop* (an `scf.for` whose body only reads memory and whose
+  every carried value is combined with one of `ori andi xori addi minsi
+  maxsi`, used nowhere else) is split over the lanes: lane l runs
+  iterations l, l + 32, ..., from the combination's identity, and
+  `irgl_warp_reduce_<kind>_<T>` totals the lanes' partials, which are then
+  combined with the loop's initial values. Integer combinations are
+  associative and commutative, so the total is the one thread's result;
+- every operation that writes memory, or whose effects are unknown (a
+  runtime call, C text), runs on the contender's lane only, between two
+  `irgl_warp_sync` (every lane's earlier reads are done before it, its
+  write is visible to every lane after it); its results are broadcast.
+
+A body qualifies only where it has a reduction loop (otherwise the warp
+would only repeat the thread's work), every region in it belongs to an
+`scf.if`/`scf.for`/`scf.while`, nothing in it allocates, and every value
+the lanes must share has a broadcastable type (`BROADCAST_TYPES`) or is a
+kernel argument or a constant; otherwise the thread runs it alone as
+before.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, func, gpu, scf
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint
+from xdsl.traits import IsTerminator, MemoryEffectKind, get_effects
+
+from irgl_dialect.runtime import UNROLL_ATTR
+from irgl_dialect.runtime_library import (
+    BROADCAST_TYPES,
+    RuntimeFunction,
+    overload,
+    runtime_function,
+)
+from lowering.builders import LoweringBuilder
+
+#: Lanes of a warp.
+WARP = 32
+#: The mask of a whole warp, as the runtime's i32.
+FULL_MASK = -1
+
+#: The combining operations a split reduction loop may use, by runtime kind.
+_COMBINES: dict[type[Operation], str] = {
+    arith.OrIOp: "or",
+    arith.AndIOp: "and",
+    arith.XOrIOp: "xor",
+    arith.AddiOp: "add",
+    arith.MinSIOp: "min",
+    arith.MaxSIOp: "max",
+}
+
+_CONTROL = (scf.IfOp, scf.ForOp, scf.WhileOp)
+#: Dialects whose operations compute values and touch no memory.
+_PURE_DIALECTS = frozenset({"arith", "math"})
+_TERMINATORS = (scf.YieldOp, scf.ConditionOp)
+
+
+def _identity(kind: str, type_: Attribute) -> int:
+    """The value `e` with `kind(e, x) == x` for every `x` of `type_`."""
+    assert isinstance(type_, IndexType | IntegerType)
+    width = 64 if isinstance(type_, IndexType) else type_.width.data
+    return {
+        "or": 0,
+        "xor": 0,
+        "add": 0,
+        "and": -1,
+        "min": 2 ** (width - 1) - 1,
+        "max": -(2 ** (width - 1)),
+    }[kind]
+
+
+def _reads_only(op: Operation) -> bool:
+    """Whether `op` (and everything nested in it) at most reads memory."""
+    if isinstance(op, _CONTROL):
+        return all(_reads_only(inner) for r in op.regions for inner in r.ops)
+    if op.regions:
+        return False
+    if op.name.split(".", 1)[0] in _PURE_DIALECTS:
+        return True  # some (arith.extsi) declare no effects at all
+    effects = get_effects(op)
+    return effects is not None and all(e.kind == MemoryEffectKind.READ for e in effects)
+
+
+def _warp_reduction(kind: str, type_: Attribute) -> RuntimeFunction | None:
+    """`irgl_warp_reduce_<kind>_<T>`, if the runtime has it."""
+    return overload(f"irgl_warp_reduce_{kind}", type_)
+
+
+def reduction_kinds(loop: scf.ForOp) -> list[str] | None:
+    """The kind of each carried value of a reduction loop (see the module
+    docstring), or None where `loop` is not one."""
+    if not loop.iter_args or not all(_reads_only(op) for op in loop.body.block.ops):
+        return None
+    block = loop.body.block
+    yield_op = block.last_op
+    assert isinstance(yield_op, scf.YieldOp)
+    kinds: list[str] = []
+    for acc, step in zip(block.args[1:], yield_op.operands, strict=True):
+        combine = step.owner
+        kind = _COMBINES.get(type(combine)) if isinstance(combine, Operation) else None
+        if (
+            kind is None
+            or combine.parent_block() is not block
+            or not acc.has_one_use()
+            or acc not in combine.operands
+            or not step.has_one_use()
+            or _warp_reduction(kind, acc.type) is None
+        ):
+            return None
+        kinds.append(kind)
+    return kinds
+
+
+def has_reduction_loop(region: Region) -> bool:
+    """Whether a reduction loop is somewhere in `region`."""
+    return any(
+        isinstance(op, scf.ForOp) and reduction_kinds(op) is not None
+        for op in region.walk()
+    )
+
+
+def _is_uniform_outside(value: SSAValue) -> bool:
+    """A value every lane already has: a constant, or a kernel argument."""
+    if isinstance(value, BlockArgument):
+        owner = value.block.parent_op()
+        return isinstance(owner, func.FuncOp | gpu.FuncOp)
+    return isinstance(value.owner, arith.ConstantOp)
+
+
+def _is_terminator(op: Operation) -> bool:
+    return op.has_trait(IsTerminator)
+
+
+def _is_call(op: Operation | None, name: str) -> bool:
+    return isinstance(op, func.CallOp) and op.callee.string_value() == name
+
+
+def _outside_values(block: Block) -> list[tuple[Operation, int, SSAValue]]:
+    """(user, operand index, value) of every use in `block` (recursively)
+    of a value defined outside it."""
+    inside: set[SSAValue] = set(block.args)
+    for op in block.walk():
+        inside.update(op.results)
+        for r in op.regions:
+            for inner in r.blocks:
+                inside.update(inner.args)
+    return [
+        (op, i, v)
+        for op in block.walk()
+        for i, v in enumerate(op.operands)
+        if v not in inside
+    ]
+
+
+def _ops_suitable(block: Block) -> bool:
+    """The operation rules of the module docstring, recursively."""
+    for op in block.ops:
+        if _is_terminator(op):
+            continue
+        if isinstance(op, _CONTROL):
+            if not all(_ops_suitable(b) for r in op.regions for b in r.blocks):
+                return False
+        elif op.regions:
+            return False
+        elif not _reads_only(op):
+            effects = get_effects(op)
+            if effects and any(e.kind == MemoryEffectKind.ALLOC for e in effects):
+                return False
+            if any(r.type not in BROADCAST_TYPES for r in op.results):
+                return False
+    return True
+
+
+def warp_alone_suitable(body: Region) -> bool:
+    """Whether an Exclusive's body can run on its contender's warp."""
+    if len(body.blocks) != 1 or not has_reduction_loop(body):
+        return False
+    block = body.block
+    return _ops_suitable(block) and all(
+        _is_uniform_outside(v) or v.type in BROADCAST_TYPES
+        for _, _, v in _outside_values(block)
+    )
+
+
+class _WarpBody:
+    """Rewrites a detached copy of the body for the warp (module docstring)."""
+
+    def __init__(self, at: LoweringBuilder, src: SSAValue, lead: SSAValue):
+        self.at = at  # where the broadcasts of outside values go
+        self.src = src
+        self.lead = lead
+        self.full = at.const(FULL_MASK, IntegerType(32))
+        self.lane = at.call_value(runtime_function("irgl_warp_rank"), [self.full])
+
+    def shfl(self, b: LoweringBuilder, value: SSAValue) -> SSAValue:
+        """`value` of the contender's lane, on every lane."""
+        fn = overload("irgl_warp_shfl", value.type)
+        assert fn is not None, f"no broadcast of {value.type}"
+        return b.call_value(fn, [self.full, value, self.src])
+
+    def share_outside(self, block: Block) -> None:
+        """Replace the non-uniform values defined outside `block` and used
+        in it by broadcasts at `self.at`."""
+        shared: dict[SSAValue, SSAValue] = {}
+        for op, i, value in _outside_values(block):
+            if _is_uniform_outside(value):
+                continue
+            if value not in shared:
+                shared[value] = self.shfl(self.at, value)
+            op.operands[i] = shared[value]
+
+    def rewrite(self, block: Block) -> None:
+        """Rewrite the operations of `block` (recursively) for the warp."""
+        for op in list(block.ops):
+            if _is_terminator(op):
+                continue
+            if isinstance(op, scf.ForOp) and (kinds := reduction_kinds(op)):
+                self._split(op, kinds)
+            elif isinstance(op, _CONTROL):
+                for r in op.regions:
+                    for inner in r.blocks:
+                        self.rewrite(inner)
+            elif not _reads_only(op):
+                self._on_lead(op)
+
+    def _split(self, loop: scf.ForOp, kinds: list[str]) -> None:
+        """Lane l runs iterations l, l + 32, ... from the identities; the
+        lanes' partials are totalled and combined with the initial values."""
+        b = LoweringBuilder(InsertPoint.before(loop), table=self.at.table)
+        offset = b.op(arith.MuliOp(self.lane, loop.step))
+        first = b.op(arith.AddiOp(loop.lb, offset))
+        stride = b.op(arith.MuliOp(loop.step, b.index(WARP)))
+        loop.operands[0] = first
+        loop.operands[2] = stride
+        inits = list(loop.iter_args)
+        for i, (kind, init) in enumerate(zip(kinds, inits, strict=True)):
+            loop.operands[3 + i] = b.const(_identity(kind, init.type), init.type)
+        loop.attributes.pop(UNROLL_ATTR, None)
+        after = LoweringBuilder(InsertPoint.after(loop), table=self.at.table)
+        combine_of = {kind: op_type for op_type, kind in _COMBINES.items()}
+        for kind, init, partial in zip(kinds, inits, list(loop.results), strict=True):
+            uses = list(partial.uses)
+            fn = _warp_reduction(kind, partial.type)
+            assert fn is not None
+            total = after.call_value(fn, [self.full, partial])
+            combined = after.op(combine_of[kind](init, total))
+            for use in uses:
+                use.operation.operands[use.index] = combined
+
+    def _on_lead(self, op: Operation) -> None:
+        """`op` on the contender's lane only, between two warp syncs, its
+        results broadcast."""
+        sync = runtime_function("irgl_warp_sync")
+        b = LoweringBuilder(InsertPoint.before(op), table=self.at.table)
+        if not _is_call(op.prev_op, sync.name):  # one between two such ops
+            b.call(sync, [self.full])
+        types = [r.type for r in op.results]
+        then_block = Block()
+        else_region: Region | None = None
+        if types:
+            else_block = Block()
+            placeholders = LoweringBuilder(InsertPoint.at_end(else_block))
+            zeros = [
+                placeholders.op(
+                    arith.ConstantOp(IntegerAttr(0, t))  # type: ignore[arg-type]
+                    if isinstance(t, IndexType | IntegerType)
+                    else arith.ConstantOp(FloatAttr(0.0, t))  # type: ignore[arg-type]
+                )
+                for t in types
+            ]
+            else_block.add_op(scf.YieldOp(*zeros))
+            else_region = Region(else_block)
+        uses = [list(r.uses) for r in op.results]
+        guard = scf.IfOp(self.lead, types, Region(then_block), else_region)
+        b.stmt(guard)
+        op.detach()
+        then_block.add_op(op)
+        then_block.add_op(scf.YieldOp(*op.results))
+        after = LoweringBuilder(InsertPoint.after(guard), table=self.at.table)
+        shared = [self.shfl(after, r) for r in guard.results]
+        after.call(sync, [self.full])
+        for result_uses, value in zip(uses, shared, strict=True):
+            for use in result_uses:
+                use.operation.operands[use.index] = value
+
+
+def emit_warp_alone(body: Region, active: SSAValue, at: LoweringBuilder) -> None:
+    """At `at`, which every thread of the block reaches together: the warp of
+    the one `active` thread runs a copy of the Exclusive's `body` (which
+    `warp_alone_suitable` accepted), the other warps skip it."""
+    full = at.const(FULL_MASK, IntegerType(32))
+    ballot = at.call_value(runtime_function("irgl_warp_ballot"), [full, active])
+    has = at.op(arith.CmpiOp(ballot, at.const(0, IntegerType(32)), "ne"))
+    inner_block = Block()
+    inner = at.nested(InsertPoint.at_end(inner_block))
+    src = inner.call_value(runtime_function("irgl_warp_first"), [ballot])
+    lead = inner.call_value(runtime_function("irgl_warp_is_lane"), [src])
+    copy = body.clone()
+    fresh = copy.detach_block(0)
+    warp = _WarpBody(inner, src, lead)
+    warp.share_outside(fresh)  # before the rewrite adds the warp's own values
+    warp.rewrite(fresh)
+    terminator = fresh.last_op
+    assert terminator is not None and _is_terminator(terminator)
+    terminator.detach()
+    terminator.erase()
+    for op in list(fresh.ops):
+        op.detach()
+        inner_block.add_op(op)
+    inner_block.add_op(scf.YieldOp())
+    at.stmt(scf.IfOp(has, [], Region(inner_block)))
