@@ -364,7 +364,7 @@ class LowerExclusive(RewritePattern):
         sized_priority: bool = False,
         alone_wins: bool = True,
         unroll: int = 1,
-        warp_alone: bool = True,
+        warp_alone: bool = False,
     ):
         self.hashed_priority = hashed_priority
         self.sized_priority = sized_priority
@@ -423,10 +423,11 @@ class ConvertIrglExclusive(ModulePass):
     none): a critical section that runs alone (a drain's one-item windows)
     is one thread's loop, limited by its loads' latency."""
 
-    warp_alone: bool = True
+    warp_alone: bool = False
     """A contender alone in its launch runs its body on its warp, the body's
     reduction loops split over the lanes, where the body allows it
-    (lowering/warp_alone.py; with `alone_wins`)."""
+    (lowering/warp_alone.py; with `alone_wins`). Off: colour ran 1.4-1.6x
+    slower with it on RMAT on an H200 (faster only on a hub graph)."""
 
     def __post_init__(self) -> None:
         if self.unroll < 1:

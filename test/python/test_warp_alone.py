@@ -1,6 +1,6 @@
 """A contender alone in its launch runs its Exclusive's body on its warp
-(convert-irgl-exclusive `warp_alone`, `lower-irgl{exclusive_warp}`, on by
-default; lowering/warp_alone.py).
+(convert-irgl-exclusive `warp_alone`, `lower-irgl{exclusive_warp}`, off by
+default: slower for colour on RMAT; lowering/warp_alone.py).
 
 PROGRAM's one-iteration launch is such a contender. Its body has a reduction
 loop of three carried values (or, min, add) over a range of `vals`, then
@@ -127,7 +127,8 @@ def test_interpreter_matches_numpy() -> None:
 def test_the_lone_contender_runs_on_its_warp(tmp_path: Path) -> None:
     source = tmp_path / "scan.mlir"
     source.write_text(PROGRAM)
-    proc = irgl_opt("-p", "lower-irgl{outline=false}", "-t", "cuda", str(source))
+    on = "lower-irgl{outline=false exclusive_warp=true}"
+    proc = irgl_opt("-p", on, "-t", "cuda", str(source))
     assert proc.returncode == 0, proc.stderr
     for call in (
         "irgl_warp_ballot(",
@@ -138,7 +139,7 @@ def test_the_lone_contender_runs_on_its_warp(tmp_path: Path) -> None:
         "irgl_warp_sync(",
     ):
         assert call in proc.stdout, call
-    pipeline = "lower-irgl{outline=false exclusive_warp=false}"
+    pipeline = "lower-irgl{outline=false}"
     off = irgl_opt("-p", pipeline, "-t", "cuda", str(source))
     assert off.returncode == 0, off.stderr
     kernel = off.stdout.split("__global__ void scan(int32_t*")[1]
@@ -148,7 +149,11 @@ def test_the_lone_contender_runs_on_its_warp(tmp_path: Path) -> None:
 @pytest.mark.gpu
 @pytest.mark.parametrize(
     "pipeline",
-    ["lower-irgl", "lower-irgl{exclusive_warp=false}", "lower-irgl{outline=false}"],
+    [
+        "lower-irgl{exclusive_warp=true}",
+        "lower-irgl",
+        "lower-irgl{outline=false exclusive_warp=true}",
+    ],
 )
 def test_gpu_matches_numpy(pipeline: str, tmp_path: Path) -> None:
     from irgl_runner.api import Program

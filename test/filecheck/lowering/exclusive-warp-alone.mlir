@@ -1,9 +1,9 @@
-// RUN: irgl-opt %s -p convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive | filecheck %s
-// RUN: irgl-opt %s -p 'convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive{warp_alone=false}' | filecheck %s --check-prefix=OFF
-// RUN: irgl-opt %s -p 'convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive{alone_wins=false}' | filecheck %s --check-prefix=OFF
-// RUN: irgl-opt %s -p 'lower-irgl{outline=false}' -t cuda | filecheck %s --check-prefix=CUDA
+// RUN: irgl-opt %s -p 'convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive{warp_alone=true}' | filecheck %s
+// RUN: irgl-opt %s -p 'convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive' | filecheck %s --check-prefix=OFF
+// RUN: irgl-opt %s -p 'convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive{warp_alone=true alone_wins=false}' | filecheck %s --check-prefix=OFF
+// RUN: irgl-opt %s -p 'lower-irgl{outline=false exclusive_warp=true}' -t cuda | filecheck %s --check-prefix=CUDA
 
-// convert-irgl-exclusive{warp_alone} (the default): a contender alone in its
+// convert-irgl-exclusive{warp_alone} (off by default): a contender alone in its
 // launch runs its Exclusive's body on its warp. The values the body uses
 // from outside are broadcast from the contender's lane, a reduction loop
 // (reads only, each carried value combined by ori/andi/xori/addi/minsi/maxsi)
