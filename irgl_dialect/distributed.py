@@ -88,6 +88,10 @@ from irgl_dialect.placement import (
 HOST_ATTR = "irgl_dist.host"
 #: The name under which an Iterate or Pipe carries `AcrossRanksAttr`.
 TERMINATION_ATTR = "irgl_dist.termination"
+#: A unit attribute on a ForAll over nodes: on a rank it runs over the
+#: rank's mirrors instead of its masters (a kernel irgl-distribute derived
+#: to compute the mirrors' values, see `SyncNodesOp`'s `agreed`).
+MIRRORS_ATTR = "irgl_dist.mirrors"
 
 
 class Policy(StrEnum):
@@ -295,26 +299,41 @@ class SyncNodesOp(_ArraySync):
     (`irgl_dist_broadcast_nodes_<T>`); a mirror updated all the same is a
     contract violation.
 
+    `agreed` (with `set`) says that the copies already agree: the mirrors
+    were written with the values their masters got (by a kernel over the
+    mirrors, `#irgl_dist.mirrors`, that irgl-distribute derived from the
+    writer), so nothing moves; the array's agreed copy becomes its
+    contents (`irgl_dist_agree_<T>`), as after a broadcast.
+
         irgl_dist.sync_nodes %level min : memref<?xi32>
         irgl_dist.sync_nodes %rank set masters_only : memref<?xf32>
+        irgl_dist.sync_nodes %label set agreed : memref<?xi32>
     """
 
     name = "irgl_dist.sync_nodes"
 
     masters_only = opt_prop_def(UnitAttr)
+    agreed = opt_prop_def(UnitAttr)
 
     assembly_format = (
-        "$array $reduction (`masters_only` $masters_only^)? attr-dict `:` type($array)"
+        "$array $reduction (`masters_only` $masters_only^)? (`agreed` $agreed^)? "
+        "attr-dict `:` type($array)"
     )
 
     traits = traits_def(orchestration_construct("sync_nodes"))
 
     def __init__(
-        self, array: SSAValue, reduction: Reduction, masters_only: bool = False
+        self,
+        array: SSAValue,
+        reduction: Reduction,
+        masters_only: bool = False,
+        agreed: bool = False,
     ):
         super().__init__(array, reduction)
         if masters_only:
             self.masters_only = UnitAttr()
+        if agreed:
+            self.agreed = UnitAttr()
 
     def verify_(self) -> None:
         super().verify_()
@@ -322,6 +341,16 @@ class SyncNodesOp(_ArraySync):
             raise VerifyException(
                 f"'{self.name}' masters_only is a broadcast of the owners' "
                 f"values: it needs the set reduction, got {self.reduction.data.value}"
+            )
+        if self.agreed is not None and self.reduction.data != Reduction.SET:
+            raise VerifyException(
+                f"'{self.name}' agreed says that every copy holds its master's "
+                f"value: it needs the set reduction, got {self.reduction.data.value}"
+            )
+        if self.agreed is not None and self.masters_only is not None:
+            raise VerifyException(
+                f"'{self.name}' is either masters_only (the masters' values are "
+                "broadcast) or agreed (the mirrors already hold them), not both"
             )
 
 

@@ -368,6 +368,12 @@ def _functions() -> list[RuntimeFunction]:
                     h,
                 ),
                 _fn(
+                    f"irgl_dist_agree_nodes_{_suffix(t)}",
+                    (dynamic_memref(t),),
+                    (),
+                    h,
+                ),
+                _fn(
                     f"irgl_dist_allreduce_cells_{_suffix(t)}",
                     (dynamic_memref(t), _index, i32),
                     (),

@@ -49,6 +49,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from irgl_dialect.attributes import Aggregation, GraphType
 from irgl_dialect.distributed import (
     HOST_ATTR,
+    MIRRORS_ATTR,
     TERMINATION_ATTR,
     AllReduceCellsOp,
     AllReduceOp,
@@ -80,7 +81,7 @@ from irgl_interpreter.kernels import (
     run_iterate,
     run_pipe,
 )
-from irgl_interpreter.loops import LoopFunctions
+from irgl_interpreter.loops import LoopFunctions, NodeSpan
 from irgl_interpreter.state import (
     Graph,
     IrglRuntimeError,
@@ -194,13 +195,6 @@ class RankGraph(Graph):
 
 
 @dataclass
-class _MastersView:
-    """What a ForAll over nodes iterates on a rank: its masters."""
-
-    num_nodes: int
-
-
-@dataclass
 class RankContext:
     """Everything one rank's distributed ops need."""
 
@@ -304,12 +298,18 @@ def sync_nodes(
     array: np.ndarray,
     reduction: Reduction,
     masters_only: bool = False,
+    agreed: bool = False,
 ) -> None:
     """`irgl_dist.sync_nodes`: reduce updated mirrors, broadcast updated
     masters (`masters_only`: only the broadcast; an updated mirror is an
-    error)."""
+    error; `agreed`: the mirrors were computed like their masters, nothing
+    moves and the array's contents become its agreed copy)."""
     part, comm = ctx.part, ctx.comm
     before = _agreed(ctx, op, array)
+    if agreed:
+        ctx.snapshots[id(array)] = array.copy()
+        ctx.agreed[id(array)] = (array, array.copy())
+        return
     changed = _changed(array, before)
     if masters_only:
         if changed[part.num_masters :].any():
@@ -526,6 +526,7 @@ class DistributedFunctions(InterpreterFunctions):
             args[0],
             op.reduction.data,
             op.masters_only is not None,
+            op.agreed is not None,
         )
         return ()
 
@@ -579,7 +580,13 @@ class DistributedFunctions(InterpreterFunctions):
     ) -> PythonValues:
         graph = args[0] if args else None
         if isinstance(graph, RankGraph) and op.iterator.data.value == "nodes":
-            args = (_MastersView(graph.num_masters), *args[1:])
+            # a rank's masters; a kernel irgl-distribute derived: its mirrors
+            span = (
+                NodeSpan(graph.num_masters, graph.num_nodes)
+                if MIRRORS_ATTR in op.attributes
+                else NodeSpan(0, graph.num_masters)
+            )
+            args = (span, *args[1:])
         return _LOOPS.run_forall(interpreter, op, args).values  # pyright: ignore[reportAttributeAccessIssue]
 
     @impl(InvokeOp)

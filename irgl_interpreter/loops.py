@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Generator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from xdsl.dialects import scf
@@ -49,6 +50,15 @@ BARRIERS = (SyncRunningThreadsOp, LocalBarrierOp, ExclusiveOp)
 _Stop = tuple[Operation, PythonValues]
 
 
+@dataclass(frozen=True)
+class NodeSpan:
+    """What a ForAll over nodes runs over where that is not its whole graph
+    (on a simulated rank: the rank's masters, or its mirrors)."""
+
+    start: int
+    stop: int
+
+
 def _space(op: LoopBase, args: PythonValues, frame: KernelFrame | None) -> range:
     kind = op.iterator.data
     if kind == IteratorKind.RANGE:
@@ -56,6 +66,8 @@ def _space(op: LoopBase, args: PythonValues, frame: KernelFrame | None) -> range
             raise IrglRuntimeError(op, f"range step must be positive, got {args[2]}")
         return range(*args)
     if kind == IteratorKind.NODES:
+        if isinstance(args[0], NodeSpan):
+            return range(args[0].start, args[0].stop)
         return range(args[0].num_nodes)
     if kind == IteratorKind.EDGES:
         graph, n = args

@@ -25,7 +25,10 @@ distributed build (same lowering of Invoke, Iterate and Pipe, plus):
 
 - `irgl_dist.sync_nodes %a RED` -> `irgl_dist_sync_nodes_<T>(%a, RED)`;
   `irgl_dist.sync_nodes %a set masters_only` -> `irgl_dist_broadcast_nodes_<T>(%a)`
-  (the broadcast alone);
+  (the broadcast alone); `irgl_dist.sync_nodes %a set agreed` ->
+  `irgl_dist_agree_nodes_<T>(%a)` (the agreed copy taken, nothing moves);
+- a ForAll over nodes runs over the rank's masters, one marked
+  `#irgl_dist.mirrors` over its mirrors;
 - `irgl_dist.allreduce_cells %a RED` -> `irgl_dist_allreduce_cells_<T>(%a,
   n, RED)` with n the array's static size, the size it was allocated with,
   or -1 (the runtime then takes the size of its agreed copy: the runner
@@ -65,6 +68,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from irgl_dialect.attributes import IteratorKind
 from irgl_dialect.distributed import (
+    MIRRORS_ATTR,
     TERMINATION_ATTR,
     AllReduceCellsOp,
     AllReduceOp,
@@ -74,6 +78,7 @@ from irgl_dialect.distributed import (
     SyncNodesOp,
     SyncWorklistOp,
 )
+from irgl_dialect.graph import NumNodesOp
 from irgl_dialect.loops import ForAllOp
 from irgl_dialect.orchestration import IterateOp, PipeOp
 from irgl_dialect.runtime_library import (
@@ -253,6 +258,9 @@ def _lower(op: Operation) -> None:
         if isinstance(op, SyncNodesOp) and op.masters_only is not None:
             fn = _typed(op, "irgl_dist_broadcast_nodes", element, DIST_ARRAY_TYPES)
             b.call(fn, [op.array])
+        elif isinstance(op, SyncNodesOp) and op.agreed is not None:
+            fn = _typed(op, "irgl_dist_agree_nodes", element, DIST_ARRAY_TYPES)
+            b.call(fn, [op.array])
         elif isinstance(op, SyncNodesOp):
             fn = _typed(op, "irgl_dist_sync_nodes", element, DIST_ARRAY_TYPES)
             b.call(fn, [op.array, _code(b, reduction)])
@@ -304,14 +312,20 @@ def _track_allocations(function: func.FuncOp) -> None:
 def _forall_over_masters(op: ForAllOp) -> None:
     """`irgl.forall %n in nodes(%g)` -> `range(0, irgl_dist_num_masters())`:
     on a rank a ForAll over nodes runs over its masters only (the contract),
-    while `irgl.graph.num_nodes`, its bound on one GPU, counts the mirrors."""
+    while `irgl.graph.num_nodes`, its bound on one GPU, counts the mirrors.
+    One marked `#irgl_dist.mirrors` runs over the mirrors instead:
+    `range(irgl_dist_num_masters(), irgl.graph.num_nodes %g)`."""
     b = LoweringBuilder(InsertPoint.before(op))
     masters = b.call_value(runtime_function("irgl_dist_num_masters"), [])
+    if MIRRORS_ATTR in op.attributes:
+        bounds = [masters, b.op(NumNodesOp(op.bounds[0]))]
+    else:
+        bounds = [b.index(0), masters]
     body = op.body
     op.detach_region(body)
     init = op.init
     reduce = op.reduce.data if op.reduce is not None else None
-    new = ForAllOp(IteratorKind.RANGE, [b.index(0), masters], body, reduce, init)
+    new = ForAllOp(IteratorKind.RANGE, bounds, body, reduce, init)
     Rewriter.replace_op(op, new)
 
 

@@ -30,6 +30,14 @@ kernel gets `#irgl_dist.host<policy, nodes = [...]>`. A node array written only
 at its masters and never read at another node is left alone (its masters
 are all that is gathered).
 
+A node array that an `irgl.invoke`d kernel writes only with plain stores at
+its ForAll's node, of values computed from the node's global id, constants
+and scalar arguments (CC's `label[n] = n`, a stamp's `0`), is not broadcast:
+a kernel over the rank's mirrors (`@<kernel>_mirrors`, its ForAll marked
+`#irgl_dist.mirrors`) computes the mirrors' values the same way, invoked
+right after the writer, and `irgl_dist.sync_nodes ... set agreed` only
+records that the copies agree.
+
 Where a program cannot be distributed the pass stops with a located
 diagnostic that says why: Exclusive or Atomic (locks do not span ranks), C
 text touching arrays, a node array indexed by a value loaded from memory (a
@@ -54,20 +62,26 @@ from typing import NoReturn, TextIO
 from xdsl.context import Context
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
+    AnyFloat,
     FileLineColLoc,
     IndexType,
+    IntegerType,
     MemRefType,
     ModuleOp,
+    StringAttr,
+    UnitAttr,
 )
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import PassFailedException
 
 from irgl_dialect.attributes import Aggregation, GraphType, IteratorKind, KernelKind
 from irgl_dialect.c_escape import CBlockOp, CExprOp
 from irgl_dialect.distributed import (
     HOST_ATTR,
+    MIRRORS_ATTR,
     TERMINATION_ATTR,
     AcrossRanksAttr,
     AllReduceCellsOp,
@@ -606,8 +620,10 @@ class _HostDistribution:
         summaries: dict[str, KernelSummary],
         policy: Policy,
         remarks: TextIO | None,
+        mirrors: bool = True,
     ):
         self.host = host
+        self.mirrors = mirrors
         self.summaries = summaries
         self.policy = policy
         self.remarks = remarks
@@ -620,6 +636,9 @@ class _HostDistribution:
         #: (Iterate, position) -> synchronized after each run instead: round
         #: stamps left unsynchronized after each round
         self.stamps: dict[tuple[IterateOp, int], bool] = {}
+        #: (Invoke, its kernel, node-array positions) whose mirrors a kernel
+        #: over the mirrors computes (`finish_mirrors`)
+        self.mirror_fills: list[tuple[InvokeOp, KernelOp, list[int]]] = []
 
     @property
     def where(self) -> str:
@@ -785,6 +804,7 @@ class _HostDistribution:
         callee = f"@{summary.kernel.sym_name.data}"
         ops: list[Operation] = []
         after_runs: list[Operation] = []
+        computed: list[int] = []  # node arrays whose mirrors a kernel computes
         for position, writes in sorted(summary.node_writes.items()):
             reduction = summary.reduction(writes)
             array = site.args[position]
@@ -828,6 +848,24 @@ class _HostDistribution:
             owners = reduction == Reduction.SET and all(
                 w.how in _MASTER_STORES[self.policy] for w in writes
             )
+            if (
+                owners
+                and self.mirrors
+                and isinstance(site.op, InvokeOp)
+                and site.op.aggregation is None
+                and _computable_on_mirrors(summary, writes)
+            ):
+                computed.append(position)
+                ops.append(SyncNodesOp(array, reduction, agreed=True))
+                _remark(
+                    self.remarks,
+                    site.op,
+                    self.where,
+                    f"after {callee}: {_name(array)} computed on the mirrors too "
+                    f"({hows} of values from the node's global id, constants and "
+                    "scalar arguments): sync_nodes set agreed, no broadcast",
+                )
+                continue
             ops.append(SyncNodesOp(array, reduction, masters_only=owners))
             how = f"{reduction.value} masters_only" if owners else reduction.value
             _remark(
@@ -863,6 +901,9 @@ class _HostDistribution:
                 + ")",
             )
         op = site.op
+        if computed:
+            assert isinstance(op, InvokeOp)
+            self.mirror_fills.append((op, summary.kernel, computed))
         if isinstance(op, IterateOp):
             if ops:
                 rewriter.insert_op(ops, InsertPoint.at_start(op.body.block))
@@ -889,6 +930,115 @@ class _HostDistribution:
                 f"{aggregation.value} result",
             )
 
+    def finish_mirrors(
+        self, module: ModuleOp, made: dict[tuple[str, tuple[int, ...]], str]
+    ) -> None:
+        """After the kernels' node ids used as data became global ids: invoke
+        a kernel over the mirrors right after each writer whose node arrays
+        are computed on the mirrors (`made`: such kernels by writer and
+        arrays, shared between host kernels)."""
+        for invoke, kernel, positions in self.mirror_fills:
+            key = (kernel.sym_name.data, tuple(positions))
+            if key not in made:
+                made[key] = _mirror_kernel(module, kernel, positions)
+            invoke.parent_block().insert_op_after(  # pyright: ignore[reportOptionalMemberAccess]
+                InvokeOp(made[key], list(invoke.args)), invoke
+            )
+
+
+_SCALAR_TYPES = (IndexType, IntegerType, AnyFloat)
+
+
+def _computable_on_mirrors(summary: KernelSummary, writes: list[Write]) -> bool:
+    """Whether every write is a plain store, at the node of the kernel's one
+    ForAll over nodes and directly in its body, of a value computed from the
+    node (as data: its global id), constants and scalar arguments that are
+    not node ids; and the kernel has nothing but constants besides that
+    ForAll (so a copy of it restricted to those stores can run on the
+    mirrors)."""
+    kernel = summary.kernel
+    top = [op for op in kernel.body.block.ops if not op.has_trait(IsTerminator)]
+    loops = [op for op in top if isinstance(op, ForAllOp)]
+    if len(loops) != 1 or not all(
+        op is loops[0] or isinstance(op, arith.ConstantOp) for op in top
+    ):
+        return False
+    loop = loops[0]
+    if loop.iterator.data != IteratorKind.NODES or loop.reduce is not None:
+        return False
+    node = loop.body.block.args[0]
+
+    def computable(value: SSAValue) -> bool:
+        if isinstance(value, BlockArgument):
+            if value is node:
+                return True
+            return (
+                value.block is kernel.body.block
+                and value.index not in summary.node_id_params
+                and isinstance(value.type, _SCALAR_TYPES)
+            )
+        owner = value.owner
+        if isinstance(owner, arith.ConstantOp):
+            return True
+        return (
+            isinstance(owner, Operation)
+            and not owner.regions
+            and owner.name.split(".", 1)[0] in ("arith", "math")
+            and all(computable(v) for v in owner.operands)
+        )
+
+    return all(
+        isinstance(w.op, memref.StoreOp)
+        and w.op.parent_block() is loop.body.block
+        and len(w.op.indices) == 1
+        and w.op.indices[0] is node
+        and computable(w.op.value)
+        for w in writes
+    )
+
+
+def _mirror_kernel(module: ModuleOp, kernel: KernelOp, positions: list[int]) -> str:
+    """A copy of `kernel` whose ForAll runs over the mirrors
+    (`#irgl_dist.mirrors`) and keeps only the stores into the node arrays
+    of `positions` and what they compute from; inserted after `kernel`.
+    Returns its name."""
+    names = {op.sym_name.data for op in module.ops if isinstance(op, KernelOp)}
+    name = f"{kernel.sym_name.data}_mirrors"
+    suffix = 1
+    while name in names:
+        name = f"{kernel.sym_name.data}_mirrors{suffix}"
+        suffix += 1
+    copy = kernel.clone()
+    copy.properties["sym_name"] = StringAttr(name)
+    loop = next(op for op in copy.body.block.ops if isinstance(op, ForAllOp))
+    loop.attributes[MIRRORS_ATTR] = UnitAttr()
+    arrays = {copy.body.block.args[p] for p in positions}
+    node = loop.body.block.args[0]
+    body = loop.body.block
+    needed: set[Operation] = {
+        op
+        for op in body.ops
+        if isinstance(op, memref.StoreOp)
+        and op.memref in arrays
+        and op.indices[0] is node
+    }
+    stack = list(needed)
+    while stack:
+        for operand in stack.pop().operands:
+            owner = operand.owner
+            if isinstance(owner, Operation) and owner.parent_block() is body:
+                if owner not in needed:
+                    needed.add(owner)
+                    stack.append(owner)
+    for block in (body, copy.body.block):
+        for op in reversed(list(block.ops)):
+            if op is loop or op.has_trait(IsTerminator) or op in needed:
+                continue
+            if block is body or not any(r.uses for r in op.results):
+                Rewriter.erase_op(op)
+    module.body.block.insert_op_after(copy, kernel)
+    return name
+
 
 def _kernels(module: ModuleOp, kind: KernelKind) -> Iterable[KernelOp]:
     return (
@@ -907,6 +1057,10 @@ class IrglDistribute(ModulePass):
 
     policy: str = "oec"
     remarks: bool = False
+    mirrors: bool = True
+    """Node arrays an invoked kernel fills with values computable on every
+    copy are computed on the mirrors too (`@<kernel>_mirrors`, `sync_nodes
+    ... set agreed`) instead of being broadcast."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         try:
@@ -925,9 +1079,13 @@ class IrglDistribute(ModulePass):
         rewriter = Rewriter()
         hosts = list(_kernels(op, KernelKind.HOST))
         distributions = [
-            _HostDistribution(host, summaries, policy, remarks) for host in hosts
+            _HostDistribution(host, summaries, policy, remarks, self.mirrors)
+            for host in hosts
         ]
         for distribution in distributions:
             distribution.run(rewriter)
         for analysis in analyses:
             analysis.rewrite_data_uses(rewriter)
+        made: dict[tuple[str, tuple[int, ...]], str] = {}
+        for distribution in distributions:
+            distribution.finish_mirrors(op, made)

@@ -153,6 +153,10 @@ class LowerIrgl(ModulePass):
       and convert-irgl-dist (the irgl_dist ops become NCCL runtime calls),
       without iteration outlining (rounds are host-driven: the collectives
       are host calls; `remarks` says so).
+    - `distribute_mirrors` (bool, true): with `distribute`, node arrays that
+      an invoked kernel fills with values computable on every copy (CC's
+      labels, stamps) are computed on the mirrors too instead of being
+      broadcast (irgl-distribute `mirrors`).
     """
 
     name = "lower-irgl"
@@ -254,6 +258,9 @@ class LowerIrgl(ModulePass):
     distribute: str = ""
     """Lower for several GPUs with this partitioning policy (`oec`, `cvc`;
     empty: one GPU)."""
+    distribute_mirrors: bool = True
+    """With `distribute`: compute the mirrors of node arrays filled with
+    values computable on every copy instead of broadcasting them."""
 
     def __post_init__(self) -> None:
         check_block_size_option(self.block_size, "lower-irgl")
@@ -359,7 +366,11 @@ class LowerIrgl(ModulePass):
                 file=sys.stderr,
             )
         passes: list[ModulePass] = [
-            IrglDistribute(policy=self.distribute, remarks=self.remarks),
+            IrglDistribute(
+                policy=self.distribute,
+                remarks=self.remarks,
+                mirrors=self.distribute_mirrors,
+            ),
             ConvertIrglKernels(block_size=self.block_size),
             ConvertIrglDistOrchestration(retry_backoff=self.retry_backoff),
             ConvertIrglDist(),

@@ -3618,6 +3618,21 @@ inline void broadcast_nodes(T* a) {
   defer(s, what);
 }
 
+/// irgl_dist.sync_nodes ... set agreed on a node array of T: a kernel over
+/// the mirrors wrote them with their masters' values, so nothing moves; the
+/// array's contents become its agreed copy (on the default stream, after
+/// that kernel), as after a broadcast.
+template <class T>
+inline void agree_nodes(T* a) {
+  State& s = ready_state();
+  const Profiled timed{s, "agree_nodes"};
+  const size_t bytes = static_cast<size_t>(s.num_local) * sizeof(T);
+  auto it = s.snapshots.find(a);
+  if (it == s.snapshots.end() || it->second.bytes < bytes) return;  // not tracked: nothing to record
+  if (bytes > 0) IRGL_CHECK(cudaMemcpyAsync(it->second.data, a, bytes, cudaMemcpyDeviceToDevice, 0));
+  it->second.agreed = true;
+}
+
 /// irgl_dist.sync_nodes on a node array of T (num_local entries): tracked
 /// where the array has an agreed copy (unless IRGL_DIST_TRACK=0), else
 /// every listed entry moves (the first sync of an array the program
@@ -3943,6 +3958,7 @@ inline irgl_index irgl_dist_pipe_in_total(irgl::Pipe* p) { return irgl::dist::pi
     irgl::dist::sync_nodes<T>(a, red);                                                 \
   }                                                                                    \
   inline void irgl_dist_broadcast_nodes_##SUFFIX(T* a) { irgl::dist::broadcast_nodes<T>(a); } \
+  inline void irgl_dist_agree_nodes_##SUFFIX(T* a) { irgl::dist::agree_nodes<T>(a); }   \
   inline void irgl_dist_allreduce_cells_##SUFFIX(T* a, irgl_index n, int32_t red) {    \
     irgl::dist::allreduce_cells<T>(a, n, red);                                         \
   }                                                                                    \

@@ -18,6 +18,22 @@ irgl.kernel host @main(%a: memref<?xi32>) attributes {irgl_dist.host = #irgl_dis
 
 // -----
 
+// agreed (the mirrors were computed like their masters): only with set ...
+irgl.kernel host @main(%a: memref<?xi32>) attributes {irgl_dist.host = #irgl_dist.host<oec, nodes = [0]>} {
+  irgl_dist.sync_nodes %a max agreed : memref<?xi32>
+}
+// CHECK: 'irgl_dist.sync_nodes' agreed says that every copy holds its master's value: it needs the set reduction, got max
+
+// -----
+
+// ... and not with masters_only.
+irgl.kernel host @main(%a: memref<?xi32>) attributes {irgl_dist.host = #irgl_dist.host<oec, nodes = [0]>} {
+  irgl_dist.sync_nodes %a set masters_only agreed : memref<?xi32>
+}
+// CHECK: 'irgl_dist.sync_nodes' is either masters_only (the masters' values are broadcast) or agreed (the mirrors already hold them), not both
+
+// -----
+
 // Synchronized arrays are one-dimensional.
 irgl.kernel host @main(%a: memref<4x4xi32>) attributes {irgl_dist.host = #irgl_dist.host<oec, nodes = []>} {
   irgl_dist.allreduce_cells %a min : memref<4x4xi32>

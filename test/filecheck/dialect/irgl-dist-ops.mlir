@@ -19,6 +19,7 @@ irgl.kernel host @main(%g: !irgl.graph, %a: memref<?xi32>, %c: memref<?xf64>, %s
   irgl_dist.sync_nodes %a maxu : memref<?xi32>
   irgl_dist.sync_nodes %a set : memref<?xi32>
   irgl_dist.sync_nodes %a set masters_only : memref<?xi32>
+  irgl_dist.sync_nodes %a set agreed : memref<?xi32>
   irgl_dist.allreduce_cells %c add : memref<?xf64>
   %any = irgl_dist.allreduce or %b : i1
   %sum = irgl_dist.allreduce add %k : i64
@@ -34,6 +35,7 @@ irgl.kernel host @main(%g: !irgl.graph, %a: memref<?xi32>, %c: memref<?xf64>, %s
 // CHECK-NEXT:   irgl_dist.sync_nodes %a maxu : memref<?xi32>
 // CHECK-NEXT:   irgl_dist.sync_nodes %a set : memref<?xi32>
 // CHECK-NEXT:   irgl_dist.sync_nodes %a set masters_only : memref<?xi32>
+// CHECK-NEXT:   irgl_dist.sync_nodes %a set agreed : memref<?xi32>
 // CHECK-NEXT:   irgl_dist.allreduce_cells %c add : memref<?xf64>
 // CHECK-NEXT:   %any = irgl_dist.allreduce or %b : i1
 // CHECK-NEXT:   %sum = irgl_dist.allreduce add %k : i64
@@ -45,6 +47,7 @@ irgl.kernel host @main(%g: !irgl.graph, %a: memref<?xi32>, %c: memref<?xf64>, %s
 // GENERIC: "irgl_dist.local_node"(%{{.*}}, %{{.*}}) : (!irgl.graph, index) -> index
 // GENERIC: "irgl_dist.sync_nodes"(%{{.*}}) <{reduction = #irgl_dist<reduction min>}> : (memref<?xi32>) -> ()
 // GENERIC: "irgl_dist.sync_nodes"(%{{.*}}) <{reduction = #irgl_dist<reduction set>, masters_only}> : (memref<?xi32>) -> ()
+// GENERIC: "irgl_dist.sync_nodes"(%{{.*}}) <{reduction = #irgl_dist<reduction set>, agreed}> : (memref<?xi32>) -> ()
 // GENERIC: "irgl_dist.allreduce_cells"(%{{.*}}) <{reduction = #irgl_dist<reduction add>}> : (memref<?xf64>) -> ()
 // GENERIC: "irgl_dist.allreduce"(%{{.*}}) <{reduction = #irgl_dist<reduction or>}> : (i1) -> i1
 // GENERIC: "irgl_dist.sync_worklist"() : () -> ()

@@ -5,7 +5,9 @@
 irgl.kernel @own(%g: !irgl.graph, %a: memref<?xi32>) {
   %one = arith.constant 1 : i32
   irgl.forall %n in nodes(%g) {
-    memref.store %one, %a[%n] : memref<?xi32>
+    %v = memref.load %a[%n] : memref<?xi32>
+    %w = arith.addi %v, %one : i32
+    memref.store %w, %a[%n] : memref<?xi32>
   }
 }
 irgl.kernel @read(%g: !irgl.graph, %a: memref<?xi32>, %b: memref<?xi32>) {

@@ -8,7 +8,7 @@
 // exchanged into a neighbour's entry decides only its push; the counter starts
 // at 1 and grows; a clear stores 0 at every node before the Iterate, which no
 // loop encloses. Each rank's own copy is enough: no sync after a round; the
-// clear's broadcast stays.
+// clear is computed on the mirrors too (no broadcast).
 irgl.kernel @relax(%g: !irgl.graph, %dist: memref<?xi32>, %stamp: memref<?xi32>, %ROUND: i32) {
   irgl.forall %slot in worklist {
     %n = irgl.wl.pop %slot
@@ -50,13 +50,14 @@ irgl.kernel host @main(%g: !irgl.graph, %dist: memref<?xi32>, %src: index) {
 
 // CHECK-LABEL: irgl.kernel host @main
 // CHECK:         irgl.invoke @clear(%g, %stamp)
-// CHECK-NEXT:    irgl_dist.sync_nodes %stamp set masters_only
+// CHECK-NEXT:    irgl.invoke @clear_mirrors(%g, %stamp)
+// CHECK-NEXT:    irgl_dist.sync_nodes %stamp set agreed
 // CHECK:         irgl.iterate @relax
 // CHECK-NEXT:      irgl_dist.sync_nodes %dist min : memref<?xi32>
 // CHECK-NEXT:      irgl_dist.sync_worklist
 // CHECK-NEXT:      %next = arith.addi %round, %c1 : i32
 
-// REMARK: after @clear: sync_nodes %stamp set masters_only (stores at the ForAll's node)
+// REMARK: after @clear: %stamp computed on the mirrors too (stores at the ForAll's node of values from the node's global id, constants and scalar arguments): sync_nodes set agreed, no broadcast
 // REMARK: after @relax: %stamp not synchronized after a round (a round stamp: it only decides pushes, and every copy holds an earlier round or a clear, so each rank's own copy decides as a synchronized one would)
 // REMARK: after @relax: sync_worklist
 
@@ -116,7 +117,8 @@ irgl.kernel host @main(%g: !irgl.graph, %dist: memref<?xi32>, %src: index) {
 // CHECK-NEXT:      }
 // CHECK-NEXT:      irgl_dist.sync_nodes %stamp set : memref<?xi32>
 // CHECK-NEXT:      irgl.invoke @clear(%g, %stamp)
-// CHECK-NEXT:      irgl_dist.sync_nodes %stamp set masters_only
+// CHECK-NEXT:      irgl.invoke @clear_mirrors(%g, %stamp)
+// CHECK-NEXT:      irgl_dist.sync_nodes %stamp set agreed
 
 // REMARK: after @relax: %stamp not synchronized after a round (a round stamp: it only decides pushes, and every copy holds an earlier round or a clear, so each rank's own copy decides as a synchronized one would); sync_nodes set after each run of the irgl.iterate, so that the copies agree before the next clear
 
