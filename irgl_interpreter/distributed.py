@@ -617,8 +617,8 @@ class DistributedFunctions(InterpreterFunctions):
 # --------------------------------------------------------------------------
 
 
-def distribute(module: ModuleOp, policy: str) -> ModuleOp:
-    """A copy of `module` after `irgl-distribute{policy=...}`;
+def distribute(module: ModuleOp, policy: str, mirrors: bool = True) -> ModuleOp:
+    """A copy of `module` after `irgl-distribute{policy=... mirrors=...}`;
     :class:`DistributionError` with the pass's diagnostic if it refuses."""
     from lowering.distribute import IrglDistribute
 
@@ -626,7 +626,9 @@ def distribute(module: ModuleOp, policy: str) -> ModuleOp:
     # the copy's ops to the parsed ones (which know where they were written)
     parsed = dict(zip(distributed.walk(), module.walk(), strict=True))
     try:
-        PassPipeline((IrglDistribute(policy=policy),)).apply(context(), distributed)
+        PassPipeline((IrglDistribute(policy=policy, mirrors=mirrors),)).apply(
+            context(), distributed
+        )
         distributed.verify()
     except DiagnosticException as error:
         op = error_op(error)
@@ -790,8 +792,9 @@ class DistributedInterpProgram:
         policy: str = "oec",
         schedule: Schedule | str = "sequential",
         c_impls: Mapping[str, CImpl] | None = None,
+        mirrors: bool = True,
     ):
-        self.module = distribute(load_program(mlir), policy)
+        self.module = distribute(load_program(mlir), policy, mirrors)
         self.ranks = ranks
         self.policy = policy
         self.schedule = (
@@ -878,17 +881,19 @@ def run_app_distributed(
     source: int = 0,
     check: bool = True,
     mlir: str | Path | None = None,
+    mirrors: bool = True,
 ) -> DistributedAppRun:
     """Run `app` (or the program `mlir` with the app's arguments and checker)
     on `graph` over `ranks` simulated ranks partitioned by `policy`, and check
-    it with the app's checker. :class:`DistributionError` if irgl-distribute
-    refuses the program."""
+    it with the app's checker (`mirrors`: irgl-distribute's option).
+    :class:`DistributionError` if irgl-distribute refuses the program."""
     program = DistributedInterpProgram(
         mlir if mlir is not None else app.mlir,
         ranks,
         policy,
         schedule,
         app_c_impls(app.name),
+        mirrors,
     )
     ctx = execute(app, program, graph, source, reps=1, warmup=0)
     problem = app.check(ctx) if check and app.check is not None else None

@@ -825,7 +825,12 @@ class _HostDistribution:
                 continue
             stamp = (site.op, position) if isinstance(site.op, IterateOp) else None
             if stamp is not None and stamp in self.stamps:
-                if self.stamps[stamp]:
+                if self.stamps[stamp] and self._clears_computed(site, root):
+                    once = (
+                        "; every clear is computed on the mirrors too, so the "
+                        "copies agree after each clear"
+                    )
+                elif self.stamps[stamp]:
                     outer = site.op.args[position]
                     after_runs.append(SyncNodesOp(outer, Reduction.SET))
                     once = (
@@ -848,13 +853,7 @@ class _HostDistribution:
             owners = reduction == Reduction.SET and all(
                 w.how in _MASTER_STORES[self.policy] for w in writes
             )
-            if (
-                owners
-                and self.mirrors
-                and isinstance(site.op, InvokeOp)
-                and site.op.aggregation is None
-                and _computable_on_mirrors(summary, writes)
-            ):
+            if self._computed_on_mirrors(site, position):
                 computed.append(position)
                 ops.append(SyncNodesOp(array, reduction, agreed=True))
                 _remark(
@@ -929,6 +928,34 @@ class _HostDistribution:
                 f"after {callee}: allreduce {reduction.value} of its "
                 f"{aggregation.value} result",
             )
+
+    def _computed_on_mirrors(self, site: _Site, position: int) -> bool:
+        """Whether the node array at `position` of `site` is computed on the
+        mirrors (`mirrors`: see `_computable_on_mirrors`), not broadcast."""
+        summary = site.summary
+        writes = summary.node_writes.get(position)
+        return (
+            self.mirrors
+            and writes is not None
+            and isinstance(site.op, InvokeOp)
+            and site.op.aggregation is None
+            and summary.reduction(writes) == Reduction.SET
+            and all(w.how in _MASTER_STORES[self.policy] for w in writes)
+            and _computable_on_mirrors(summary, writes)
+        )
+
+    def _clears_computed(self, iterate: _Site, root: SSAValue) -> bool:
+        """Whether every other invocation passed the round stamp `root` (its
+        clears) computes it on the mirrors too: then every copy holds the
+        clear's value after each clear, and the stamp needs no sync after
+        each run of the Iterate either."""
+        return all(
+            self._computed_on_mirrors(other, position)
+            for other in self.sites
+            if other is not iterate
+            for position, value in enumerate(other.args)
+            if self.roots.find(value) is root
+        )
 
     def finish_mirrors(
         self, module: ModuleOp, made: dict[tuple[str, tuple[int, ...]], str]

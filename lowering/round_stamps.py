@@ -36,6 +36,10 @@ mirror stamped on its rank while its master was not would keep the last
 run's stamp and miss a push in the next run
 (test/python/programs/bfs_two_passes_stamped.mlir). With it, every copy
 agrees before the clear, and every copy holds the clear's value after it.
+Where irgl-distribute computes every clear on the mirrors too (its
+`mirrors`: a clear's constant is computable on every copy), every copy holds
+the clear's value after it whatever it held before, and that sync is
+dropped (`irgl-distribute` decides; this module only finds the stamps).
 In a P-rank run of SSSP on the interpreter (rmat:11) the stamp was half of
 the values a round reduced and broadcast.
 """

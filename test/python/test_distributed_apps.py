@@ -150,10 +150,12 @@ def test_graph_with_isolated_nodes_and_components():
                 np.testing.assert_array_equal(output_of(app, run), reference)
 
 
-def _matches_single_rank(name: str, program: Path, spec: str, schedule: str) -> None:
+def _matches_single_rank(
+    name: str, program: Path, spec: str, schedule: str, mirrors: bool = True
+) -> None:
     """`program` (with app `name`'s arguments and checker) on 2 and 4 ranks
     under both policies gives the single rank's output, which reaches most
-    of the graph."""
+    of the graph (`mirrors`: irgl-distribute's option)."""
     app = load_app(name)
     graph = graph_of(spec)
     source = source_of(graph)
@@ -164,35 +166,40 @@ def _matches_single_rank(name: str, program: Path, spec: str, schedule: str) -> 
     for policy in ("oec", "cvc"):
         for ranks in (2, 4):
             run = run_app_distributed(
-                app, graph, ranks, policy, schedule, source, True, program
+                app, graph, ranks, policy, schedule, source, True, program, mirrors
             )
             assert run.problem is None, (policy, ranks, run.problem)
             np.testing.assert_array_equal(output_of(app, run), reference)
 
 
-def test_sssp_round_stamps_across_phases(tmp_path: Path):
+@pytest.mark.parametrize("mirrors", [True, False])
+def test_sssp_round_stamps_across_phases(tmp_path: Path, mirrors: bool):
     """SSSP with 4-wide windows: dozens of phases, each a run of an Iterate
-    whose round stamp is synchronized once after the run, before the clear
-    between phases, not after every round (lowering/round_stamps.py); every
+    whose round stamp is not synchronized after every round
+    (lowering/round_stamps.py): the clear between phases is computed on the
+    mirrors too (irgl-distribute{mirrors}), or, without that, the stamp is
+    synchronized once after each run, before the clear's broadcast; every
     rank count and policy gives the single rank's distances (without the
-    sync after each run they differ)."""
+    one or the other they differ)."""
     text = load_app("sssp").mlir.read_text()
     assert "%delta = arith.constant 2048 : i32" in text
     narrow = tmp_path / "sssp_narrow.mlir"
     narrow.write_text(text.replace("constant 2048 : i32", "constant 4 : i32"))
-    _matches_single_rank("sssp", narrow, "rmat:7", "random:3")
+    _matches_single_rank("sssp", narrow, "rmat:7", "random:3", mirrors)
 
 
-def test_round_stamp_in_a_loop_synchronized_after_each_run():
+@pytest.mark.parametrize("mirrors", [True, False])
+def test_round_stamp_in_a_loop_synchronized_after_each_run(mirrors: bool):
     """BFS twice in one Pipe with a round stamp cleared between the passes
-    (programs/bfs_two_passes_stamped.mlir): irgl-distribute synchronizes the
+    (programs/bfs_two_passes_stamped.mlir), and the levels are the single
+    rank's. With irgl-distribute{mirrors} the clear runs on the mirrors too,
+    so every copy is cleared; without it irgl-distribute synchronizes the
     stamp once after each pass instead of after every round (a loop encloses
-    the Iterate), and the levels are the single rank's. Without that sync a
-    mirror stamped while its master was not keeps the first pass's stamp
-    through the clear's broadcast, the second pass does not push it, and
-    levels beyond it stay unknown."""
+    the Iterate): without that sync a mirror stamped while its master was
+    not keeps the first pass's stamp through the clear's broadcast, the
+    second pass does not push it, and levels beyond it stay unknown."""
     program = REPO / "test/python/programs/bfs_two_passes_stamped.mlir"
-    _matches_single_rank("bfs", program, "rmat:8", "random:4")
+    _matches_single_rank("bfs", program, "rmat:8", "random:4", mirrors)
 
 
 def test_pr_pull_refused_under_cvc():

@@ -1,5 +1,6 @@
 // RUN: irgl-opt %s --split-input-file -p irgl-distribute | filecheck %s
 // RUN: irgl-opt %s --split-input-file -p "irgl-distribute{remarks=true}" 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
+// RUN: irgl-opt %s --split-input-file -p "irgl-distribute{mirrors=false}" | filecheck %s --check-prefix=NOMIR
 
 // irgl-distribute leaves a round stamp unsynchronized after each round
 // (lowering/round_stamps.py), and only where every rule holds.
@@ -64,9 +65,10 @@ irgl.kernel host @main(%g: !irgl.graph, %dist: memref<?xi32>, %src: index) {
 // -----
 
 // SSSP's stamp (benchmarks/sssp/sssp.mlir): the Iterate is in a Pipe that
-// loops, with a clear in its body. No sync after a round, but one after each
-// run of the Iterate: the clear's broadcast moves only the masters it
-// changed, so the copies must agree before it.
+// loops, with a clear in its body. No sync after a round; the clear is
+// computed on the mirrors too, so none after each run of the Iterate either
+// (without that, the clear's broadcast moves only the masters it changed, so
+// the copies must agree before it: NOMIR).
 irgl.kernel @relax(%g: !irgl.graph, %dist: memref<?xi32>, %stamp: memref<?xi32>, %ROUND: i32) {
   irgl.forall %slot in worklist {
     %n = irgl.wl.pop %slot
@@ -115,12 +117,17 @@ irgl.kernel host @main(%g: !irgl.graph, %dist: memref<?xi32>, %src: index) {
 // CHECK-NEXT:        %next = arith.addi %round, %c1 : i32
 // CHECK-NEXT:        irgl.yield %next : i32
 // CHECK-NEXT:      }
-// CHECK-NEXT:      irgl_dist.sync_nodes %stamp set : memref<?xi32>
 // CHECK-NEXT:      irgl.invoke @clear(%g, %stamp)
 // CHECK-NEXT:      irgl.invoke @clear_mirrors(%g, %stamp)
 // CHECK-NEXT:      irgl_dist.sync_nodes %stamp set agreed
 
-// REMARK: after @relax: %stamp not synchronized after a round (a round stamp: it only decides pushes, and every copy holds an earlier round or a clear, so each rank's own copy decides as a synchronized one would); sync_nodes set after each run of the irgl.iterate, so that the copies agree before the next clear
+// REMARK: after @relax: %stamp not synchronized after a round (a round stamp: it only decides pushes, and every copy holds an earlier round or a clear, so each rank's own copy decides as a synchronized one would); every clear is computed on the mirrors too, so the copies agree after each clear
+
+// Without irgl-distribute{mirrors}, the clear is a broadcast of the masters
+// it changed, so the copies must agree before it: a sync after each run.
+// NOMIR:      irgl_dist.sync_nodes %stamp set : memref<?xi32>
+// NOMIR-NEXT: irgl.invoke @clear(%g, %stamp)
+// NOMIR-NEXT: irgl_dist.sync_nodes %stamp set masters_only
 
 // -----
 
