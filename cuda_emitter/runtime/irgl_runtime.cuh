@@ -2351,19 +2351,20 @@ IRGL_REDUCE_MAX(f64, double)
 /// irgl_warp_reduce_<or|and|xor>_<T>(mask, v): the bitwise total over the
 /// lanes of mask (a reduction loop that a warp splits, convert-irgl-exclusive
 /// `warp_alone`). Integers only.
-#define IRGL_WARP_REDUCE(NAME, OP, T)                                                   \
-  __device__ __forceinline__ T NAME(int32_t mask, T v) {                                \
-    return irgl::detail::warp_reduce<irgl::detail::OP>(static_cast<unsigned>(mask), v); \
+#define IRGL_REDUCE_BITWISE(SUFFIX, T)                                                   \
+  __device__ __forceinline__ T irgl_warp_reduce_or_##SUFFIX(int32_t mask, T v) {          \
+    return irgl::detail::warp_reduce<irgl::detail::ReduceOr>(static_cast<unsigned>(mask), v);  \
+  }                                                                                       \
+  __device__ __forceinline__ T irgl_warp_reduce_and_##SUFFIX(int32_t mask, T v) {         \
+    return irgl::detail::warp_reduce<irgl::detail::ReduceAnd>(static_cast<unsigned>(mask), v); \
+  }                                                                                       \
+  __device__ __forceinline__ T irgl_warp_reduce_xor_##SUFFIX(int32_t mask, T v) {         \
+    return irgl::detail::warp_reduce<irgl::detail::ReduceXor>(static_cast<unsigned>(mask), v); \
   }
-#define IRGL_REDUCE_BITWISE(SUFFIX, T)                               \
-  IRGL_WARP_REDUCE(irgl_warp_reduce_or_##SUFFIX, ReduceOr, T)   \
-  IRGL_WARP_REDUCE(irgl_warp_reduce_and_##SUFFIX, ReduceAnd, T) \
-  IRGL_WARP_REDUCE(irgl_warp_reduce_xor_##SUFFIX, ReduceXor, T)
 IRGL_REDUCE_BITWISE(index, irgl_index)
 IRGL_REDUCE_BITWISE(i32, int32_t)
 IRGL_REDUCE_BITWISE(i64, int64_t)
 #undef IRGL_REDUCE_BITWISE
-#undef IRGL_WARP_REDUCE
 
 /// __syncwarp over the lanes of `mask`: orders the memory accesses of a
 /// warp that runs one thread's code together (convert-irgl-exclusive
