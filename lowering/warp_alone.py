@@ -54,7 +54,7 @@ WARP = 32
 FULL_MASK = -1
 
 #: The combining operations a split reduction loop may use, by runtime kind.
-_COMBINES: dict[type[Operation], str] = {
+_COMBINES: dict[type[arith.SignlessIntegerBinaryOperation], str] = {
     arith.OrIOp: "or",
     arith.AndIOp: "and",
     arith.XOrIOp: "xor",
@@ -111,7 +111,9 @@ def reduction_kinds(loop: scf.ForOp) -> list[str] | None:
     kinds: list[str] = []
     for acc, step in zip(block.args[1:], yield_op.operands, strict=True):
         combine = step.owner
-        kind = _COMBINES.get(type(combine)) if isinstance(combine, Operation) else None
+        if not isinstance(combine, arith.SignlessIntegerBinaryOperation):
+            return None
+        kind = _COMBINES.get(type(combine))
         if (
             kind is None
             or combine.parent_block() is not block
