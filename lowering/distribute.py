@@ -31,8 +31,11 @@ at its masters and never read at another node is left alone (its masters
 are all that is gathered).
 
 A node array that an `irgl.invoke`d kernel writes only with plain stores at
-its ForAll's node, of values computed from the node's global id, constants
-and scalar arguments (CC's `label[n] = n`, a stamp's `0`), is not broadcast:
+its ForAll's node, of values computed from the node's global id, constants,
+scalar arguments and the node's eq/ne comparisons with node-id arguments
+(CC's `label[n] = n`, a stamp's `0`, BFS's `n == src ? 0 : inf`: on the
+mirrors' copy the comparison is of global ids, the argument passed
+untranslated), is not broadcast:
 a kernel over the rank's mirrors (`@<kernel>_mirrors`, its ForAll marked
 `#irgl_dist.mirrors`) computes the mirrors' values the same way, invoked
 right after the writer, and `irgl_dist.sync_nodes ... set agreed` only
@@ -55,7 +58,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import NoReturn, TextIO
 
@@ -638,7 +641,7 @@ class _HostDistribution:
         self.stamps: dict[tuple[IterateOp, int], bool] = {}
         #: (Invoke, its kernel, node-array positions) whose mirrors a kernel
         #: over the mirrors computes (`finish_mirrors`)
-        self.mirror_fills: list[tuple[InvokeOp, KernelOp, list[int]]] = []
+        self.mirror_fills: list[tuple[InvokeOp, KernelSummary, list[int]]] = []
 
     @property
     def where(self) -> str:
@@ -861,8 +864,9 @@ class _HostDistribution:
                     site.op,
                     self.where,
                     f"after {callee}: {_name(array)} computed on the mirrors too "
-                    f"({hows} of values from the node's global id, constants and "
-                    "scalar arguments): sync_nodes set agreed, no broadcast",
+                    f"({hows} of values from the node's global id, constants, "
+                    "scalar arguments and the node's comparisons with node-id "
+                    "arguments): sync_nodes set agreed, no broadcast",
                 )
                 continue
             ops.append(SyncNodesOp(array, reduction, masters_only=owners))
@@ -902,7 +906,7 @@ class _HostDistribution:
         op = site.op
         if computed:
             assert isinstance(op, InvokeOp)
-            self.mirror_fills.append((op, summary.kernel, computed))
+            self.mirror_fills.append((op, summary, computed))
         if isinstance(op, IterateOp):
             if ops:
                 rewriter.insert_op(ops, InsertPoint.at_start(op.body.block))
@@ -964,25 +968,50 @@ class _HostDistribution:
         a kernel over the mirrors right after each writer whose node arrays
         are computed on the mirrors (`made`: such kernels by writer and
         arrays, shared between host kernels)."""
-        for invoke, kernel, positions in self.mirror_fills:
-            key = (kernel.sym_name.data, tuple(positions))
+        for invoke, summary, positions in self.mirror_fills:
+            key = (summary.kernel.sym_name.data, tuple(positions))
             if key not in made:
-                made[key] = _mirror_kernel(module, kernel, positions)
+                made[key] = _mirror_kernel(module, summary, positions)
+            # the mirrors' copy compares global ids: node ids untranslated
+            args = [
+                a.owner.node
+                if p in summary.node_id_params and isinstance(a.owner, LocalNodeOp)
+                else a
+                for p, a in enumerate(invoke.args)
+            ]
             invoke.parent_block().insert_op_after(  # pyright: ignore[reportOptionalMemberAccess]
-                InvokeOp(made[key], list(invoke.args)), invoke
+                InvokeOp(made[key], args), invoke
             )
 
 
 _SCALAR_TYPES = (IndexType, IntegerType, AnyFloat)
 
 
+def _node_comparison(op: Operation, node: SSAValue, summary: KernelSummary) -> bool:
+    """Is `op` an eq/ne comparison of `node` with a node-id argument of the
+    kernel (BFS's `%n == %src`)? On the mirrors' copy it compares global
+    ids (`_mirror_kernel`)."""
+    if not isinstance(op, arith.CmpiOp) or op.predicate.value.data not in (0, 1):
+        return False
+    kernel_block = summary.kernel.body.block
+    for mine, other in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+        if (
+            mine is node
+            and isinstance(other, BlockArgument)
+            and other.block is kernel_block
+            and other.index in summary.node_id_params
+        ):
+            return True
+    return False
+
+
 def _computable_on_mirrors(summary: KernelSummary, writes: list[Write]) -> bool:
     """Whether every write is a plain store, at the node of the kernel's one
     ForAll over nodes and directly in its body, of a value computed from the
-    node (as data: its global id), constants and scalar arguments that are
-    not node ids; and the kernel has nothing but constants besides that
-    ForAll (so a copy of it restricted to those stores can run on the
-    mirrors)."""
+    node (as data: its global id; or compared with a node-id argument),
+    constants and scalar arguments that are not node ids; and the kernel has
+    nothing but constants besides that ForAll (so a copy of it restricted to
+    those stores can run on the mirrors)."""
     kernel = summary.kernel
     top = [op for op in kernel.body.block.ops if not op.has_trait(IsTerminator)]
     loops = [op for op in top if isinstance(op, ForAllOp)]
@@ -1007,6 +1036,8 @@ def _computable_on_mirrors(summary: KernelSummary, writes: list[Write]) -> bool:
         owner = value.owner
         if isinstance(owner, arith.ConstantOp):
             return True
+        if isinstance(owner, Operation) and _node_comparison(owner, node, summary):
+            return True
         return (
             isinstance(owner, Operation)
             and not owner.regions
@@ -1024,11 +1055,15 @@ def _computable_on_mirrors(summary: KernelSummary, writes: list[Write]) -> bool:
     )
 
 
-def _mirror_kernel(module: ModuleOp, kernel: KernelOp, positions: list[int]) -> str:
-    """A copy of `kernel` whose ForAll runs over the mirrors
+def _mirror_kernel(
+    module: ModuleOp, summary: KernelSummary, positions: list[int]
+) -> str:
+    """A copy of the summary's kernel whose ForAll runs over the mirrors
     (`#irgl_dist.mirrors`) and keeps only the stores into the node arrays
-    of `positions` and what they compute from; inserted after `kernel`.
-    Returns its name."""
+    of `positions` and what they compute from, its comparisons of the node
+    with node-id arguments made on global ids (the invocation passes those
+    untranslated); inserted after the kernel. Returns its name."""
+    kernel = summary.kernel
     names = {op.sym_name.data for op in module.ops if isinstance(op, KernelOp)}
     name = f"{kernel.sym_name.data}_mirrors"
     suffix = 1
@@ -1063,6 +1098,18 @@ def _mirror_kernel(module: ModuleOp, kernel: KernelOp, positions: list[int]) -> 
                 continue
             if block is body or not any(r.uses for r in op.results):
                 Rewriter.erase_op(op)
+    compared = replace(summary, kernel=copy)
+    comparisons = [op for op in body.ops if _node_comparison(op, node, compared)]
+    if comparisons:
+        known = [op for op in body.ops if isinstance(op, GlobalIdOp)]
+        if known:
+            global_id = known[0]
+        else:
+            global_id = GlobalIdOp(loop.bounds[0], node)
+            global_id.result.name_hint = (node.name_hint or "node") + "_global"
+            body.insert_op_before(global_id, body.first_op)  # pyright: ignore[reportArgumentType]
+        for op in comparisons:
+            op.operands[0 if op.operands[0] is node else 1] = global_id.result
     module.body.block.insert_op_after(copy, kernel)
     return name
 

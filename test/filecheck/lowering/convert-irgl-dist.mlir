@@ -39,8 +39,9 @@ irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
 
 // CHECK-LABEL: func.func @main(
 // CHECK-NEXT:    %src_local = func.call @irgl_dist_local_node(%src) : (index) -> index
-// CHECK:         "gpu.launch_func"({{.*}}%g, %level, %src_local) <{kernel = @irgl_kernels::@init
-// CHECK-NEXT:    func.call @irgl_dist_broadcast_nodes_i32(%level) : (memref<?xi32>) -> ()
+// CHECK:         "gpu.launch_func"({{.*}}%g, %level, %src_local) <{kernel = @irgl_kernels::@init,
+// CHECK:         "gpu.launch_func"({{.*}}%g, %level, %src) <{kernel = @irgl_kernels::@init_mirrors
+// CHECK-NEXT:    func.call @irgl_dist_agree_nodes_i32(%level) : (memref<?xi32>) -> ()
 // CHECK:         %[[PIPE:.*]] = func.call @irgl_pipe_create(
 // CHECK-NEXT:    func.call @irgl_pipe_push_initial(%[[PIPE]], %src_local)
 // CHECK-NEXT:    func.call @irgl_dist_initial_worklist(%[[PIPE]]) : (!irgl_rt.pipe) -> ()
@@ -68,7 +69,7 @@ irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
 // CUDA:      #define IRGL_DISTRIBUTED 1
 // CUDA:      static void irgl_host_main(irgl::Graph g, int32_t* level, irgl_index src) {
 // CUDA-NEXT:   irgl_index src_local = irgl_dist_local_node(src);
-// CUDA:        irgl_dist_broadcast_nodes_i32(level);
+// CUDA:        irgl_dist_agree_nodes_i32(level);
 // CUDA:        irgl_dist_initial_worklist(
 // CUDA:        irgl_dist_sync_nodes_i32(level, 5);
 // CUDA:        irgl_dist_sync_worklist(

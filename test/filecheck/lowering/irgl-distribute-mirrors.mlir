@@ -4,11 +4,13 @@
 // RUN: irgl-opt %s -p "irgl-distribute{mirrors=false}" | filecheck %s --check-prefix=OFF
 
 // A node array that an invoked kernel writes only with stores at its ForAll's
-// node, of values computed from the node's global id, constants and scalar
-// arguments, is computed on the mirrors too: a copy of the kernel over the
-// mirrors (@K_mirrors, its ForAll `irgl_dist.mirrors`, nothing but those
-// stores and what they use) runs right after the writer, and the sync only
-// records that the copies agree. The rest is broadcast as before.
+// node, of values computed from the node's global id, constants, scalar
+// arguments and the node's comparisons with node-id arguments, is computed
+// on the mirrors too: a copy of the kernel over the mirrors (@K_mirrors, its
+// ForAll `irgl_dist.mirrors`, nothing but those stores and what they use,
+// its comparisons made on global ids, the node-id arguments passed
+// untranslated) runs right after the writer, and the sync only records that
+// the copies agree. The rest (a value loaded from memory) is broadcast.
 irgl.kernel @init(%g: !irgl.graph, %label: memref<?xi32>, %stamp: memref<?xi32>, %seen: memref<?xi32>, %dist: memref<?xi32>, %src: index, %k: i32) {
   %zero = arith.constant 0 : i32
   %inf = arith.constant 1000000 : i32
@@ -52,26 +54,30 @@ irgl.kernel host @main(%g: !irgl.graph, %label: memref<?xi32>, %stamp: memref<?x
 // CHECK:        irgl.wl.push %n
 // CHECK:      irgl.kernel @init_mirrors(%g: !irgl.graph, %label: memref<?xi32>, %stamp: memref<?xi32>, %seen: memref<?xi32>, %dist: memref<?xi32>, %src: index, %k: i32) {
 // CHECK-NEXT:   %zero = arith.constant 0 : i32
+// CHECK-NEXT:   %inf = arith.constant 1000000 : i32
 // CHECK-NEXT:   irgl.forall %n in nodes(%g) attributes {irgl_dist.mirrors} {
 // CHECK-NEXT:     %n_global = irgl_dist.global_id %g[%n]
 // CHECK-NEXT:     %self = arith.index_cast %n_global : index to i32
 // CHECK-NEXT:     %shifted = arith.addi %self, %k : i32
 // CHECK-NEXT:     memref.store %shifted, %label[%n] : memref<?xi32>
 // CHECK-NEXT:     memref.store %zero, %stamp[%n] : memref<?xi32>
+// CHECK-NEXT:     %is_src = arith.cmpi eq, %n_global, %src : index
+// CHECK-NEXT:     %d = arith.select %is_src, %zero, %inf : i32
+// CHECK-NEXT:     memref.store %d, %dist[%n] : memref<?xi32>
 // CHECK-NEXT:   }
 // CHECK-NEXT: }
 // CHECK:      irgl.invoke @init(%g, %label, %stamp, %seen, %dist, %src_local, %k)
-// CHECK-NEXT: irgl.invoke @init_mirrors(%g, %label, %stamp, %seen, %dist, %src_local, %k)
+// CHECK-NEXT: irgl.invoke @init_mirrors(%g, %label, %stamp, %seen, %dist, %src, %k)
 // CHECK-NEXT: irgl_dist.sync_nodes %label set agreed : memref<?xi32>
 // CHECK-NEXT: irgl_dist.sync_nodes %stamp set agreed : memref<?xi32>
 // CHECK-NEXT: irgl_dist.sync_nodes %seen set masters_only : memref<?xi32>
-// CHECK-NEXT: irgl_dist.sync_nodes %dist set masters_only : memref<?xi32>
+// CHECK-NEXT: irgl_dist.sync_nodes %dist set agreed : memref<?xi32>
 // CHECK-NEXT: irgl_dist.sync_worklist
 
 // REMARK: after @init: %label computed on the mirrors too
 // REMARK: after @init: %stamp computed on the mirrors too
 // REMARK: after @init: sync_nodes %seen set masters_only
-// REMARK: after @init: sync_nodes %dist set masters_only
+// REMARK: after @init: %dist computed on the mirrors too
 
 // CUDA-LABEL: __global__ void init_mirrors(irgl::Graph g, int32_t* label
 // CUDA:         irgl_index [[FIRST:v[0-9]+]] = irgl_dist_num_masters();

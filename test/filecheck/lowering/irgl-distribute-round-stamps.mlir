@@ -58,7 +58,7 @@ irgl.kernel host @main(%g: !irgl.graph, %dist: memref<?xi32>, %src: index) {
 // CHECK-NEXT:      irgl_dist.sync_worklist
 // CHECK-NEXT:      %next = arith.addi %round, %c1 : i32
 
-// REMARK: after @clear: %stamp computed on the mirrors too (stores at the ForAll's node of values from the node's global id, constants and scalar arguments): sync_nodes set agreed, no broadcast
+// REMARK: after @clear: %stamp computed on the mirrors too (stores at the ForAll's node of values from the node's global id, constants, scalar arguments and the node's comparisons with node-id arguments): sync_nodes set agreed, no broadcast
 // REMARK: after @relax: %stamp not synchronized after a round (a round stamp: it only decides pushes, and every copy holds an earlier round or a clear, so each rank's own copy decides as a synchronized one would)
 // REMARK: after @relax: sync_worklist
 

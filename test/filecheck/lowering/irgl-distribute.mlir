@@ -2,8 +2,9 @@
 // RUN: irgl-opt %s --split-input-file -p "irgl-distribute{remarks=true}" 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
 
 // Level-by-level BFS: a store of the round's level (the same in every
-// thread) at a neighbour is `set`; the owner's init store is `set` and read at
-// neighbours; the source becomes a local id; pushes sync the worklist.
+// thread) at a neighbour is `set`; the init store, read at neighbours, is
+// computed on the mirrors too (the node compared with the source by global
+// ids there); the source becomes a local id; pushes sync the worklist.
 irgl.kernel @init(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
   %inf = arith.constant 1073741823 : i32
   %zero = arith.constant 0 : i32
@@ -41,14 +42,15 @@ irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
 // CHECK-SAME:    attributes {irgl_dist.host = #irgl_dist.host<oec, nodes = [1]>} {
 // CHECK-NEXT:    %src_local = irgl_dist.local_node %g[%src]
 // CHECK:         irgl.invoke @init(%g, %level, %src_local)
-// CHECK-NEXT:    irgl_dist.sync_nodes %level set masters_only : memref<?xi32>
+// CHECK-NEXT:    irgl.invoke @init_mirrors(%g, %level, %src)
+// CHECK-NEXT:    irgl_dist.sync_nodes %level set agreed : memref<?xi32>
 // CHECK-NEXT:    %last = irgl.iterate @bfs(%g, %level, %lvl = %c1) : (!irgl.graph, memref<?xi32>, i32) initial [%src_local] attributes {irgl_dist.termination = #irgl_dist.across_ranks} {
 // CHECK-NEXT:      irgl_dist.sync_nodes %level set : memref<?xi32>
 // CHECK-NEXT:      irgl_dist.sync_worklist
 // CHECK-NEXT:      %next = arith.addi %lvl, %c1 : i32
 
 // REMARK: remark: {{.*}}irgl.invoke in @main: %src is a node id: its owner's local id on each rank
-// REMARK: remark: {{.*}}irgl.invoke in @main: after @init: sync_nodes %level set masters_only (stores at the ForAll's node)
+// REMARK: remark: {{.*}}irgl.invoke in @main: after @init: %level computed on the mirrors too (stores at the ForAll's node of values from the node's global id, constants, scalar arguments and the node's comparisons with node-id arguments): sync_nodes set agreed, no broadcast
 // REMARK: remark: {{.*}}irgl.iterate in @main: after @bfs: sync_nodes %level set (stores one value for all at a neighbour)
 // REMARK: remark: {{.*}}irgl.iterate in @main: after @bfs: sync_worklist (pushed mirrors to their owners)
 // REMARK: remark: {{.*}}irgl.kernel in @main: node-array arguments: %level
