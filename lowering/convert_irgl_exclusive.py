@@ -427,7 +427,8 @@ class ConvertIrglExclusive(ModulePass):
     """A contender alone in its launch runs its body on its warp, the body's
     reduction loops split over the lanes, where the body allows it
     (lowering/warp_alone.py; with `alone_wins`). Off: colour ran 1.4-1.6x
-    slower with it on RMAT on an H200 (faster only on a hub graph)."""
+    slower with it on RMAT on an H200 (faster only on a hub graph), in its
+    inlined form; the warp's copy is now a noinline function, not measured."""
 
     def __post_init__(self) -> None:
         if self.unroll < 1:

@@ -34,12 +34,19 @@ before.
 from __future__ import annotations
 
 from xdsl.dialects import arith, func, gpu, scf
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType
+from xdsl.dialects.builtin import (
+    FloatAttr,
+    FunctionType,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    UnitAttr,
+)
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator, MemoryEffectKind, get_effects
 
-from irgl_dialect.runtime import UNROLL_ATTR
+from irgl_dialect.runtime import NOINLINE_ATTR, UNROLL_ATTR
 from irgl_dialect.runtime_library import (
     BROADCAST_TYPES,
     RuntimeFunction,
@@ -303,7 +310,8 @@ class _WarpBody:
 def emit_warp_alone(body: Region, active: SSAValue, at: LoweringBuilder) -> None:
     """At `at`, which every thread of the block reaches together: the warp of
     the one `active` thread runs a copy of the Exclusive's `body` (which
-    `warp_alone_suitable` accepted), the other warps skip it."""
+    `warp_alone_suitable` accepted), the other warps skip it. The warp's
+    copy is a device function of its own (`_outline`)."""
     full = at.const(FULL_MASK, IntegerType(32))
     ballot = at.call_value(runtime_function("irgl_warp_ballot"), [full, active])
     has = at.op(arith.CmpiOp(ballot, at.const(0, IntegerType(32)), "ne"))
@@ -323,5 +331,60 @@ def emit_warp_alone(body: Region, active: SSAValue, at: LoweringBuilder) -> None
     for op in list(fresh.ops):
         op.detach()
         inner_block.add_op(op)
-    inner_block.add_op(scf.YieldOp())
-    at.stmt(scf.IfOp(has, [], Region(inner_block)))
+    call = _outline(inner_block, at)
+    at.stmt(scf.IfOp(has, [], Region(Block([call, scf.YieldOp()]))))
+
+
+def _outline(block: Block, at: LoweringBuilder) -> func.CallOp:
+    """`block`'s operations as a `func.func` of the symbol table `at`
+    declares into, marked `#irgl_rt.noinline` (`__noinline__`: the warp's
+    copy of the body does not take registers from the code around the
+    call, which runs far more often), its parameters the values the
+    operations use from outside; returns the call."""
+    table = at.table
+    assert table is not None
+    outside: list[SSAValue] = []
+    constants: list[arith.ConstantOp] = []
+    for _, _, value in _outside_values(block):
+        if isinstance(value.owner, arith.ConstantOp):
+            if value.owner not in constants:
+                constants.append(value.owner)
+        elif value not in outside:
+            outside.append(value)
+    for constant in reversed(constants):  # copied in: not parameters
+        copy = constant.clone()
+        block.insert_op_before(copy, block.first_op)  # pyright: ignore[reportArgumentType]
+        constant.result.replace_uses_with_if(
+            copy.result,
+            lambda use: block.is_ancestor(use.operation),  # pyright: ignore[reportUnknownLambdaType]
+        )
+    function_block = Block(arg_types=[v.type for v in outside])
+    for value, arg in zip(outside, function_block.args, strict=True):
+        arg.name_hint = value.name_hint
+        value.replace_uses_with_if(
+            arg,
+            lambda use: block.is_ancestor(use.operation),  # pyright: ignore[reportUnknownLambdaType]
+        )
+    for op in list(block.ops):
+        op.detach()
+        function_block.add_op(op)
+    function_block.add_op(func.ReturnOp())
+    names = {
+        op.sym_name.data
+        for op in table.regions[0].block.ops
+        if isinstance(op, func.FuncOp | gpu.FuncOp)
+    }
+    name = next(
+        f"irgl_warp_alone_{k}"
+        for k in range(len(names) + 1)
+        if f"irgl_warp_alone_{k}" not in names
+    )
+    function = func.FuncOp(
+        name,
+        FunctionType.from_lists([v.type for v in outside], []),
+        Region(function_block),
+        visibility="private",
+    )
+    function.attributes[NOINLINE_ATTR] = UnitAttr()
+    table.regions[0].block.insert_op_before(function, table.regions[0].block.first_op)  # pyright: ignore[reportArgumentType]
+    return func.CallOp(name, outside, [])
