@@ -423,6 +423,9 @@ class DistributedProgram:
         self.node_arrays = node_arrays
         self.timeout = _timeout() if timeout is None else timeout
         _select_gpu(self.env)  # before the library touches CUDA
+        #: host seconds of this rank's set-up steps (`host_s` of the record)
+        self.host_s: dict[str, float] = {}
+        started = time.perf_counter()
         # every NCCL connection made while the communicator is created, the
         # one step bounded on a thread of its own (see irgl_dist_init)
         os.environ.setdefault("NCCL_RUNTIME_CONNECT", "0")
@@ -468,6 +471,7 @@ class DistributedProgram:
         )
         if env.rank == 0:  # every rank joined: the id file has served
             _id_path(_dist_dir(), _run_id()).unlink(missing_ok=True)
+        self.host_s["communicator"] = time.perf_counter() - started
 
     def _check(self, rc: int, what: str) -> None:
         if rc != 0:
@@ -484,11 +488,14 @@ class DistributedProgram:
         partition), upload this rank's part and its exchange lists."""
         env = self.env
         check_every_rank_has_masters(graph.num_nodes, env.world)
+        started = time.perf_counter()
         if isinstance(graph, RankGraph):
             part, bounds = graph.part, graph.bounds
         else:
             part = load_or_build_partition(graph, self.policy, env.world, env.rank)
             bounds = master_bounds(graph, env.world)
+        self.host_s["partition"] = time.perf_counter() - started
+        started = time.perf_counter()
         device = self.program.upload_graph(part.graph)
         i64 = np.int64
 
@@ -518,6 +525,7 @@ class DistributedProgram:
             ),
             "irgl_dist_setup",
         )
+        self.host_s["upload"] = time.perf_counter() - started
         dist = DistGraph(
             graph,
             part,
@@ -727,6 +735,7 @@ def run_rank(args: argparse.Namespace) -> int:
     """One rank: build (or take the launcher's plan), run, check; rank 0
     prints the JSON record. Returns the exit code."""
     env = RankEnv.from_environ()
+    started = time.perf_counter()
     plan = json.loads(Path(args.plan).read_text()) if args.plan else None
     shared = plan.get("partitions") if plan is not None else None
     graph: CSRGraph | RankGraph
@@ -737,6 +746,8 @@ def run_rank(args: argparse.Namespace) -> int:
     else:
         app, graph, spec, source = _load(args)
         name = spec.name if spec is not None else args.graph
+    loaded = time.perf_counter() - started
+    started = time.perf_counter()
     if plan is not None:
         so = Path(plan["library"])
         nodes = {k: tuple(v) for k, v in plan["node_arrays"].items()}
@@ -744,12 +755,15 @@ def run_rank(args: argparse.Namespace) -> int:
         nodes = node_array_positions(app.mlir, args.policy)
         target = target_for(graph.num_nodes, graph.num_edges)
         so = build_distributed(app.mlir, args.policy, args.options, target=target)
+    built = time.perf_counter() - started
     # the launcher checks a run on rank partitions (it holds the graph)
     checks = not args.no_check and app.check is not None and shared is None
     program = DistributedProgram(so, nodes, args.policy, env)
     try:
         # (a RankGraph: execute reads its sizes and weights only)
+        started = time.perf_counter()
         ctx = execute(app, program, cast(CSRGraph, graph), source, args.reps, 1)
+        executed = time.perf_counter() - started
         problem = app.check(ctx) if checks and app.check is not None else None
         stats = program.stats()
         memory = program.device_memory()
@@ -777,6 +791,21 @@ def run_rank(args: argparse.Namespace) -> int:
             "gpu_mem_total_bytes": memory[1],
             "rank0_bytes_sent": stats["bytes_sent"],
             "rank0_comm_s": round(stats["comm_s"], 6),
+            # where rank 0's wall time went (seconds): reading the graph (or
+            # its partition), the library, the communicator, the partition
+            # (cached or built), the upload, and every call with the
+            # arrays' scatter and gather (the timed calls included)
+            "rank0_host_s": {
+                k: round(v, 3)
+                for k, v in {
+                    "graph": loaded,
+                    "library": built,
+                    **program.host_s,
+                    "calls": executed
+                    - program.host_s.get("partition", 0.0)
+                    - program.host_s.get("upload", 0.0),
+                }.items()
+            },
             **_per_call(program.call_stats[-len(ctx.times_ms) :]),
         }
         if ctx.result is not None:

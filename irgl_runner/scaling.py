@@ -27,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -54,6 +55,7 @@ RECORD_KEYS = (
     "comm_ms",
     "gpu_mem_used_bytes",
     "gpu_mem_total_bytes",
+    "rank0_host_s",
 )
 
 
@@ -145,7 +147,11 @@ def _cell(
         argv += [] if check_here else ["--no-check"]
         argv += ["--rank-partitions"] if getattr(opts, "rank_partitions", False) else []
     argv += ["--reps", str(opts.reps), "--output", str(out)]
+    started = time.perf_counter()
     code, stdout, err = _run([sys.executable, *argv], opts.timeout)
+    # the cell's wall time: the runs, and the reading, partitioning and
+    # set-up around them (rank0_host_s says which)
+    row["wall_s"] = round(time.perf_counter() - started, 1)
     record = _last_json(stdout)
     if record is None:
         last = (err.strip().splitlines() or [f"exit {code}"])[-1]

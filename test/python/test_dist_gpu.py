@@ -9,6 +9,7 @@ Run: NCCL_NVLS_ENABLE=0 python -m pytest -v test/python/test_dist_gpu.py
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -136,8 +137,19 @@ def test_several_gpus_match_one(
     tmp = tmp_path_factory.getbasetemp()
     expected = single_gpu(app, str(tmp))
     out = tmp_path_factory.mktemp(f"{app}{gpus}{policy}") / "out.txt"
-    _run(app, gpus, policy, out, _env())
+    record = json.loads(_run(app, gpus, policy, out, _env()).strip().splitlines()[-1])
     np.testing.assert_array_equal(_read(out), expected)
+    # where rank 0's host time went, step by step
+    phases = record["rank0_host_s"]
+    assert set(phases) == {
+        "graph",
+        "library",
+        "communicator",
+        "partition",
+        "upload",
+        "calls",
+    }, phases
+    assert all(v >= 0 for v in phases.values()), phases
 
 
 @pytest.mark.gpu

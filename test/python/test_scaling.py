@@ -3,6 +3,7 @@ refusal that writes nothing."""
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -420,3 +421,23 @@ def test_one_gpu_baseline_failure_is_a_message(
     assert scaling.main(["--one-gpu", "sssp", "big"]) == 1
     err = capsys.readouterr().err
     assert err.strip() == "error: irgl_pipe_create: cudaMallocAsync: out of memory"
+
+
+def test_a_cell_keeps_its_wall_time_and_rank_0s_host_phases(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A row says how long its cell took in all (`wall_s`) and where rank 0's
+    host time went (`rank0_host_s`, from the run's record)."""
+    phases = {"graph": 1.5, "library": 0.1, "communicator": 0.4, "calls": 2.0}
+    record = {"median_ms": 3.0, "check": "skipped", "rank0_host_s": phases}
+
+    def run(argv: list[str], timeout: float) -> tuple[int, str, str]:
+        assert "--gpus" in argv
+        return 0, "log line\n" + json.dumps(record) + "\n", ""
+
+    monkeypatch.setattr(scaling, "_run", run)
+    opts = argparse.Namespace(check=False, reps=1, timeout=10.0)
+    row = scaling._cell("bfs", "rmat:8", 2, "oec", opts, tmp_path / "out.txt")
+    assert row["median_ms"] == 3.0
+    assert row["rank0_host_s"] == phases
+    assert isinstance(row["wall_s"], float) and row["wall_s"] >= 0
