@@ -636,12 +636,12 @@ def check_min_weight(
 def read_gr(path: str | os.PathLike[str]) -> CSRGraph:
     """Read a Galois binary ``.gr`` (version 1) file as is (no cleaning)."""
     p = Path(path)
-    data = _read_bytes(p)
+    data = _map_bytes(p)
     if len(data) < _GR_HEADER.size:
         raise GraphFormatError(
             p, f"file is {len(data)} bytes, too short for the 32-byte .gr header"
         )
-    version, esize, n, m = _GR_HEADER.unpack_from(data, 0)
+    version, esize, n, m = _GR_HEADER.unpack_from(bytes(data[: _GR_HEADER.size]), 0)
     if version != 1:
         raise GraphFormatError(
             p, f"unsupported .gr version {version} (only version 1 is supported)"
@@ -927,6 +927,21 @@ def load_graph(
     if not weighted:
         graph.weights = None
     return clean(graph, symmetrize=symmetrize, source=p)
+
+
+def _map_bytes(p: Path) -> bytes | np.ndarray:
+    """A file's bytes, mapped rather than read where it is large (a graph of
+    billions of edges is then copied once, into its arrays, not twice);
+    OS errors become :class:`GraphFormatError`."""
+    _read_bytes(p, probe=True)
+    try:
+        if p.stat().st_size < 1 << 20:
+            return p.read_bytes()
+        return np.memmap(p, dtype=np.uint8, mode="r")
+    except (OSError, ValueError) as e:
+        raise GraphFormatError(
+            p, f"cannot read: {getattr(e, 'strerror', None) or e}"
+        ) from None
 
 
 def _read_bytes(p: Path, probe: bool = False) -> bytes:
