@@ -1101,13 +1101,17 @@ def _mirror_kernel(
     compared = replace(summary, kernel=copy)
     comparisons = [op for op in body.ops if _node_comparison(op, node, compared)]
     if comparisons:
-        known = [op for op in body.ops if isinstance(op, GlobalIdOp)]
+        # the node's global id first in the body, before every comparison
+        known = [
+            op for op in body.ops if isinstance(op, GlobalIdOp) and op.node is node
+        ]
         if known:
             global_id = known[0]
+            global_id.detach()
         else:
             global_id = GlobalIdOp(loop.bounds[0], node)
             global_id.result.name_hint = (node.name_hint or "node") + "_global"
-            body.insert_op_before(global_id, body.first_op)  # pyright: ignore[reportArgumentType]
+        body.insert_op_before(global_id, body.first_op)  # pyright: ignore[reportArgumentType]
         for op in comparisons:
             op.operands[0 if op.operands[0] is node else 1] = global_id.result
     module.body.block.insert_op_after(copy, kernel)
