@@ -307,8 +307,7 @@ def sync_nodes(
     part, comm = ctx.part, ctx.comm
     before = _agreed(ctx, op, array)
     if agreed:
-        ctx.snapshots[id(array)] = array.copy()
-        ctx.agreed[id(array)] = (array, array.copy())
+        _agree(ctx, array)
         return
     changed = _changed(array, before)
     if masters_only:
@@ -362,6 +361,11 @@ def _broadcast(ctx: RankContext, array: np.ndarray, dirty: np.ndarray) -> None:
     for q, (positions, payload) in enumerate(comm.exchange(ctx.rank, outgoing)):
         if len(positions):
             array[part.mirrors_owned_by[q][positions]] = payload
+    _agree(ctx, array)
+
+
+def _agree(ctx: RankContext, array: np.ndarray) -> None:
+    """The array's contents, equal on every rank, become its agreed copy."""
     ctx.snapshots[id(array)] = array.copy()
     ctx.agreed[id(array)] = (array, array.copy())
 

@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 
 from xdsl.builder import Builder, InsertOpInvT
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, i1
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    i1,
+)
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -87,3 +94,23 @@ def take_body(region: Region, rewriter: PatternRewriter | None = None) -> Block:
     else:
         Rewriter.replace_op(terminator, scf.YieldOp())
     return block
+
+
+def zero_of(type_: Attribute) -> Operation | None:
+    """An `arith.constant` zero of `type_` (an integer, index or float), or
+    None for a type without one."""
+    if isinstance(type_, IndexType | IntegerType):
+        return arith.ConstantOp(IntegerAttr(0, type_))
+    if isinstance(type_, AnyFloat):
+        return arith.ConstantOp(FloatAttr(0.0, type_))
+    return None
+
+
+def unique_name(taken: set[str], base: str) -> str:
+    """`base`, or `base` with a number, not in `taken` (added to it)."""
+    name, n = base, 0
+    while name in taken:
+        n += 1
+        name = f"{base}{n}"
+    taken.add(name)
+    return name

@@ -74,10 +74,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, gpu, memref, scf
 from xdsl.dialects.builtin import (
-    AnyFloat,
-    FloatAttr,
     IndexType,
-    IntegerAttr,
     IntegerType,
     ModuleOp,
     UnitAttr,
@@ -123,7 +120,7 @@ from irgl_dialect.sync import (
 )
 from irgl_dialect.worklist import PopOp, PushOp
 from lowering.block_size import WARP
-from lowering.builders import LoweringBuilder, take_body
+from lowering.builders import LoweringBuilder, take_body, zero_of
 from lowering.kernel_context import enclosing_foralls, kernel_kind_of
 from lowering.reductions import accumulating_block, reduction_of
 from lowering.runtime_calls import (
@@ -464,10 +461,9 @@ def _guard_loop_body(loop: Operation, active: SSAValue) -> None:
 
 
 def _zero(t: Attribute) -> Operation:
-    if isinstance(t, IndexType | IntegerType):
-        return arith.ConstantOp(IntegerAttr(0, t))
-    if isinstance(t, AnyFloat):
-        return arith.ConstantOp(FloatAttr(0.0, t))
+    zero = zero_of(t)
+    if zero is not None:
+        return zero
     raise DiagnosticException(
         f"a value of type {t} is used across a SyncRunningThreads: pass it "
         "through memory instead"

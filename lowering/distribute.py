@@ -113,6 +113,7 @@ from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
 from irgl_dialect.placement import is_uniform
 from irgl_dialect.sync import AtomicOp, ExclusiveOp
 from irgl_dialect.worklist import PopOp, PushOp
+from lowering.builders import unique_name
 from lowering.round_stamps import StampSite, kernel_param, unsynchronized_stamps
 
 #: How a plain store at the ForAll's own node, and at the popped node, is
@@ -1065,11 +1066,7 @@ def _mirror_kernel(
     untranslated); inserted after the kernel. Returns its name."""
     kernel = summary.kernel
     names = {op.sym_name.data for op in module.ops if isinstance(op, KernelOp)}
-    name = f"{kernel.sym_name.data}_mirrors"
-    suffix = 1
-    while name in names:
-        name = f"{kernel.sym_name.data}_mirrors{suffix}"
-        suffix += 1
+    name = unique_name(names, f"{kernel.sym_name.data}_mirrors")
     copy = kernel.clone()
     copy.properties["sym_name"] = StringAttr(name)
     loop = next(op for op in copy.body.block.ops if isinstance(op, ForAllOp))

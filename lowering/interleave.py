@@ -46,11 +46,7 @@ from __future__ import annotations
 
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import (
-    AnyFloat,
-    FloatAttr,
     IndexType,
-    IntegerAttr,
-    IntegerType,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
@@ -63,7 +59,7 @@ from irgl_dialect.graph import (
     LastEdgeOp,
 )
 from irgl_dialect.kernels import YieldOp
-from lowering.builders import LoweringBuilder
+from lowering.builders import LoweringBuilder, zero_of
 from lowering.reductions import combine, identity
 
 #: Reads of the (immutable) graph: the same result for the same operands.
@@ -103,11 +99,10 @@ class NotInterleavable(Exception):
 
 def _zero(type_: Attribute) -> Operation:
     """A zero of `type_`: the result of a guarded operation that did not run."""
-    if isinstance(type_, AnyFloat):
-        return arith.ConstantOp(FloatAttr(0.0, type_))
-    if isinstance(type_, IntegerType | IndexType):
-        return arith.ConstantOp(IntegerAttr(0, type_))
-    raise NotInterleavable(f"no zero of {type_}")
+    zero = zero_of(type_)
+    if zero is None:
+        raise NotInterleavable(f"no zero of {type_}")
+    return zero
 
 
 def _is_plain_if(op: Operation) -> bool:

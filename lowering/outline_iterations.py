@@ -86,7 +86,7 @@ from irgl_dialect.attributes import Aggregation, GraphType
 from irgl_dialect.orchestration import IterateOp, PipeOp
 from irgl_dialect.runtime import DeviceBodyAttr, GridSizeOp, LaunchAttr
 from irgl_dialect.runtime_library import dynamic_memref
-from lowering.builders import LoweringBuilder
+from lowering.builders import LoweringBuilder, unique_name
 from lowering.outline_control import (
     ControlLowering,
     ControlState,
@@ -123,16 +123,6 @@ from lowering.outline_small_worklist import (
 )
 from lowering.pipe_context import open_pipe
 from lowering.runtime_calls import KERNEL_MODULE, fail, kernel_module
-
-
-def _unique(taken: set[str], base: str) -> str:
-    """`base`, or `base` with a number, not in `taken` (added to it)."""
-    name, n = base, 0
-    while name in taken:
-        n += 1
-        name = f"{base}{n}"
-    taken.add(name)
-    return name
 
 
 def _select_candidate(
@@ -240,7 +230,7 @@ class _Outliner:
                     )
             return
         nested = [o for o in op.body.walk() if isinstance(o, IterateOp | PipeOp)]
-        control = _unique(self.names, f"{where.rstrip('_')}_control")
+        control = unique_name(self.names, f"{where.rstrip('_')}_control")
         small = (
             small_mode_reasons(op, plan, self.single_block, self.functions)
             if self.small_worklist > 0
@@ -277,7 +267,7 @@ class _Outliner:
 
     def _body_function(self, name: str, kernel: gpu.FuncOp) -> str:
         if name not in self.bodies:
-            fname = _unique(self.names, f"{name.rstrip('_')}_device")
+            fname = unique_name(self.names, f"{name.rstrip('_')}_device")
             in_size = self.size_arg and reads_in_size(kernel)
             if in_size:
                 self.sized.add(name)

@@ -32,7 +32,8 @@ _INDEX_WIDTH = 64
 
 
 def combine(kind: str, a: SSAValue, b: SSAValue) -> Operation:
-    """The operation that combines `a` and `b` under reduction `kind`."""
+    """The operation that combines `a` and `b` under reduction `kind` (`or`,
+    `and`, `xor`: integers only)."""
     if isinstance(a.type, AnyFloat):
         float_ops = {
             "add": arith.AddfOp,
@@ -40,7 +41,14 @@ def combine(kind: str, a: SSAValue, b: SSAValue) -> Operation:
             "max": arith.MaxnumfOp,
         }
         return float_ops[kind](a, b)
-    int_ops = {"add": arith.AddiOp, "min": arith.MinSIOp, "max": arith.MaxSIOp}
+    int_ops = {
+        "add": arith.AddiOp,
+        "min": arith.MinSIOp,
+        "max": arith.MaxSIOp,
+        "or": arith.OrIOp,
+        "and": arith.AndIOp,
+        "xor": arith.XOrIOp,
+    }
     return int_ops[kind](a, b)
 
 
@@ -51,7 +59,14 @@ def identity(kind: str, type_: Attribute) -> Operation:
         return arith.ConstantOp(FloatAttr(value, type_))
     assert isinstance(type_, IndexType | IntegerType)
     width = _INDEX_WIDTH if isinstance(type_, IndexType) else type_.width.data
-    value = {"add": 0, "min": 2 ** (width - 1) - 1, "max": -(2 ** (width - 1))}[kind]
+    value = {
+        "add": 0,
+        "min": 2 ** (width - 1) - 1,
+        "max": -(2 ** (width - 1)),
+        "or": 0,
+        "xor": 0,
+        "and": -1,
+    }[kind]
     return arith.ConstantOp(IntegerAttr(value, type_))
 
 

@@ -35,25 +35,22 @@ from __future__ import annotations
 
 from xdsl.dialects import arith, func, gpu, scf
 from xdsl.dialects.builtin import (
-    FloatAttr,
     FunctionType,
-    IndexType,
-    IntegerAttr,
     IntegerType,
     UnitAttr,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator, MemoryEffectKind, get_effects
 
 from irgl_dialect.runtime import NOINLINE_ATTR, UNROLL_ATTR
 from irgl_dialect.runtime_library import (
     BROADCAST_TYPES,
-    RuntimeFunction,
     overload,
     runtime_function,
 )
-from lowering.builders import LoweringBuilder
+from lowering.builders import LoweringBuilder, unique_name, zero_of
+from lowering.reductions import combine, identity, warp_reduce
 
 #: Lanes of a warp.
 WARP = 32
@@ -73,21 +70,6 @@ _COMBINES: dict[type[arith.SignlessIntegerBinaryOperation], str] = {
 _CONTROL = (scf.IfOp, scf.ForOp, scf.WhileOp)
 #: Dialects whose operations compute values and touch no memory.
 _PURE_DIALECTS = frozenset({"arith", "math"})
-_TERMINATORS = (scf.YieldOp, scf.ConditionOp)
-
-
-def _identity(kind: str, type_: Attribute) -> int:
-    """The value `e` with `kind(e, x) == x` for every `x` of `type_`."""
-    assert isinstance(type_, IndexType | IntegerType)
-    width = 64 if isinstance(type_, IndexType) else type_.width.data
-    return {
-        "or": 0,
-        "xor": 0,
-        "add": 0,
-        "and": -1,
-        "min": 2 ** (width - 1) - 1,
-        "max": -(2 ** (width - 1)),
-    }[kind]
 
 
 def _reads_only(op: Operation) -> bool:
@@ -100,11 +82,6 @@ def _reads_only(op: Operation) -> bool:
         return True  # some (arith.extsi) declare no effects at all
     effects = get_effects(op)
     return effects is not None and all(e.kind == MemoryEffectKind.READ for e in effects)
-
-
-def _warp_reduction(kind: str, type_: Attribute) -> RuntimeFunction | None:
-    """`irgl_warp_reduce_<kind>_<T>`, if the runtime has it."""
-    return overload(f"irgl_warp_reduce_{kind}", type_)
 
 
 def reduction_kinds(loop: scf.ForOp) -> list[str] | None:
@@ -127,7 +104,7 @@ def reduction_kinds(loop: scf.ForOp) -> list[str] | None:
             or not acc.has_one_use()
             or acc not in combine.operands
             or not step.has_one_use()
-            or _warp_reduction(kind, acc.type) is None
+            or overload(f"irgl_warp_reduce_{kind}", acc.type) is None
         ):
             return None
         kinds.append(kind)
@@ -257,16 +234,14 @@ class _WarpBody:
         loop.operands[2] = stride
         inits = list(loop.iter_args)
         for i, (kind, init) in enumerate(zip(kinds, inits, strict=True)):
-            loop.operands[3 + i] = b.const(_identity(kind, init.type), init.type)
+            loop.operands[3 + i] = b.op(identity(kind, init.type))
         loop.attributes.pop(UNROLL_ATTR, None)
         after = LoweringBuilder(InsertPoint.after(loop), table=self.at.table)
-        combine_of = {kind: op_type for op_type, kind in _COMBINES.items()}
         for kind, init, partial in zip(kinds, inits, list(loop.results), strict=True):
             uses = list(partial.uses)
-            fn = _warp_reduction(kind, partial.type)
-            assert fn is not None
+            fn = warp_reduce(kind, partial.type)
             total = after.call_value(fn, [self.full, partial])
-            combined = after.op(combine_of[kind](init, total))
+            combined = after.op(combine(kind, init, total))
             for use in uses:
                 use.operation.operands[use.index] = combined
 
@@ -283,14 +258,7 @@ class _WarpBody:
         if types:
             else_block = Block()
             placeholders = LoweringBuilder(InsertPoint.at_end(else_block))
-            zeros = [
-                placeholders.op(
-                    arith.ConstantOp(IntegerAttr(0, t))  # type: ignore[arg-type]
-                    if isinstance(t, IndexType | IntegerType)
-                    else arith.ConstantOp(FloatAttr(0.0, t))  # type: ignore[arg-type]
-                )
-                for t in types
-            ]
+            zeros = [placeholders.op(zero_of(t)) for t in types]  # type: ignore[arg-type]
             else_block.add_op(scf.YieldOp(*zeros))
             else_region = Region(else_block)
         uses = [list(r.uses) for r in op.results]
@@ -374,11 +342,7 @@ def _outline(block: Block, at: LoweringBuilder) -> func.CallOp:
         for op in table.regions[0].block.ops
         if isinstance(op, func.FuncOp | gpu.FuncOp)
     }
-    name = next(
-        f"irgl_warp_alone_{k}"
-        for k in range(len(names) + 1)
-        if f"irgl_warp_alone_{k}" not in names
-    )
+    name = unique_name(names, "irgl_warp_alone")
     function = func.FuncOp(
         name,
         FunctionType.from_lists([v.type for v in outside], []),

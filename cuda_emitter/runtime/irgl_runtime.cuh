@@ -3515,9 +3515,11 @@ inline void* snapshot_of(State& s, const void* a, size_t bytes, const char* what
   return it->second.data;
 }
 
-/// snapshot := a (on the rank's stream).
-inline void refresh(State& s, const void* a, void* snap, size_t bytes) {
-  if (bytes > 0) IRGL_CHECK(cudaMemcpyAsync(snap, a, bytes, cudaMemcpyDeviceToDevice, s.stream));
+/// snapshot := a (on the rank's stream, or with `on_default` on the default
+/// stream, after the kernels queued there).
+inline void refresh(State& s, const void* a, void* snap, size_t bytes, bool on_default = false) {
+  const cudaStream_t stream = on_default ? cudaStream_t{0} : s.stream;
+  if (bytes > 0) IRGL_CHECK(cudaMemcpyAsync(snap, a, bytes, cudaMemcpyDeviceToDevice, stream));
 }
 
 /// irgl_dist.sync_nodes with update tracking: mirrors that changed since
@@ -3624,7 +3626,7 @@ inline void agree_nodes(T* a) {
   const size_t bytes = static_cast<size_t>(s.num_local) * sizeof(T);
   auto it = s.snapshots.find(a);
   if (it == s.snapshots.end() || it->second.bytes < bytes) return;  // not tracked: nothing to record
-  if (bytes > 0) IRGL_CHECK(cudaMemcpyAsync(it->second.data, a, bytes, cudaMemcpyDeviceToDevice, 0));
+  refresh(s, a, it->second.data, bytes, true);  // after the mirrors' kernel
   it->second.agreed = true;
 }
 

@@ -36,7 +36,7 @@ irgl.kernel @scan(%claims: memref<?xi32>, %items: memref<4xindex>, %vals: memref
 
 // The warp's copy of the body: a device function of its own (noinline), its
 // parameters the ballot and the values it uses from outside.
-// CHECK:       func.func private @irgl_warp_alone_0(%[[BALLOT:[0-9]+]]: i32, %i: index, %[[HIGH:[0-9]+]]: index, %vals: memref<?xi32>, %out: memref<?xi64>) attributes {irgl_rt.noinline} {
+// CHECK:       func.func private @irgl_warp_alone(%[[BALLOT:[0-9]+]]: i32, %i: index, %[[HIGH:[0-9]+]]: index, %vals: memref<?xi32>, %out: memref<?xi64>) attributes {irgl_rt.noinline} {
 // CHECK-NEXT:    %c1 = arith.constant 1 : index
 // CHECK-NEXT:    %c0 = arith.constant 0 : index
 // CHECK-NEXT:    %[[SRC:[0-9]+]] = func.call @irgl_warp_first(%[[BALLOT]])
@@ -94,7 +94,7 @@ irgl.kernel @scan(%claims: memref<?xi32>, %items: memref<4xindex>, %vals: memref
 // CHECK-NEXT:    %[[NONE:[0-9]+]] = arith.constant 0 : i32
 // CHECK-NEXT:    %[[HAS:[0-9]+]] = arith.cmpi ne, %[[VOTE]], %[[NONE]] : i32
 // CHECK-NEXT:    scf.if %[[HAS]] {
-// CHECK-NEXT:      func.call @irgl_warp_alone_0(%[[VOTE]], %i, %{{[0-9]+}}, %vals, %out)
+// CHECK-NEXT:      func.call @irgl_warp_alone(%[[VOTE]], %i, %{{[0-9]+}}, %vals, %out)
 // CHECK-NEXT:    }
 // CHECK-NEXT:  } else {
 // CHECK-NEXT:    scf.if %[[ACTIVE]] {
@@ -145,13 +145,13 @@ irgl.kernel @plain(%claims: memref<?xi32>, %items: memref<4xindex>, %vals: memre
 // CHECK-NOT:   irgl_warp_ballot
 // CHECK:       sym_name = "plain"
 
-// CUDA:        __device__ IRGL_NOINLINE_BODY void irgl_warp_alone_0(int32_t v0, irgl_index i,
+// CUDA:        __device__ IRGL_NOINLINE_BODY void irgl_warp_alone(int32_t v0, irgl_index i,
 // CUDA:          for (irgl_index k = {{v[0-9]+}}; k < {{v[0-9]+}}; k += {{v[0-9]+}}) {
 // CUDA:          int64_t {{v[0-9]+}} = irgl_warp_reduce_or_i64((-1), bits);
 // CUDA:          int32_t {{v[0-9]+}} = irgl_warp_reduce_min_i32((-1), least);
 // CUDA:          irgl_warp_sync((-1));
 // CUDA-LABEL:  __global__ void scan(int32_t* claims
 // CUDA:          int32_t [[BALLOT:v[0-9]+]] = irgl_warp_ballot((-1), [[ACTIVE:v[0-9]+]]);
-// CUDA:          irgl_warp_alone_0([[BALLOT]], 
+// CUDA:          irgl_warp_alone([[BALLOT]], 
 // CUDA-LABEL:  __global__ void plain(int32_t* claims
 // CUDA-NOT:      irgl_warp_ballot
