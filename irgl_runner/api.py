@@ -82,6 +82,9 @@ __all__ = [
     "runtime_include_dir",
 ]
 
+#: What :meth:`Program.steps_take` counts, in the runtime's order.
+STEP_KINDS = ("launches", "grid barriers", "block-0 rounds")
+
 #: The ctypes type of each ABI kind, as a parameter and as what the result
 #: pointer points to.
 CTYPES: dict[AbiKind, Any] = {
@@ -474,6 +477,22 @@ class Program:
         out = ctypes.c_ulonglong()
         self._check(take(ctypes.byref(out)), "irgl_edge_ranges_take")
         return int(out.value)
+
+    def steps_take(self) -> dict[str, int]:
+        """A counting build's (nvcc flag ``-DIRGL_COUNT_EDGES``)
+        synchronization steps since the last take, then zero: its kernel
+        launches, the grid barriers its control kernels passed and the rounds
+        block 0 took alone (the small-worklist mode). For measuring work."""
+        take = getattr(self._lib, "irgl_steps_take", None)
+        if take is None:
+            raise IrglError(
+                f"{self.path} counts no steps: build it with the nvcc flag "
+                "-DIRGL_COUNT_EDGES"
+            )
+        take.restype, take.argtypes = ctypes.c_int, [ctypes.POINTER(ctypes.c_ulonglong)]
+        out = (ctypes.c_ulonglong * 3)()
+        self._check(take(out), "irgl_steps_take")
+        return dict(zip(STEP_KINDS, (int(v) for v in out), strict=True))
 
     def synchronize(self) -> None:
         """Wait for the device; raise on a pending CUDA error."""

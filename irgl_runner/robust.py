@@ -225,6 +225,10 @@ class SourceRun:
     #: (SSSP's windows, its rounds, follow it, not the hop count)
     depth: int = 0
     edge_visits: int | None = None  # the interpreter's count, where it ran
+    #: the synchronization steps of one untimed run of a counting build
+    #: (:meth:`irgl_runner.api.Program.steps_take`: kernel launches, grid
+    #: barriers, block 0's lone rounds), where one ran
+    steps: dict[str, int] | None = None
     #: the app's replay of the edges its phases read (``AppSpec.source_work``;
     #: BFS: top-down edges and bottom-up reads), where the app has one
     replayed: dict[str, int] | None = None
@@ -351,6 +355,26 @@ def _visits(s: SourceRun, o: SourceRun) -> str:
     return f", edge visits {s.edge_visits:,} vs {o.edge_visits:,}"
 
 
+def _steps(s: SourceRun, o: SourceRun) -> str:
+    """``, steps A vs B (launches, grid barriers, block-0 rounds)`` where both
+    were counted."""
+    if s.steps is None or o.steps is None:
+        return ""
+    return (
+        f", steps {sum(s.steps.values()):,} vs {sum(o.steps.values()):,} ("
+        + ", ".join(f"{k} {v:,} vs {o.steps.get(k, 0):,}" for k, v in s.steps.items())
+        + ")"
+    )
+
+
+def _as_many_steps(o: SourceRun, s: SourceRun, limit: float) -> bool:
+    """Whether ``o`` took at least ``1/limit`` of the synchronization steps
+    ``s`` took (True where either was not counted)."""
+    if o.steps is None or s.steps is None:
+        return True
+    return limit * sum(o.steps.values()) >= sum(s.steps.values())
+
+
 def _as_many_visits(o: SourceRun, s: SourceRun, limit: float) -> bool:
     """Whether ``o`` visited at least ``1/limit`` of the edges ``s`` visited
     (True where either was not counted)."""
@@ -375,8 +399,9 @@ def explain_spread(
 
     A source is *unexplained* when some other source that reached at least
     ``1/limit`` of its edges and of its BFS levels (and read at least
-    ``1/limit`` of each count of the app's replay, where it has one, and of
-    the edges it visited, where both were counted) ran
+    ``1/limit`` of each count of the app's replay, where it has one, of
+    the edges it visited and of the synchronization steps it took, where
+    both were counted) ran
     more than ``limit`` times (and ``noise_ms``) faster: the extra time is
     not in the work. With
     the fastest source as that other one this is the issue's rule (a source
@@ -401,6 +426,7 @@ def explain_spread(
             and limit * o.depth >= s.depth
             and _as_much_replayed(o, s, limit)
             and _as_many_visits(o, s, limit)
+            and _as_many_steps(o, s, limit)
         ]
         if not peers:
             continue
@@ -426,7 +452,7 @@ def explain_spread(
             f"{s.role} {s.node} {_ratio(_ms_of(s), _ms_of(o))} {o.role} {o.node} "
             f"({s.reached_edges:,} vs {o.reached_edges:,} edges, {s.levels} vs "
             f"{o.levels} levels{_depths(cell, s, o)}{_replayed(s, o)}"
-            f"{_visits(s, o)})"
+            f"{_visits(s, o)}{_steps(s, o)})"
         )
     elif flagged:
         reason += "; explained by the work"
@@ -562,13 +588,17 @@ class EdgeCounter(RunnableProgram, Protocol):
 
     def call(self, host_fn: str, *args: object) -> Any: ...
     def edge_ranges_take(self) -> int: ...
+    def steps_take(self) -> dict[str, int]: ...
 
 
 def count_edges(
     app: AppSpec, counter: EdgeCounter, graph: CSRGraph, runs: Sequence[SourceRun]
 ) -> None:
-    """Set each run's ``edge_visits`` to the edge ranges that one untimed
-    run of the counting build ``counter`` from its source takes."""
+    """Set each run's ``steps`` to the synchronization steps that one untimed
+    run of the counting build ``counter`` from its source takes and, for an
+    app without a replay of its work (SSSP), its ``edge_visits`` to the edge
+    ranges the run takes (an app with a replay stops edge loops early:
+    BFS's bottom-up pass, whose whole ranges a count would add)."""
     device_graph = counter.upload_graph(graph)
     for run in runs:
         ctx = RunContext(app, graph, run.node)
@@ -576,15 +606,18 @@ def count_edges(
         for name, values in alloc_outputs(app, counter, ctx).items():
             ctx.arrays[name].from_numpy(values)
         counter.edge_ranges_take()  # what earlier calls left
+        counter.steps_take()
         counter.call(app.host_fn, *app.args(ctx))
-        run.edge_visits = counter.edge_ranges_take()
+        ranges = counter.edge_ranges_take()
+        run.steps = counter.steps_take()
+        if app.source_work is None:
+            run.edge_visits = ranges
 
 
 def counting_program(app: AppSpec, args: argparse.Namespace) -> EdgeCounter | None:
-    """A counting build of a source-based app without a replay of its work
-    (SSSP), for the CUDA backend; None for the others (the interpreter counts
-    its edge visits itself)."""
-    if args.backend != "cuda" or not app.uses_source or app.source_work is not None:
+    """A counting build of a source-based app, for the CUDA backend; None for
+    the others (the interpreter counts its edge visits itself)."""
+    if args.backend != "cuda" or not app.uses_source:
         return None
     from .api import Program
     from .build import DEFAULT_NVCC_FLAGS, build
@@ -1121,6 +1154,13 @@ def render_robust_section(
         if any(r.edge_visits is not None for c in cells for r in c.sources or ())
         else ""
     )
+    if any(r.steps is not None for c in cells for r in c.sources or ()):
+        counted += (
+            ", and of the synchronization steps it took (kernel launches, grid "
+            "barriers and the rounds block 0 took alone, counted in that untimed "
+            "run of the `-DIRGL_COUNT_EDGES` build: each costs a round trip "
+            "through the GPU's memory whatever the work)"
+        )
     out.append(
         f"BFS and SSSP: per graph {meta.get('sources', DEFAULT_SOURCES)} sources "
         "(the hub of highest degree, a leaf and an isolated node where the graph "
@@ -1143,8 +1183,8 @@ def render_robust_section(
         "on the CPU from the program's own decisions: the reads the interpreter "
         "counts in `bfs` and `bfs_bottom_up`; on the two-hop path the reached "
         f"edges){counted}: then it is **unexplained**, with the worst such pair. "
-        "Per-source times, reached edges, levels, depths, replayed reads and "
-        "counted edge visits are in `robust.json`."
+        "Per-source times, reached edges, levels, depths, replayed reads, "
+        "counted edge visits and steps are in `robust.json`."
     )
     planned = meta.get("planned")
     if planned is not None and len(cells) < planned:

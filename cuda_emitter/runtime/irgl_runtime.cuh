@@ -279,6 +279,12 @@ __device__ __forceinline__ irgl_index irgl_graph_first_edge(irgl::Graph g, irgl_
 // loop that stops early, or an interleaved copy that takes a range again,
 // counts its whole range. Read and reset by irgl_edge_ranges_take.
 __device__ unsigned long long irgl_edge_ranges;
+// The synchronization steps of a counting build: [0] grid barriers passed
+// (block 0's count), [1] and [2] the worklist steps (irgl_ctl_size_check) of
+// block 0 and of block 1 (their difference: the small-worklist mode's rounds,
+// which block 0 takes alone). Kernel launches are counted on the host
+// (irgl::detail::launches). Read and reset by irgl_steps_take.
+__device__ unsigned long long irgl_step_counts[3];
 #endif
 /// One past the last edge of node n: row_start[n+1].
 __device__ __forceinline__ irgl_index irgl_graph_last_edge(irgl::Graph g, irgl_index n) {
@@ -880,6 +886,9 @@ __device__ __forceinline__ void irgl_grid_sync() {
 #else
   irgl::scoped::grid_sync();
 #endif
+#ifdef IRGL_COUNT_EDGES
+  if (blockIdx.x == 0 && threadIdx.x == 0) irgl_step_counts[0] += 1;
+#endif
 }
 
 // Warp cooperation (nested parallelism): the lanes that reach a cooperative
@@ -1230,8 +1239,19 @@ inline void occupancy(const void* kernel, irgl_index block, int* per_sm, int* sm
   IRGL_CHECK(cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, device));
 }
 
+#ifdef IRGL_COUNT_EDGES
+/// A counting build's kernel launches since the last irgl_steps_take.
+inline unsigned long long& launches() {
+  static unsigned long long count = 0;
+  return count;
+}
+#endif
+
 /// After a launch: its error or, with IRGL_SYNC_LAUNCH, the kernel's.
 inline void check_launch(const char* what, irgl_index grid, irgl_index block, cudaError_t err) {
+#ifdef IRGL_COUNT_EDGES
+  launches() += 1;
+#endif
   if (err == cudaSuccess) err = cudaGetLastError();
 #ifdef IRGL_SYNC_LAUNCH
   if (err == cudaSuccess) err = cudaDeviceSynchronize();
@@ -2206,6 +2226,24 @@ extern "C" __attribute__((used, visibility("default"))) int irgl_edge_ranges_tak
     IRGL_CHECK(cudaMemcpyToSymbol(irgl_edge_ranges, &zero, sizeof(zero)));
   });
 }
+
+/// A counting build's synchronization steps since the last call, then zero;
+/// synchronizes. out[0]: kernel launches, out[1]: grid barriers passed,
+/// out[2]: rounds block 0 took alone (the small-worklist mode). 0 = ok,
+/// 1 = error.
+extern "C" __attribute__((used, visibility("default"))) int irgl_steps_take(unsigned long long* out) {
+  return irgl::guard([&] {
+    unsigned long long device[3] = {0, 0, 0};
+    const unsigned long long zero[3] = {0, 0, 0};
+    IRGL_CHECK(cudaDeviceSynchronize());
+    IRGL_CHECK(cudaMemcpyFromSymbol(device, irgl_step_counts, sizeof(device)));
+    IRGL_CHECK(cudaMemcpyToSymbol(irgl_step_counts, zero, sizeof(zero)));
+    out[0] = irgl::detail::launches();
+    out[1] = device[0];
+    out[2] = device[1] > device[2] ? device[1] - device[2] : 0;
+    irgl::detail::launches() = 0;
+  });
+}
 #endif
 
 /// Name of the current CUDA device, or nullptr (message stored) if none.
@@ -2613,6 +2651,9 @@ __device__ __forceinline__ irgl_index irgl_ctl_size_check(irgl::Worklist wl, int
     size = flag != 0 ? 0 : (t < wl.capacity ? t : wl.capacity);
 #ifdef IRGL_PROFILE_CONTROL
     if (blockIdx.x < 2) irgl_profile[6 + blockIdx.x] += 1;
+#endif
+#ifdef IRGL_COUNT_EDGES
+    if (blockIdx.x < 2) irgl_step_counts[1 + blockIdx.x] += 1;
 #endif
   }
   __syncthreads();

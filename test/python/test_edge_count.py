@@ -1,7 +1,9 @@
 """Counting builds (nvcc flag ``-DIRGL_COUNT_EDGES``): the runtime sums the
 degree of every node whose edge range a thread takes, and
-``Program.edge_ranges_take`` reads it; the robustness benchmark uses it to
-tie SSSP's per-source times to the edges it relaxed."""
+``Program.edge_ranges_take`` reads it; it also counts the synchronization
+steps (kernel launches, grid barriers, block 0's lone rounds), which
+``Program.steps_take`` reads. The robustness benchmark uses them to tie
+BFS's and SSSP's per-source times to the work they did."""
 
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ def test_counting_build_compiles_and_exports_the_counter() -> None:
         ["nm", "-D", "--defined-only", str(counting)], capture_output=True, text=True
     ).stdout
     assert "irgl_edge_ranges_take" in exports
+    assert "irgl_steps_take" in exports
     assert "irgl_entry_main" in exports
 
 
@@ -49,6 +52,7 @@ class _Counting:
     def __init__(self, inner: object) -> None:
         self.inner = inner
         self.taken = 0
+        self.invocations = 0
         self.calls = 0
 
     def __getattr__(self, name: str) -> object:
@@ -62,6 +66,13 @@ class _Counting:
         visits = self.inner.stats.edge_visits  # type: ignore[attr-defined]
         taken, self.taken = visits - self.taken, visits
         return taken
+
+    def steps_take(self) -> dict[str, int]:
+        """The interpreter's kernel invocations since the last take, as
+        launches."""
+        count = self.inner.stats.invocations  # type: ignore[attr-defined]
+        taken, self.invocations = count - self.invocations, count
+        return {"launches": taken, "grid barriers": 0, "block-0 rounds": 0}
 
 
 def test_count_edges_gives_each_source_one_counted_run() -> None:
@@ -82,14 +93,50 @@ def test_count_edges_gives_each_source_one_counted_run() -> None:
             assert run.edge_visits == 0
         else:
             assert run.edge_visits >= int(degrees[run.node]) > 0
+        assert run.steps is not None and run.steps["launches"] > 0
 
 
-def _sssp_cell(*runs: tuple[float, int | None]) -> RobustCell:
+def test_count_edges_counts_only_steps_for_an_app_with_a_replay() -> None:
+    """BFS replays its reads on the CPU (its bottom-up pass stops edge loops
+    early, which a range count would add whole): count_edges leaves its edge
+    visits alone and sets its steps; a source deeper in the graph takes more
+    invocations than an isolated one."""
+    app = load_app("bfs")
+    assert app.source_work is not None
+    graph = generate("rmat:6@1")
+    sources = pick_sources(graph, 4)
+    runs = [SourceRun(node, role, 0, "passed") for node, role in sources]
+    count_edges(app, _Counting(interp_program(app, "sequential")), graph, runs)  # type: ignore[arg-type]
+    by_role = {run.role: run for run in runs}
+    for run in runs:
+        assert run.edge_visits is None
+        assert run.steps is not None
+    isolated, hub = by_role["isolated"].steps, by_role["hub"].steps
+    assert isolated is not None and hub is not None
+    assert hub["launches"] > isolated["launches"]
+
+
+def _sssp_cell(
+    *runs: tuple[float, int | None], steps: tuple[int, ...] | None = None
+) -> RobustCell:
     """SSSP sources of the same reached edges, levels and depth, with these
-    (median ms, edge visits)."""
+    (median ms, edge visits) and, with ``steps``, these grid barriers."""
     sources = [
         SourceRun(
-            k, "random", 4, "passed", [ms], ms, 50, 500, 6, 300, edge_visits=visits
+            k,
+            "random",
+            4,
+            "passed",
+            [ms],
+            ms,
+            50,
+            500,
+            6,
+            300,
+            edge_visits=visits,
+            steps=None
+            if steps is None
+            else {"launches": 2, "grid barriers": steps[k], "block-0 rounds": 0},
         )
         for k, (ms, visits) in enumerate(runs)
     ]
@@ -109,6 +156,18 @@ def test_spread_explained_by_edge_visits() -> None:
     uncounted = explain_spread(_sssp_cell((1.0, None), (3.0, None)))
     assert uncounted is not None and uncounted.unexplained == [1]
     assert "edge visits" not in uncounted.reason
+
+
+def test_spread_explained_by_steps() -> None:
+    """Same reached edges, levels, depth and edge visits: a source 3x as slow
+    that passed 3x the grid barriers is explained; one that passed as many
+    is not, and the reason gives both sources' steps."""
+    more = explain_spread(_sssp_cell((1.0, 20_000), (3.0, 20_000), steps=(100, 300)))
+    assert more is not None and more.explained
+    same = explain_spread(_sssp_cell((1.0, 20_000), (3.0, 20_000), steps=(100, 101)))
+    assert same is not None and same.unexplained == [1]
+    assert "steps 103 vs 102" in same.reason
+    assert "grid barriers 101 vs 100" in same.reason
 
 
 @pytest.mark.gpu
@@ -141,6 +200,37 @@ def test_counting_build_counts_sssp_relaxations(tmp_path: Path) -> None:
         assert run.edge_visits >= reached_edges
         counted += 1
     assert counted >= 3
+    for run in runs:  # every call launches its kernels
+        assert run.steps is not None and run.steps["launches"] > 0
     plain = Program(build(app.mlir, cache=tmp_path))
     with pytest.raises(IrglError, match="-DIRGL_COUNT_EDGES"):
         plain.edge_ranges_take()
+    with pytest.raises(IrglError, match="-DIRGL_COUNT_EDGES"):
+        plain.steps_take()
+
+
+@pytest.mark.gpu
+def test_counting_build_counts_bfs_steps(tmp_path: Path) -> None:
+    """On the GPU: BFS's counting build counts its steps; a search from the
+    hub of a grid (hundreds of levels) takes many more grid barriers and
+    lone rounds than one from an isolated node of another graph, and a
+    second take right after reads zero."""
+    from irgl_runner.api import Program
+    from irgl_runner.build import DEFAULT_NVCC_FLAGS, build
+
+    app = load_app("bfs")
+    flags = (*DEFAULT_NVCC_FLAGS, "-DIRGL_COUNT_EDGES")
+    counter = Program(build(app.mlir, flags=flags, cache=tmp_path))
+    grid = generate("grid:64x64")
+    isolated = generate("isolated:4096:8192")
+    deep = [SourceRun(0, "random", 0, "passed")]
+    count_edges(app, counter, grid, deep)
+    lonely = int((isolated.degrees() == 0).nonzero()[0][0])
+    alone = [SourceRun(lonely, "isolated", 0, "passed")]
+    count_edges(app, counter, isolated, alone)
+    d, a = deep[0].steps, alone[0].steps
+    assert d is not None and a is not None
+    assert d["launches"] > 0 and a["launches"] > 0
+    assert d["grid barriers"] + d["block-0 rounds"] > 100
+    assert sum(d.values()) > 10 * sum(a.values())
+    assert sum(counter.steps_take().values()) == 0
