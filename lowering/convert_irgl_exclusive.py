@@ -426,9 +426,10 @@ class ConvertIrglExclusive(ModulePass):
     warp_alone: bool = False
     """A contender alone in its launch runs its body on its warp, the body's
     reduction loops split over the lanes, where the body allows it
-    (lowering/warp_alone.py; with `alone_wins`). Off: colour ran 1.4-1.6x
-    slower with it on RMAT on an H200 (faster only on a hub graph), in its
-    inlined form; the warp's copy is now a noinline function, not measured."""
+    (lowering/warp_alone.py; with `alone_wins`), in a noinline device
+    function of its own. On in lower-irgl (`exclusive_warp`): colour on
+    RMAT-18 4.4x faster on an H200 (inlined into the control kernel it was
+    1.6x slower: the shared path spilled)."""
 
     def __post_init__(self) -> None:
         if self.unroll < 1:

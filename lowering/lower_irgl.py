@@ -119,12 +119,13 @@ class LowerIrgl(ModulePass):
     - `exclusive_unroll` (int, 16; 1: off): `#pragma unroll N` on the loops
       of an Exclusive's body (convert-irgl-exclusive `unroll`; colour on
       RMAT-18 11% faster on an H100, DMR as fast);
-    - `exclusive_warp` (bool, false): a contender alone in its launch (a
-      drain's one-item window) runs its Exclusive's body on its warp, the
-      body's reduction loops split over the lanes and its writes made by
-      its own lane (convert-irgl-exclusive `warp_alone`, lowering/warp_alone.py;
-      colour on an H200: hub:100000:4 269 -> 213 ms, but rmat:16 423 -> 600,
-      rmat:18 1.95 -> 3.06 s, star:100000 160 -> 177: off);
+    - `exclusive_warp` (bool, true): a contender alone in its launch (a
+      drain's one-item window) runs its Exclusive's body on its warp, in a
+      device function of its own, the body's reduction loops split over the
+      lanes and its writes made by its own lane (convert-irgl-exclusive
+      `warp_alone`, lowering/warp_alone.py; colour on an H200: rmat:18
+      1.96 s -> 447 ms, rmat:16 423 -> 113 ms, hub:100000:4 273 -> 217 ms,
+      star:100000 161 -> 182 ms; DMR as fast);
     - `retry_merged` (bool, true): in a control kernel, a kernel's first
       attempt and its retry rounds run from one call of its body (DMR
       compiles in about 1.5 instead of 2.0 s, and runs as fast; false: a call
@@ -240,7 +241,7 @@ class LowerIrgl(ModulePass):
     a launch's only contender wins without claims."""
     exclusive_unroll: int = 16
     """`#pragma unroll` on the loops of an Exclusive's body (1: none)."""
-    exclusive_warp: bool = False
+    exclusive_warp: bool = True
     """A contender alone in its launch runs its Exclusive's body on its warp
     (convert-irgl-exclusive `warp_alone`)."""
     retry_merged: bool = True

@@ -257,7 +257,7 @@ def _run_color(tmp_path: Path, graph: str, pipeline: str) -> dict:
         f"lower-irgl{{{HASHED} retry_backoff=true exclusive_locks=false}}",
         "lower-irgl{retry_merged=false}",
         "lower-irgl{retry_drain=false}",
-        "lower-irgl{exclusive_warp=true}",
+        "lower-irgl{exclusive_warp=false}",
     ],
 )
 def test_color_runs_on_gpu(tmp_path: Path, graph: str, pipeline: str) -> None:

@@ -1,6 +1,6 @@
 """A contender alone in its launch runs its Exclusive's body on its warp
-(convert-irgl-exclusive `warp_alone`, `lower-irgl{exclusive_warp}`, off by
-default: slower for colour on RMAT; lowering/warp_alone.py).
+(convert-irgl-exclusive `warp_alone`, `lower-irgl{exclusive_warp}`, on by
+default in lower-irgl; lowering/warp_alone.py).
 
 PROGRAM's one-iteration launch is such a contender. Its body has a reduction
 loop of three carried values (or, min, add) over a range of `vals`, then
@@ -139,7 +139,10 @@ def test_the_lone_contender_runs_on_its_warp(tmp_path: Path) -> None:
         "irgl_warp_sync(",
     ):
         assert call in proc.stdout, call
-    pipeline = "lower-irgl{outline=false}"
+    default = irgl_opt("-p", "lower-irgl{outline=false}", "-t", "cuda", str(source))
+    assert default.returncode == 0, default.stderr
+    assert "irgl_warp_ballot(" in default.stdout  # on by default
+    pipeline = "lower-irgl{outline=false exclusive_warp=false}"
     off = irgl_opt("-p", pipeline, "-t", "cuda", str(source))
     assert off.returncode == 0, off.stderr
     kernel = off.stdout.split("__global__ void scan(int32_t*")[1]
@@ -150,9 +153,9 @@ def test_the_lone_contender_runs_on_its_warp(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "pipeline",
     [
-        "lower-irgl{exclusive_warp=true}",
         "lower-irgl",
-        "lower-irgl{outline=false exclusive_warp=true}",
+        "lower-irgl{exclusive_warp=false}",
+        "lower-irgl{outline=false}",
     ],
 )
 def test_gpu_matches_numpy(pipeline: str, tmp_path: Path) -> None:
