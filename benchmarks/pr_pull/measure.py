@@ -11,7 +11,11 @@ bytes a round must move at least (edge targets ``4 E``, 32-bit indices;
 row offsets and the per-node arrays ``48 N``; the gathered contributions
 counted once, as they stay in L2 on these graphs) and the GB/s that
 makes.  ``--copy-gbs`` also times a device-to-device copy (through ctypes
-on libcudart) for comparison.
+on libcudart) for comparison. ``--floor`` (needs CuPy) measures a round's
+memory floor on the GPU instead of assuming one: a kernel that does only a
+round's compulsory edge work with no imbalance (one thread an edge, in
+storage order: each edge's target read, its contribution gathered, the sums
+kept in registers) plus the per-node bytes at the copy bandwidth.
 """
 
 from __future__ import annotations
@@ -77,6 +81,57 @@ def copy_gbs(nbytes: int = 1 << 30, reps: int = 10) -> float | None:
     return 2 * nbytes / statistics.median(times[1:]) / 1e9
 
 
+#: The floor kernel: every edge's target read and its f64 contribution
+#: gathered, one thread an edge in storage order (no per-node imbalance, all
+#: the loads in flight the GPU allows); one store a block so nothing is
+#: optimized away.
+_GATHER = r"""
+extern "C" __global__ void gather(const int* dst, const double* x, long long m,
+                                  double* out) {
+  double s = 0.0;
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < m;
+       e += (long long)gridDim.x * blockDim.x)
+    s += x[dst[e]];
+  for (int k = 16; k > 0; k >>= 1) s += __shfl_down_sync(0xffffffffu, s, k);
+  if ((threadIdx.x & 31) == 0) atomicAdd(out + blockIdx.x, s);
+}
+"""
+
+
+def round_floor_us(graph: CSRGraph, reps: int = 50) -> dict[str, float] | None:
+    """A pull round's measured floor on this GPU (None without CuPy): the
+    floor kernel's median time over ``reps`` launches, and with the per-node
+    bytes (``48 N``: offsets, two ranks, two residual arrays) at the measured
+    copy bandwidth added."""
+    try:
+        import cupy as cp  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    m = graph.num_edges
+    dst = cp.asarray(np.asarray(graph.edge_dst), dtype=cp.int32)
+    x = cp.asarray(np.random.default_rng(1).random(graph.num_nodes))
+    blocks = 4 * cp.cuda.Device().attributes["MultiProcessorCount"] * 2
+    out = cp.zeros(blocks, dtype=cp.float64)
+    kernel = cp.RawKernel(_GATHER, "gather")
+    args = (dst, x, cp.int64(m), out)
+    kernel((blocks,), (256,), args)  # load and warm
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    times = []
+    for _ in range(reps):
+        start.record()
+        kernel((blocks,), (256,), args)
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop) * 1000)
+    gather_us = statistics.median(times)
+    gbs = copy_gbs(1 << 28) or 0.0
+    nodes_us = 48 * graph.num_nodes / (gbs * 1e3) if gbs else 0.0
+    return {
+        "gather_us": round(gather_us, 2),
+        "round_floor_us": round(gather_us + nodes_us, 2),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="Measure both PageRank variants.")
     p.add_argument("--graph", action="append", required=True)
@@ -86,6 +141,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=None)
     p.add_argument("--no-check", action="store_true")
     p.add_argument("--copy-gbs", action="store_true")
+    p.add_argument(
+        "--floor",
+        action="store_true",
+        help="measure each graph's round floor on the GPU (needs CuPy)",
+    )
     p.add_argument(
         "-p",
         "--pipeline",
@@ -114,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     for spec in args.graph:
         graph, _ = resolve_graph(spec, True, False, Path("/tmp/irgl-graph-cache"))
+        floor = round_floor_us(graph) if args.floor else None
         for tol in tolerances:
             rounds = pull_rounds(graph, tol * graph.num_nodes)
             for (name, pipeline), program in programs.items():
@@ -140,6 +201,11 @@ def main(argv: list[str] | None = None) -> int:
                         "us_per_round": round(1000 * ms / rounds, 2),
                         "gb_per_s": round(moved / (ms / 1000) / 1e9, 1),
                     }
+                    if floor is not None:
+                        row |= floor
+                        row["round_over_floor"] = round(
+                            1000 * ms / rounds / floor["round_floor_us"], 2
+                        )
                 if not args.no_check and app.check is not None:
                     row["check"] = app.check(ctx) or "passed"
                 emit(row)
