@@ -462,37 +462,35 @@ class Program:
         self._check(self._lib.irgl_device_memory(out), "irgl_device_memory")
         return int(out[0]), int(out[1])
 
+    def _counted(self, name: str, what: str, count: int) -> list[int]:
+        """Take ``count`` counters of a counting build (nvcc flag
+        ``-DIRGL_COUNT_EDGES``) through its export ``name``; a plain build
+        raises saying it counts no ``what``."""
+        take = getattr(self._lib, name, None)
+        if take is None:
+            raise IrglError(
+                f"{self.path} counts no {what}: build it with the nvcc flag "
+                "-DIRGL_COUNT_EDGES"
+            )
+        take.restype, take.argtypes = ctypes.c_int, [ctypes.POINTER(ctypes.c_ulonglong)]
+        out = (ctypes.c_ulonglong * count)()
+        self._check(take(out), name)
+        return [int(v) for v in out]
+
     def edge_ranges_take(self) -> int:
         """A counting build's (nvcc flag ``-DIRGL_COUNT_EDGES``) edge ranges
         since the last take, then zero: the degree of every node whose edge
         range a thread took, summed (SSSP: the edges it relaxed). For
         measuring work: the counter's atomics slow the program down."""
-        take = getattr(self._lib, "irgl_edge_ranges_take", None)
-        if take is None:
-            raise IrglError(
-                f"{self.path} counts no edges: build it with the nvcc flag "
-                "-DIRGL_COUNT_EDGES"
-            )
-        take.restype, take.argtypes = ctypes.c_int, [ctypes.POINTER(ctypes.c_ulonglong)]
-        out = ctypes.c_ulonglong()
-        self._check(take(ctypes.byref(out)), "irgl_edge_ranges_take")
-        return int(out.value)
+        return self._counted("irgl_edge_ranges_take", "edges", 1)[0]
 
     def steps_take(self) -> dict[str, int]:
         """A counting build's (nvcc flag ``-DIRGL_COUNT_EDGES``)
         synchronization steps since the last take, then zero: its kernel
         launches, the grid barriers its control kernels passed and the rounds
         block 0 took alone (the small-worklist mode). For measuring work."""
-        take = getattr(self._lib, "irgl_steps_take", None)
-        if take is None:
-            raise IrglError(
-                f"{self.path} counts no steps: build it with the nvcc flag "
-                "-DIRGL_COUNT_EDGES"
-            )
-        take.restype, take.argtypes = ctypes.c_int, [ctypes.POINTER(ctypes.c_ulonglong)]
-        out = (ctypes.c_ulonglong * 3)()
-        self._check(take(out), "irgl_steps_take")
-        return dict(zip(STEP_KINDS, (int(v) for v in out), strict=True))
+        counts = self._counted("irgl_steps_take", "steps", len(STEP_KINDS))
+        return dict(zip(STEP_KINDS, counts, strict=True))
 
     def synchronize(self) -> None:
         """Wait for the device; raise on a pending CUDA error."""
