@@ -310,6 +310,11 @@ def _functions() -> list[RuntimeFunction]:
         _fn("irgl_ctl_cell_prepare", (_cell, _index)),
         _fn("irgl_ctl_cell_value", (_cell,), (i1,)),
         _fn("irgl_ctl_size_check", (_wl, dynamic_memref(i32)), (_index,)),
+        _fn(
+            "irgl_ctl_drain_losers",
+            (_wl, dynamic_memref(i32), _index, _index),
+            (_index,),
+        ),
         _fn("irgl_ctl_clock", (), (i64,)),
         _fn("irgl_ctl_small_quick", (i64, i64, dynamic_memref(i32)), (i1,)),
         _fn("irgl_ctl_small_allowed", (dynamic_memref(i32),), (i1,)),

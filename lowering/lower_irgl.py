@@ -116,6 +116,10 @@ class LowerIrgl(ModulePass):
       that double while the items keep contending, and a contender alone
       in its launch claims nothing (irgl-outline-iterations
       `retry_drain_solo`, convert-irgl-exclusive `alone_wins`).
+    - `retry_drain_lone` (bool, true): with `retry_drain_solo`, a drained
+      kernel whose only Retry is in an Exclusive's Else reads no losers
+      back after a one-item window, whose lone contender won
+      (irgl-outline-iterations `retry_drain_lone`).
     - `exclusive_unroll` (int, 16; 1: off): `#pragma unroll N` on the loops
       of an Exclusive's body (convert-irgl-exclusive `unroll`; colour on
       RMAT-18 11% faster on an H100, DMR as fast);
@@ -239,6 +243,9 @@ class LowerIrgl(ModulePass):
     retry_drain_solo: bool = True
     """A drain runs streaks of one-item windows where its items contend, and
     a launch's only contender wins without claims."""
+    retry_drain_lone: bool = True
+    """One-item drain windows of a kernel that retries only its lost
+    Exclusives read no losers back."""
     exclusive_unroll: int = 16
     """`#pragma unroll` on the loops of an Exclusive's body (1: none)."""
     exclusive_warp: bool = True
@@ -298,6 +305,7 @@ class LowerIrgl(ModulePass):
                     retry_backoff=self.retry_backoff,
                     retry_drain=self.retry_drain,
                     retry_drain_solo=self.retry_drain_solo,
+                    retry_drain_lone=self.retry_drain_lone,
                     retry_merged=self.retry_merged,
                     control_block=self.control_block,
                     control_resident=self.control_resident,

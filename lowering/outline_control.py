@@ -147,6 +147,9 @@ class ControlLowering:
         self.drain_solo = True
         """Drains run streaks of one-item windows where items contend
         (`_Drain.solo`)."""
+        self.lone_wins: set[str] = set()
+        """Drained kernels whose only retries are their lost Exclusives
+        (`_Drain.lone_wins`)."""
         self.retry_merged = False
         """An invocation that retries runs its first attempt and its retry
         rounds from one call of its body (a do-while), not from a call
@@ -221,7 +224,14 @@ class ControlLowering:
                 and not self.block_mode
                 and size is not None
             ):
-                drain = _Drain(call, w_out, self.status, size, self.drain_solo)
+                drain = _Drain(
+                    call,
+                    w_out,
+                    self.status,
+                    size,
+                    self.drain_solo,
+                    self.drain_solo and name in self.lone_wins,
+                )
             if launch.retries and self.retry_merged:
                 w_in, w_retry, w_spare = self._attempts(
                     b, run, w_in, w_out, w_retry, w_spare, size, drain
@@ -613,6 +623,10 @@ class _Drain:
     """Where a window let at most one of its items win, streaks of one-item
     windows follow (`irgl_ctl_drain_next`, `_left`, `_streak`); else each
     window holds twice the last one's winners."""
+    lone_wins: bool = False
+    """The body retries only its lost Exclusives, and a launch's only
+    contender wins without claims (`solo`): a one-item window retries
+    nothing, so its losers are not read back (`irgl_ctl_drain_losers`)."""
 
     def build(
         self,
@@ -675,7 +689,11 @@ class _Drain:
         k = body.op(arith.MinSIOp(want, rest))
         view = rt_value(body, "irgl_wl_window", [retried, head])
         self.call(body, [view, self.out, losers], k, [body.index(0), body.index(1)])
-        now = rt_value(body, "irgl_ctl_size_check", [losers, self.status])
+        now = (
+            rt_value(body, "irgl_ctl_drain_losers", [losers, self.status, k, lost])
+            if self.lone_wins
+            else rt_value(body, "irgl_ctl_size_check", [losers, self.status])
+        )
         new_losers = body.op(arith.SubiOp(now, lost))
         won = body.op(arith.SubiOp(k, new_losers))
         solo: list[SSAValue] = []  # the streak's length, its windows left

@@ -118,6 +118,7 @@ from lowering.outline_small_worklist import (
     check_small_worklist_option,
     check_small_worklist_us_option,
     drain_reason,
+    retries_only_lost_exclusives,
     small_mode_of,
     small_mode_reasons,
 )
@@ -184,6 +185,11 @@ class _Outliner:
         its body (OutlineIterations option `retry_merged`)."""
         self.drained: set[str] = set()
         """Kernels whose retry storms block 0 drains."""
+        self.lone_wins: set[str] = set()
+        """Drained kernels that retry only their lost Exclusives."""
+        self.retry_drain_lone = True
+        """One-item drain windows of such kernels read no losers back
+        (OutlineIterations option `retry_drain_lone`)."""
         self.retry_drain_solo = True
         """A drain runs streaks of one-item windows where its items contend
         (OutlineIterations option `retry_drain_solo`)."""
@@ -282,6 +288,8 @@ class _Outliner:
                 and drain_reason(kernel, self.functions) is None
             ):
                 self.drained.add(name)
+                if self.retry_drain_lone and retries_only_lost_exclusives(kernel):
+                    self.lone_wins.add(name)
                 grid = True
             if grid:
                 self.gridded.add(name)
@@ -417,6 +425,7 @@ class _Outliner:
             else SmallWorklistLowering(*common, small)
         )
         lowering.drained = self.drained
+        lowering.lone_wins = self.lone_wins
         lowering.drain_solo = self.retry_drain_solo
         lowering.retry_merged = self.retry_merged
         if isinstance(op, IterateOp):
@@ -542,6 +551,12 @@ class OutlineIterations(ModulePass):
     window of two lets both win; false: every window holds twice the last
     one's winners."""
 
+    retry_drain_lone: bool = True
+    """With `retry_drain_solo`, a drained kernel whose only Retry is in an
+    Exclusive's Else reads no losers back after a one-item window (its lone
+    contender won: `irgl_ctl_drain_losers`); false: every window reads the
+    retry list's size."""
+
     small_worklist: int = SMALL_WORKLIST
     """Item threshold of the small-worklist mode (0: off): while `in` holds
     at most this many items at a round boundary, block 0 alone runs the
@@ -591,5 +606,6 @@ class OutlineIterations(ModulePass):
         outliner.retry_backoff = self.retry_backoff
         outliner.retry_drain = self.retry_drain
         outliner.retry_drain_solo = self.retry_drain_solo
+        outliner.retry_drain_lone = self.retry_drain_lone
         outliner.retry_merged = self.retry_merged
         outliner.run()

@@ -50,11 +50,14 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from irgl_dialect.attributes import Aggregation
+from irgl_dialect.c_escape import CBlockOp
+from irgl_dialect.kernels import CallOp as KernelCallOp
 from irgl_dialect.loops import LoopBase
 from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
+from irgl_dialect.runtime import CBlockOp as RuntimeCBlockOp
 from irgl_dialect.runtime import WorklistType
 from irgl_dialect.runtime_library import DEVICE_READ_TYPES
-from irgl_dialect.sync import ExclusiveOp, SyncRunningThreadsOp
+from irgl_dialect.sync import ExclusiveOp, RetryOp, SyncRunningThreadsOp
 from lowering.builders import LoweringBuilder
 from lowering.outline_control import (
     ControlLowering,
@@ -165,6 +168,30 @@ def drain_reason(kernel: gpu.FuncOp, functions: dict[str, func.FuncOp]) -> str |
     if launch.worklist is None or not reads_in_size(kernel):
         return "it does not iterate over its worklist"
     return needs_grid(kernel, functions, set(), barriers=True)
+
+
+def retries_only_lost_exclusives(kernel: gpu.FuncOp) -> bool:
+    """Whether every Retry of `kernel` is in the Else of an Exclusive and
+    nothing else in it can retry (no calls, no C text): a contender alone in
+    its launch, which claims nothing and wins, then retries nothing (the
+    drain's one-item windows read no losers back: `_Drain.lone_wins`)."""
+    for op in kernel.walk():
+        if isinstance(op, func.CallOp | KernelCallOp | CBlockOp | RuntimeCBlockOp):
+            return False
+        if isinstance(op, RetryOp) and not _in_else(op):
+            return False
+    return True
+
+
+def _in_else(op: Operation) -> bool:
+    """Is `op` inside the Else region of an Exclusive?"""
+    region = op.parent_region()
+    while region is not None:
+        parent = region.parent_op()
+        if isinstance(parent, ExclusiveOp) and region is parent.else_body:
+            return True
+        region = parent.parent_region() if parent is not None else None
+    return False
 
 
 def _is_loop(op: Operation) -> bool:

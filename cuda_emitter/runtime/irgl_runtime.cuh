@@ -2660,6 +2660,26 @@ __device__ __forceinline__ irgl_index irgl_ctl_size_check(irgl::Worklist wl, int
   return size;
 }
 
+/// The losers in `wl` after a drain's window of `k` items that held `lost`
+/// before it, for a kernel whose only retries are its lost Exclusives
+/// (irgl-outline-iterations: `_Drain.lone_wins`): a window of one item is a
+/// launch with one contender, which claims nothing and wins, so it retried
+/// nothing and the losers are still `lost` (the step's block barrier, no
+/// read of the tail); a larger window reads them with irgl_ctl_size_check.
+/// Block-uniform call.
+__device__ __forceinline__ irgl_index irgl_ctl_drain_losers(irgl::Worklist wl, int32_t* status, irgl_index k,
+                                                           irgl_index lost) {
+  if (k != 1) return irgl_ctl_size_check(wl, status);
+  __syncthreads();  // the step's barrier, as in irgl_ctl_size_check
+#ifdef IRGL_PROFILE_CONTROL
+  if (threadIdx.x == 0 && blockIdx.x < 2) irgl_profile[6 + blockIdx.x] += 1;
+#endif
+#ifdef IRGL_COUNT_EDGES
+  if (threadIdx.x == 0 && blockIdx.x < 2) irgl_step_counts[1 + blockIdx.x] += 1;
+#endif
+  return lost;
+}
+
 // Time limit of the small-worklist mode (irgl-outline-iterations
 // `small_worklist_us`): a step of block 0 that takes longer than the limit
 // ends the mode for the rest of the control kernel (status[1] = 1); the
