@@ -86,6 +86,7 @@ from .robust_cells import (
     STARTUP_TIMEOUT_S,
     RobustCell,
     SourceRun,
+    cell_names,
     explain_spread,
     now_iso,
     one_line,
@@ -546,15 +547,13 @@ def _verdict(cells: Sequence[RobustCell], md_path: Path, json_path: Path) -> int
     if late:
         progress.write(
             f"irgl-bench all --robust: {len(late)} cells timed out: "
-            + ", ".join(f"{c.app} on {c.graph}" for c in late)
+            + cell_names(late)
             + "\n"
         )
     if odd:
         progress.write(
             f"irgl-bench all --robust: {len(odd)} cells have a spread the work "
-            "does not explain: "
-            + ", ".join(f"{c.app} on {c.graph}" for c in odd)
-            + "\n"
+            "does not explain: " + cell_names(odd) + "\n"
         )
     if wrong:
         lines = [

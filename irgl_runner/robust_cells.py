@@ -388,6 +388,11 @@ def explain_spread(
     )
 
 
+def cell_names(cells: Sequence[RobustCell]) -> str:
+    """``bfs on rmat:16@2, sssp on ...``: the cells, for a message."""
+    return ", ".join(f"{c.app} on {c.graph}" for c in cells)
+
+
 def unexplained_cells(cells: Sequence[RobustCell]) -> list[RobustCell]:
     """The cells with a spread among their sources the work does not explain."""
     return [

@@ -18,6 +18,7 @@ from .robust_cells import (
     SPREAD_NOISE_MS,
     RobustCell,
     SourceRun,
+    cell_names,
     explain_spread,
     unexplained_cells,
 )
@@ -211,21 +212,19 @@ def render_robust_section(
     if wrong:
         out.append(
             f"**{len(wrong)} of {len(cells)} cells are wrong or missing:** "
-            + ", ".join(f"{c.app} on {c.graph}" for c in wrong)
+            + cell_names(wrong)
             + "."
         )
     late = [c for c in cells if c.timed_out]
     if late:
         out.append(
-            f"{len(late)} cells ran past the time limit: "
-            + ", ".join(f"{c.app} on {c.graph}" for c in late)
-            + "."
+            f"{len(late)} cells ran past the time limit: " + cell_names(late) + "."
         )
     odd = unexplained_cells(cells)
     if odd:
         out.append(
             f"**{len(odd)} cells have a spread the work does not explain:** "
-            + ", ".join(f"{c.app} on {c.graph}" for c in odd)
+            + cell_names(odd)
             + "."
         )
     text = "\n\n".join(out) + "\n\n" + robust_table(cells)

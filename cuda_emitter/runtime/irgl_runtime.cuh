@@ -2633,6 +2633,17 @@ __device__ __forceinline__ bool irgl_ctl_cell_value(irgl::Cell slot) {
 // loads it. The next episode's first barrier keeps block 0 from overwriting
 // it before every block has read it.
 
+/// Thread 0 of a block records a worklist step in the profile and counting
+/// builds (their block-0 and block-1 counters); nothing otherwise.
+__device__ __forceinline__ void irgl_ctl_note_step() {
+#ifdef IRGL_PROFILE_CONTROL
+  if (blockIdx.x < 2) irgl_profile[6 + blockIdx.x] += 1;
+#endif
+#ifdef IRGL_COUNT_EDGES
+  if (blockIdx.x < 2) irgl_step_counts[1 + blockIdx.x] += 1;
+#endif
+}
+
 /// The end of a worklist kernel's step (after its grid barrier, or in the
 /// small-worklist mode its block barrier): a block barrier (in the
 /// small-worklist mode the step's own: every push of the block is visible
@@ -2649,12 +2660,7 @@ __device__ __forceinline__ irgl_index irgl_ctl_size_check(irgl::Worklist wl, int
     const int flag = *reinterpret_cast<volatile int*>(wl.overflow);
     if (flag != 0 && blockIdx.x == 0) *reinterpret_cast<volatile int32_t*>(status) = 1;
     size = flag != 0 ? 0 : (t < wl.capacity ? t : wl.capacity);
-#ifdef IRGL_PROFILE_CONTROL
-    if (blockIdx.x < 2) irgl_profile[6 + blockIdx.x] += 1;
-#endif
-#ifdef IRGL_COUNT_EDGES
-    if (blockIdx.x < 2) irgl_step_counts[1 + blockIdx.x] += 1;
-#endif
+    irgl_ctl_note_step();
   }
   __syncthreads();
   return size;
@@ -2671,12 +2677,7 @@ __device__ __forceinline__ irgl_index irgl_ctl_drain_losers(irgl::Worklist wl, i
                                                            irgl_index lost) {
   if (k != 1) return irgl_ctl_size_check(wl, status);
   __syncthreads();  // the step's barrier, as in irgl_ctl_size_check
-#ifdef IRGL_PROFILE_CONTROL
-  if (threadIdx.x == 0 && blockIdx.x < 2) irgl_profile[6 + blockIdx.x] += 1;
-#endif
-#ifdef IRGL_COUNT_EDGES
-  if (threadIdx.x == 0 && blockIdx.x < 2) irgl_step_counts[1 + blockIdx.x] += 1;
-#endif
+  if (threadIdx.x == 0) irgl_ctl_note_step();
   return lost;
 }
 
