@@ -318,6 +318,7 @@ def _functions() -> list[RuntimeFunction]:
         _fn("irgl_ctl_clock", (), (i64,)),
         _fn("irgl_ctl_small_quick", (i64, i64, dynamic_memref(i32)), (i1,)),
         _fn("irgl_ctl_small_allowed", (dynamic_memref(i32),), (i1,)),
+        _fn("irgl_ctl_small_fits", (_wl, _index, _index, _graph, i64), (i1,)),
         _fn("irgl_sync_blocks", (_index,)),
         _fn("irgl_wl_window", (_wl, _index), (_wl,)),
         _fn("irgl_ctl_drain_storm", (_index, _index), (i1,)),

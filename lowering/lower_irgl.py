@@ -34,6 +34,8 @@ from lowering.outline_plan import (
     check_control_resident_option,
 )
 from lowering.outline_small_worklist import (
+    SMALL_WORKLIST_EDGES,
+    check_small_worklist_edges_option,
     check_small_worklist_option,
     check_small_worklist_us_option,
 )
@@ -68,6 +70,10 @@ class LowerIrgl(ModulePass):
     - `small_worklist` (int, 256; 0: off): a control loop whose `in` holds
       at most this many items runs on block 0 alone, with block barriers
       (irgl-outline-iterations `small_worklist`);
+    - `small_worklist_edges` (int, 16; 0: items only): where the loop's
+      kernels take a graph, that mode also needs its items' out-degrees to
+      add up to at most this many edges per thread of the control block
+      (irgl-outline-iterations `small_worklist_edges`);
     - `small_worklist_us` (int, 0: none): a step of that mode taking longer
       than this many microseconds ends the mode for the rest of the control
       kernel (irgl-outline-iterations `small_worklist_us`);
@@ -197,6 +203,10 @@ class LowerIrgl(ModulePass):
     small_worklist_us: int = 0
     """Time limit of a small-worklist step in microseconds (0: none)."""
 
+    small_worklist_edges: int = SMALL_WORKLIST_EDGES
+    """Edges per control-block thread that a small-worklist round of a loop
+    whose kernels take a graph may hold (0: items only)."""
+
     small_worklist_merged: bool = False
     """One copy of a small-worklist loop's round, for the grid and block 0."""
 
@@ -286,6 +296,7 @@ class LowerIrgl(ModulePass):
                 )
         check_small_worklist_option(self.small_worklist, "lower-irgl")
         check_small_worklist_us_option(self.small_worklist_us, "lower-irgl")
+        check_small_worklist_edges_option(self.small_worklist_edges, "lower-irgl")
         check_control_block_option(self.control_block, "lower-irgl")
         check_control_resident_option(self.control_resident, "lower-irgl")
         if self.distribute not in ("", "oec", "cvc"):
@@ -312,6 +323,7 @@ class LowerIrgl(ModulePass):
                     control_resident=self.control_resident,
                     small_worklist_us=self.small_worklist_us,
                     small_worklist_merged=self.small_worklist_merged,
+                    small_worklist_edges=self.small_worklist_edges,
                 )
             ]
             if self.outline

@@ -113,8 +113,10 @@ from lowering.outline_plan import (
 )
 from lowering.outline_small_worklist import (
     SMALL_WORKLIST,
+    SMALL_WORKLIST_EDGES,
     Mailbox,
     SmallWorklistLowering,
+    check_small_worklist_edges_option,
     check_small_worklist_option,
     check_small_worklist_us_option,
     drain_reason,
@@ -193,6 +195,9 @@ class _Outliner:
         self.retry_drain_solo = True
         """A drain runs streaks of one-item windows where its items contend
         (OutlineIterations option `retry_drain_solo`)."""
+        self.small_worklist_edges = 0
+        """Edge bound of the small-worklist mode per control-block thread
+        (OutlineIterations option `small_worklist_edges`; 0: items only)."""
         self.names = {
             op.sym_name.data
             for table in (module, self.container)
@@ -265,7 +270,13 @@ class _Outliner:
             if why is None:
                 text = (
                     "small-worklist mode (block 0 alone while in holds at "
-                    f"most {self.small_worklist} items)"
+                    f"most {self.small_worklist} items"
+                    + (
+                        f" of at most {self.small_worklist_edges * plan.block_size}"
+                        " edges where its kernels take a graph)"
+                        if self.small_worklist_edges > 0
+                        else ")"
+                    )
                 )
             else:
                 text = f"no small-worklist mode: {why}"
@@ -407,6 +418,7 @@ class _Outliner:
             self.small_worklist,
             self.small_worklist_us,
             self.small_worklist_merged,
+            self.small_worklist_edges,
         )
         common = (
             plan,
@@ -567,6 +579,12 @@ class OutlineIterations(ModulePass):
     step of block 0 that takes longer ends the mode for the rest of the
     control kernel."""
 
+    small_worklist_edges: int = SMALL_WORKLIST_EDGES
+    """Edge bound of the small-worklist mode, per thread of the control
+    block (0: items only): where a loop's kernels take a graph, block 0
+    alone runs a round only while the out-degrees of `in`'s items add up to
+    at most this times the control block size (`irgl_ctl_small_fits`)."""
+
     small_worklist_merged: bool = False
     """Build a small-worklist loop's round once, for the grid and for block
     0 alone (geometry and barriers chosen at run time), instead of a grid
@@ -587,6 +605,7 @@ class OutlineIterations(ModulePass):
     def __post_init__(self) -> None:
         check_small_worklist_option(self.small_worklist, self.name)
         check_small_worklist_us_option(self.small_worklist_us, self.name)
+        check_small_worklist_edges_option(self.small_worklist_edges, self.name)
         check_control_block_option(self.control_block, self.name)
         check_control_resident_option(self.control_resident, self.name)
 
@@ -608,4 +627,5 @@ class OutlineIterations(ModulePass):
         outliner.retry_drain_solo = self.retry_drain_solo
         outliner.retry_drain_lone = self.retry_drain_lone
         outliner.retry_merged = self.retry_merged
+        outliner.small_worklist_edges = self.small_worklist_edges
         outliner.run()

@@ -2709,6 +2709,32 @@ __device__ __forceinline__ bool irgl_ctl_small_allowed(const int32_t* status) {
   return *reinterpret_cast<const volatile int32_t*>(status + 1) == 0;
 }
 
+/// At a round boundary of the small-worklist mode, where the loop's kernels
+/// take a graph (irgl-outline-iterations `small_worklist_edges`): whether
+/// the `size` items of `wl` (block-uniform) are few enough for block 0
+/// alone, at most `max_items` of them whose out-degrees in `g` add up to
+/// at most `max_edges`. A few hubs among a small frontier (RMAT's second
+/// level from a leaf) would have one block walk their edges while the grid
+/// waits; the grid shares them instead. Each block sums the degrees of the
+/// same items itself (at most `max_items` loads of the row offsets), so
+/// every block decides alike. Block-uniform call.
+__device__ __forceinline__ bool irgl_ctl_small_fits(irgl::Worklist wl, irgl_index size, irgl_index max_items,
+                                                    irgl::Graph g, int64_t max_edges) {
+  if (size > max_items) return false;
+  __shared__ unsigned long long edges;
+  __syncthreads();  // the previous call's readers are done
+  if (threadIdx.x == 0) edges = 0;
+  __syncthreads();
+  unsigned long long mine = 0;
+  for (irgl_index i = threadIdx.x; i < size; i += blockDim.x) {
+    const irgl_index n = wl.items[i];
+    mine += static_cast<unsigned long long>(g.row_start[n + 1] - g.row_start[n]);
+  }
+  if (mine != 0) atomicAdd_block(&edges, mine);
+  __syncthreads();
+  return edges <= static_cast<unsigned long long>(max_edges);
+}
+
 // Retry drain (irgl-outline-iterations `retry_drain`): once a retry round of
 // a kernel that retries its lost Exclusives is a storm (at most one in 16
 // of the attempted items won, and at most 64), block 0

@@ -1,13 +1,15 @@
-// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=64 retry_merged=false}' | filecheck %s
-// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations' | filecheck %s --check-prefix=DEFAULT
+// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=64 small_worklist_edges=0 retry_merged=false}' | filecheck %s
+// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist_edges=0}' | filecheck %s --check-prefix=DEFAULT
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{remarks=true}' -o /dev/null 2>&1 | filecheck %s --check-prefix=REMARK
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=0 remarks=true}' 2>&1 | filecheck %s --check-prefix=OFF
 // RUN: irgl-opt %s --split-input-file -p 'lower-irgl{small_worklist=64 warp_spread=false}' | filecheck %s --check-prefix=BODY
 // RUN: irgl-opt %s --split-input-file -p 'lower-irgl{small_worklist=64}' | filecheck %s --check-prefix=SPREAD
 // RUN: not irgl-opt %s --split-input-file -p 'lower-irgl{small_worklist=-1}' 2>&1 | filecheck %s --check-prefix=NEGATIVE
-// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=64 small_worklist_us=32}' | filecheck %s --check-prefix=TIMED
+// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=64 small_worklist_us=32 small_worklist_edges=0}' | filecheck %s --check-prefix=TIMED
 // RUN: not irgl-opt %s --split-input-file -p 'lower-irgl{small_worklist_us=-5}' 2>&1 | filecheck %s --check-prefix=NEGATIVE-US
-// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=64 small_worklist_merged=true}' | filecheck %s --check-prefix=MERGED
+// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=64 small_worklist_merged=true small_worklist_edges=0}' | filecheck %s --check-prefix=MERGED
+// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{small_worklist=64 small_worklist_edges=8 retry_merged=false}' | filecheck %s --check-prefix=EDGES
+// RUN: not irgl-opt %s --split-input-file -p 'lower-irgl{small_worklist_edges=-2}' 2>&1 | filecheck %s --check-prefix=NEGATIVE-EDGES
 
 // The small-worklist mode of a control loop (irgl-outline-iterations
 // `small_worklist`): at a round boundary where `in` holds at most the
@@ -121,6 +123,29 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
 // CHECK-NEXT:      }
 // CHECK-NEXT:      scf.yield {{.*}} : i1, i32, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, !irgl_rt.worklist, index, index
 
+// `small_worklist_edges` (on by default: 16): where the loop's kernels take
+// a graph, `in` fits block 0 alone only while its items' out-degrees add up
+// to at most that many edges per thread of the control block (8 x 1024
+// here), at the round boundary and after each of block 0's rounds
+// (`irgl_ctl_small_fits`: the item threshold, then the degrees summed).
+// EDGES:         ^{{.*}}(%[[G:[0-9a-z_]+]]: !irgl.graph, %{{.*}}: i32, %{{.*}}: !irgl_rt.worklist, %{{.*}}: !irgl_rt.worklist, %{{.*}}: !irgl_rt.worklist, %{{.*}}: !irgl_rt.worklist,
+// EDGES:         } do {
+// EDGES-NEXT:    ^{{.*}}(%[[L:[0-9a-z_]+]]: i32, %[[IN:[0-9a-z_]+]]: !irgl_rt.worklist, %[[OUT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[RT:[0-9a-z_]+]]: !irgl_rt.worklist, %[[SP:[0-9a-z_]+]]: !irgl_rt.worklist, %[[SZ:[0-9a-z_]+]]: index, %[[EP:[0-9a-z_]+]]: index):
+// EDGES-NEXT:      %[[T:.*]] = arith.constant 64 : index
+// EDGES-NEXT:      %[[E:.*]] = arith.constant 8192 : i64
+// EDGES-NEXT:      %[[GH:.*]] = builtin.unrealized_conversion_cast %[[G]] : !irgl.graph to !irgl_rt.graph
+// EDGES-NEXT:      %[[FITS:.*]] = func.call @irgl_ctl_small_fits(%[[IN]], %[[SZ]], %[[T]], %[[GH]], %[[E]]) : (!irgl_rt.worklist, index, index, !irgl_rt.graph, i64) -> i1
+// EDGES-NEXT:      %{{.*}} = scf.if %[[FITS]]
+// EDGES:             func.call @step_device
+// EDGES-NEXT:        %[[NSZ:.*]] = func.call @irgl_ctl_size_check(%[[BOUT:.*]], %{{.*}})
+// EDGES:             %[[MORE:.*]] = arith.cmpi sgt, %[[NSZ]], %{{.*}} : index
+// EDGES-NEXT:        %[[T2:.*]] = arith.constant 64 : index
+// EDGES-NEXT:        %[[E2:.*]] = arith.constant 8192 : i64
+// EDGES-NEXT:        %[[GH2:.*]] = builtin.unrealized_conversion_cast %[[G]] : !irgl.graph to !irgl_rt.graph
+// EDGES-NEXT:        %[[FITS2:.*]] = func.call @irgl_ctl_small_fits(%[[BOUT]], %[[NSZ]], %[[T2]], %[[GH2]], %[[E2]])
+// EDGES-NEXT:        %[[STAY:.*]] = arith.andi %[[MORE]], %[[FITS2]] : i1
+// EDGES-NEXT:        scf.condition(%[[STAY]])
+
 // `small_worklist_merged`: the same switch with one copy of the round. If
 // in fits, a grid barrier; the grid (it does not fit) or block 0 (it fits)
 // runs rounds: the body takes block 0 of 1 or the launch's geometry, a grid
@@ -179,7 +204,7 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
 // DEFAULT-NEXT:    arith.cmpi sle, %{{.*}}, %[[T]] : index
 
 // REMARK: remark: {{.*}}irgl.iterate @step in @main: outlined into control kernel @main_control (block size 1024)
-// REMARK-NEXT: remark: {{.*}}irgl.iterate @step in @main: small-worklist mode (block 0 alone while in holds at most 2048 items)
+// REMARK-NEXT: remark: {{.*}}irgl.iterate @step in @main: small-worklist mode (block 0 alone while in holds at most 2048 items of at most 16384 edges where its kernels take a graph)
 
 // Off: no mode, no remark about it, a device body without the grid.
 // OFF: remark: {{.*}}irgl.iterate @step in @main: outlined into control kernel @main_control (block size 1024)
@@ -278,7 +303,7 @@ irgl.kernel host @main(%x: memref<?xi32>, %cap: index) {
 
 // REMARK: remark: {{.*}}irgl.pipe in @main: outlined into control kernel @main_control (block size 1024)
 // REMARK-NEXT: remark: {{.*}}irgl.pipe in @main: @work's retry storms are drained by block 0 (retry_drain)
-// REMARK-NEXT: remark: {{.*}}irgl.pipe in @main: small-worklist mode (block 0 alone while in holds at most 2048 items)
+// REMARK-NEXT: remark: {{.*}}irgl.pipe in @main: small-worklist mode (block 0 alone while in holds at most 2048 items of at most 16384 edges where its kernels take a graph)
 
 // -----
 
@@ -337,7 +362,7 @@ irgl.kernel host @main(%g: !irgl.graph, %x: memref<?xi32>, %src: index) {
 // REMARK-NEXT: remark: {{.*}}irgl.pipe in @main: outlined into control kernel @main_control3 (block size 1024)
 // REMARK-NEXT: remark: {{.*}}irgl.iterate @step in @main: outlined inside control kernel @main_control3
 // REMARK-NEXT: remark: {{.*}}irgl.pipe in @main: no small-worklist mode: its round holds a nested loop
-// REMARK-NEXT: remark: {{.*}}irgl.iterate @step in @main: small-worklist mode (block 0 alone while in holds at most 2048 items)
+// REMARK-NEXT: remark: {{.*}}irgl.iterate @step in @main: small-worklist mode (block 0 alone while in holds at most 2048 items of at most 16384 edges where its kernels take a graph)
 
 // A body that cannot run in one block gets no grid arguments.
 // CHECK-LABEL: func.func @main
@@ -362,3 +387,4 @@ irgl.kernel host @main(%g: !irgl.graph, %x: memref<?xi32>, %src: index) {
 // TIMED-NEXT:        %{{.*}} = arith.andi %{{.*}}, %[[QUICK]] : i1
 
 // NEGATIVE-US: lower-irgl: small_worklist_us must be microseconds (0: no limit), got -5
+// NEGATIVE-EDGES: lower-irgl: small_worklist_edges must be edges per thread of the control block (0: no bound), got -2

@@ -1,7 +1,9 @@
 // RUN: irgl-opt %s -p 'lower-irgl{small_worklist=64 warp_spread=false}' -t 'cuda{inline-runtime=false}' | filecheck %s
 
 // The control kernel of an Iterate with the small-worklist mode, as CUDA:
-// a round checks the size of in; below the threshold every block passes a
+// a round checks the size of in and, the kernel taking a graph, the
+// out-degrees of its items (`irgl_ctl_small_fits`, 16 edges per thread of
+// the control block by default); below both every block passes a
 // grid barrier, block 0 runs rounds with block barriers and its own grid
 // (block 0 of 1), thread 0 posts the state, every block waits at the second
 // grid barrier and loads it; above it, one round of the whole grid.
@@ -31,7 +33,7 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
 // CHECK:      __global__ void __launch_bounds__(1024, 1) main_control(irgl::Graph [[G:v[0-9]+]], int32_t [[C1:v[0-9]+]], irgl::Worklist {{.*}}, int32_t* [[STATUS:v[0-9]+]], bool* [[MB:v[0-9]+]], int32_t* [[MI:v[0-9]+]], irgl::Worklist* [[MW:v[0-9]+]], irgl_index* [[MX:v[0-9]+]]) {
 // CHECK-NEXT:   irgl_index [[B:v[0-9]+]] = (irgl_index)blockIdx.x;
 // CHECK-NEXT:   irgl_index [[NB:v[0-9]+]] = (irgl_index)gridDim.x;
-// CHECK:          bool [[FITS:v[0-9]+]] = [[SZ:v[0-9]+]] <= 64;
+// CHECK:          bool [[FITS:v[0-9]+]] = irgl_ctl_small_fits({{v[0-9]+}}, {{v[0-9]+}}, (irgl_index)64, [[G]], (int64_t)16384);
 // CHECK:          if ([[FITS]]) {
 // CHECK-NEXT:       irgl_grid_sync();
 // CHECK-NEXT:       bool [[B0:v[0-9]+]] = [[B]] == 0;
@@ -41,7 +43,7 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
 // CHECK-NEXT:           step_device([[G]], {{v[0-9]+}}, {{v[0-9]+}}, [[OUT:v[0-9]+]], [[SP]], {{v[0-9]+}}, (irgl_index)0, (irgl_index)1);
 // CHECK-NEXT:           irgl_index [[NSZ:v[0-9]+]] = irgl_ctl_size_check([[OUT]], [[STATUS]]);
 // CHECK:                bool [[MORE:v[0-9]+]] = [[NSZ]] > 0;
-// CHECK-NEXT:           bool [[SMALL:v[0-9]+]] = [[NSZ]] <= 64;
+// CHECK-NEXT:           bool [[SMALL:v[0-9]+]] = irgl_ctl_small_fits([[OUT]], [[NSZ]], (irgl_index)64, [[G]], (int64_t)16384);
 // CHECK-NEXT:           bool [[STAY:v[0-9]+]] = [[MORE]] & [[SMALL]];
 // CHECK:                if (![[STAY]]) break;
 // CHECK:              }
