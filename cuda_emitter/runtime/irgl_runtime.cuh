@@ -2717,10 +2717,16 @@ __device__ __forceinline__ bool irgl_ctl_small_allowed(const int32_t* status) {
 /// level from a leaf) would have one block walk their edges while the grid
 /// waits; the grid shares them instead. Each block sums the degrees of the
 /// same items itself (at most `max_items` loads of the row offsets), so
-/// every block decides alike. Block-uniform call.
+/// every block decides alike; where `size` items of the graph's largest
+/// degree fit (a grid's, a chain's), nothing is loaded: the sum's chain of
+/// loads cost a grid BFS 23% and a chain's SSSP 23% on an H200. Block-uniform
+/// call.
 __device__ __forceinline__ bool irgl_ctl_small_fits(irgl::Worklist wl, irgl_index size, irgl_index max_items,
                                                     irgl::Graph g, int64_t max_edges) {
   if (size > max_items) return false;
+  if (static_cast<unsigned long long>(size) * static_cast<unsigned long long>(g.max_degree) <=
+      static_cast<unsigned long long>(max_edges))
+    return true;
   __shared__ unsigned long long edges;
   __syncthreads();  // the previous call's readers are done
   if (threadIdx.x == 0) edges = 0;
