@@ -484,6 +484,14 @@ class Program:
         measuring work: the counter's atomics slow the program down."""
         return self._counted("irgl_edge_ranges_take", "edges", 1)[0]
 
+    def atomics_take(self) -> int:
+        """A counting build's (nvcc flag ``-DIRGL_COUNT_EDGES``) atomic
+        read-modify-writes of the program's own code since the last take,
+        then zero (SSSP: its distance minimums and stamp exchanges; the
+        runtime's worklist and lock atomics are not counted). For measuring
+        work."""
+        return self._counted("irgl_atomics_take", "atomics", 1)[0]
+
     def steps_take(self) -> dict[str, int]:
         """A counting build's (nvcc flag ``-DIRGL_COUNT_EDGES``)
         synchronization steps since the last take, then zero: its kernel

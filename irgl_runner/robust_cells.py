@@ -148,6 +148,10 @@ class SourceRun:
     #: (:meth:`irgl_runner.api.Program.steps_take`: kernel launches, grid
     #: barriers, block 0's lone rounds), where one ran
     steps: dict[str, int] | None = None
+    #: the atomic read-modify-writes of the program's code in that untimed
+    #: run (:meth:`irgl_runner.api.Program.atomics_take`: SSSP's improving
+    #: minimums and stamp exchanges), where one ran
+    atomics: int | None = None
     #: the app's replay of the edges its phases read (``AppSpec.source_work``;
     #: BFS: top-down edges and bottom-up reads), where the app has one
     replayed: dict[str, int] | None = None
@@ -286,6 +290,21 @@ def _steps(s: SourceRun, o: SourceRun) -> str:
     )
 
 
+def _atomics(s: SourceRun, o: SourceRun) -> str:
+    """``, atomics A vs B`` where both were counted."""
+    if s.atomics is None or o.atomics is None:
+        return ""
+    return f", atomics {s.atomics:,} vs {o.atomics:,}"
+
+
+def _as_many_atomics(o: SourceRun, s: SourceRun, limit: float) -> bool:
+    """Whether ``o`` issued at least ``1/limit`` of the atomics ``s`` issued
+    (True where either was not counted)."""
+    if o.atomics is None or s.atomics is None:
+        return True
+    return limit * o.atomics >= s.atomics
+
+
 def _as_many_steps(o: SourceRun, s: SourceRun, limit: float) -> bool:
     """Whether ``o`` took at least ``1/limit`` of the synchronization steps
     ``s`` took (True where either was not counted)."""
@@ -319,8 +338,8 @@ def explain_spread(
     A source is *unexplained* when some other source that reached at least
     ``1/limit`` of its edges and of its BFS levels (and read at least
     ``1/limit`` of each count of the app's replay, where it has one, of
-    the edges it visited and of the synchronization steps it took, where
-    both were counted) ran
+    the edges it visited, of the synchronization steps it took and of the
+    program's atomics it issued, where both were counted) ran
     more than ``limit`` times (and ``noise_ms``) faster: the extra time is
     not in the work. With
     the fastest source as that other one this is the issue's rule (a source
@@ -346,6 +365,7 @@ def explain_spread(
             and _as_much_replayed(o, s, limit)
             and _as_many_visits(o, s, limit)
             and _as_many_steps(o, s, limit)
+            and _as_many_atomics(o, s, limit)
         ]
         if not peers:
             continue
@@ -371,7 +391,7 @@ def explain_spread(
             f"{s.role} {s.node} {_ratio(_ms_of(s), _ms_of(o))} {o.role} {o.node} "
             f"({s.reached_edges:,} vs {o.reached_edges:,} edges, {s.levels} vs "
             f"{o.levels} levels{_depths(cell, s, o)}{_replayed(s, o)}"
-            f"{_visits(s, o)}{_steps(s, o)})"
+            f"{_visits(s, o)}{_steps(s, o)}{_atomics(s, o)})"
         )
     elif flagged:
         reason += "; explained by the work"

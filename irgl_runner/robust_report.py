@@ -180,6 +180,13 @@ def render_robust_section(
             "run of the `-DIRGL_COUNT_EDGES` build: each costs a round trip "
             "through the GPU's memory whatever the work)"
         )
+    if any(r.atomics is not None for c in cells for r in c.sources or ()):
+        counted += (
+            ", and of the program's atomic read-modify-writes it issued "
+            "(counted in that run too: SSSP's improving minimums and stamp "
+            "exchanges, BFS's level exchanges; the runtime's worklist atomics "
+            "not included)"
+        )
     out.append(
         f"BFS and SSSP: per graph {meta.get('sources', DEFAULT_SOURCES)} sources "
         "(the hub of highest degree, a leaf and an isolated node where the graph "
@@ -203,7 +210,7 @@ def render_robust_section(
         "counts in `bfs` and `bfs_bottom_up`; on the two-hop path the reached "
         f"edges){counted}: then it is **unexplained**, with the worst such pair. "
         "Per-source times, reached edges, levels, depths, replayed reads, "
-        "counted edge visits and steps are in `robust.json`."
+        "counted edge visits, steps and atomics are in `robust.json`."
     )
     planned = meta.get("planned")
     if planned is not None and len(cells) < planned:

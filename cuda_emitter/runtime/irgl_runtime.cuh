@@ -4302,3 +4302,36 @@ IRGL_DIST_VALUE(index, irgl_index)
 #undef IRGL_DIST_VALUE
 #undef IRGL_DIST_GRID_LOOP
 #endif  // IRGL_DISTRIBUTED
+
+#ifdef IRGL_COUNT_EDGES
+// The program's atomic read-modify-writes in a counting build (for
+// measuring work, never for timing): every atomicAdd/Min/Max/Exch/CAS/Or/
+// And/Xor that the program's code calls after this point (memref.atomic_rmw,
+// C text) also adds one to irgl_atomic_count; the runtime's own atomics
+// above (worklist tails, locks, counters) are not counted. SSSP's atomic
+// minimums (a distance improved) and stamp exchanges (a push) are its
+// updates, whose number differs between sources of equal edges. Read and
+// reset by irgl_atomics_take.
+__device__ unsigned long long irgl_atomic_count;
+__device__ __forceinline__ void irgl_count_atomic() { ::atomicAdd(&irgl_atomic_count, 1ull); }
+#define atomicAdd(...) (irgl_count_atomic(), ::atomicAdd(__VA_ARGS__))
+#define atomicMin(...) (irgl_count_atomic(), ::atomicMin(__VA_ARGS__))
+#define atomicMax(...) (irgl_count_atomic(), ::atomicMax(__VA_ARGS__))
+#define atomicExch(...) (irgl_count_atomic(), ::atomicExch(__VA_ARGS__))
+#define atomicCAS(...) (irgl_count_atomic(), ::atomicCAS(__VA_ARGS__))
+#define atomicOr(...) (irgl_count_atomic(), ::atomicOr(__VA_ARGS__))
+#define atomicAnd(...) (irgl_count_atomic(), ::atomicAnd(__VA_ARGS__))
+#define atomicXor(...) (irgl_count_atomic(), ::atomicXor(__VA_ARGS__))
+#if IRGL_HOST_CODE
+/// A counting build's atomics of the program since the last call (see
+/// irgl_atomic_count), then zero; synchronizes. 0 = ok, 1 = error.
+extern "C" __attribute__((used, visibility("default"))) int irgl_atomics_take(unsigned long long* out) {
+  return irgl::guard([&] {
+    const unsigned long long zero = 0;
+    IRGL_CHECK(cudaDeviceSynchronize());
+    IRGL_CHECK(cudaMemcpyFromSymbol(out, irgl_atomic_count, sizeof(zero)));
+    IRGL_CHECK(cudaMemcpyToSymbol(irgl_atomic_count, &zero, sizeof(zero)));
+  });
+}
+#endif
+#endif  // IRGL_COUNT_EDGES

@@ -42,6 +42,7 @@ def test_counting_build_compiles_and_exports_the_counter() -> None:
     ).stdout
     assert "irgl_edge_ranges_take" in exports
     assert "irgl_steps_take" in exports
+    assert "irgl_atomics_take" in exports
     assert "irgl_entry_main" in exports
 
 
@@ -53,6 +54,7 @@ class _Counting:
         self.inner = inner
         self.taken = 0
         self.invocations = 0
+        self.atomics = 0
         self.calls = 0
 
     def __getattr__(self, name: str) -> object:
@@ -65,6 +67,12 @@ class _Counting:
     def edge_ranges_take(self) -> int:
         visits = self.inner.stats.edge_visits  # type: ignore[attr-defined]
         taken, self.taken = visits - self.taken, visits
+        return taken
+
+    def atomics_take(self) -> int:
+        """The interpreter's atomics since the last take."""
+        count = self.inner.stats.atomics  # type: ignore[attr-defined]
+        taken, self.atomics = count - self.atomics, count
         return taken
 
     def steps_take(self) -> dict[str, int]:
@@ -94,6 +102,8 @@ def test_count_edges_gives_each_source_one_counted_run() -> None:
         else:
             assert run.edge_visits >= int(degrees[run.node]) > 0
         assert run.steps is not None and run.steps["launches"] > 0
+        assert run.atomics is not None
+        assert (run.atomics > 0) == (run.role != "isolated")
 
 
 def test_count_edges_counts_only_steps_for_an_app_with_a_replay() -> None:
@@ -117,10 +127,13 @@ def test_count_edges_counts_only_steps_for_an_app_with_a_replay() -> None:
 
 
 def _sssp_cell(
-    *runs: tuple[float, int | None], steps: tuple[int, ...] | None = None
+    *runs: tuple[float, int | None],
+    steps: tuple[int, ...] | None = None,
+    atomics: tuple[int, ...] | None = None,
 ) -> RobustCell:
     """SSSP sources of the same reached edges, levels and depth, with these
-    (median ms, edge visits) and, with ``steps``, these grid barriers."""
+    (median ms, edge visits) and, with ``steps``, these grid barriers, with
+    ``atomics``, these atomics."""
     sources = [
         SourceRun(
             k,
@@ -137,6 +150,7 @@ def _sssp_cell(
             steps=None
             if steps is None
             else {"launches": 2, "grid barriers": steps[k], "block-0 rounds": 0},
+            atomics=None if atomics is None else atomics[k],
         )
         for k, (ms, visits) in enumerate(runs)
     ]
@@ -170,6 +184,22 @@ def test_spread_explained_by_steps() -> None:
     assert "grid barriers 101 vs 100" in same.reason
 
 
+def test_spread_explained_by_atomics() -> None:
+    """Same reached edges, levels, depth, edge visits and steps: a source 2x
+    as slow that issued 2x the atomics (improvements) is explained; one
+    that issued as many is not, and the reason gives both counts."""
+    steps = (100, 100)
+    more = explain_spread(
+        _sssp_cell((1.0, 20_000), (2.0, 20_000), steps=steps, atomics=(5_000, 10_000))
+    )
+    assert more is not None and more.explained
+    same = explain_spread(
+        _sssp_cell((1.0, 20_000), (2.0, 20_000), steps=steps, atomics=(5_000, 5_100))
+    )
+    assert same is not None and same.unexplained == [1]
+    assert "atomics 5,100 vs 5,000" in same.reason
+
+
 @pytest.mark.gpu
 def test_counting_build_counts_sssp_relaxations(tmp_path: Path) -> None:
     """On the GPU: nothing from a source without out-edges; from the others at least
@@ -193,11 +223,15 @@ def test_counting_build_counts_sssp_relaxations(tmp_path: Path) -> None:
         assert run.edge_visits is not None
         ctx = execute(app, reference, graph, run.node, reps=1, warmup=0)
         dist = ctx.outputs[app.primary_output]  # type: ignore[index]
-        _, reached_edges, _, _ = reached_work(graph, dist, run.node)
+        reached_nodes, reached_edges, _, _ = reached_work(graph, dist, run.node)
         if reached_edges == 0:  # isolated, or a sink (in-edges only)
             assert run.edge_visits == 0
+            assert run.atomics == 0
             continue
         assert run.edge_visits >= reached_edges
+        # every reached node but the source got its distance through an
+        # atomic min that won (and a stamp exchange)
+        assert run.atomics is not None and run.atomics >= reached_nodes - 1
         counted += 1
     assert counted >= 3
     for run in runs:  # every call launches its kernels
@@ -207,6 +241,9 @@ def test_counting_build_counts_sssp_relaxations(tmp_path: Path) -> None:
         plain.edge_ranges_take()
     with pytest.raises(IrglError, match="-DIRGL_COUNT_EDGES"):
         plain.steps_take()
+    with pytest.raises(IrglError, match="-DIRGL_COUNT_EDGES"):
+        plain.atomics_take()
+    assert counter.atomics_take() == 0  # the last take left nothing
 
 
 @pytest.mark.gpu
