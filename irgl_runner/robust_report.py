@@ -166,27 +166,33 @@ def render_robust_section(
         head += f" at commit {meta['commit']}"
     out.append(head + ".")
     reps = meta.get("reps", DEFAULT_ROBUST_REPS)
-    counted = (
-        ", and of the edges it visited where they were counted (the "
-        "interpreter's count; on the GPU, for SSSP, the edge ranges its threads "
-        "took in one more, untimed run of a build with `-DIRGL_COUNT_EDGES`)"
-        if any(r.edge_visits is not None for c in cells for r in c.sources or ())
-        else ""
+    runs = [r for c in cells for r in c.sources or ()]
+    counts = (  # what a run has where it was counted, and its description
+        (
+            "edge_visits",
+            "the edges it visited where they were counted (the interpreter's "
+            "count; on the GPU, for SSSP, the edge ranges its threads took in "
+            "one more, untimed run of a build with `-DIRGL_COUNT_EDGES`)",
+        ),
+        (
+            "steps",
+            "the synchronization steps it took (kernel launches, grid barriers "
+            "and the rounds block 0 took alone, counted in that untimed run of "
+            "the `-DIRGL_COUNT_EDGES` build: each costs a round trip through "
+            "the GPU's memory whatever the work)",
+        ),
+        (
+            "atomics",
+            "the program's atomic read-modify-writes it issued (counted in that "
+            "run too: SSSP's improving minimums and stamp exchanges, BFS's "
+            "level exchanges; the runtime's worklist atomics not included)",
+        ),
     )
-    if any(r.steps is not None for c in cells for r in c.sources or ()):
-        counted += (
-            ", and of the synchronization steps it took (kernel launches, grid "
-            "barriers and the rounds block 0 took alone, counted in that untimed "
-            "run of the `-DIRGL_COUNT_EDGES` build: each costs a round trip "
-            "through the GPU's memory whatever the work)"
-        )
-    if any(r.atomics is not None for c in cells for r in c.sources or ()):
-        counted += (
-            ", and of the program's atomic read-modify-writes it issued "
-            "(counted in that run too: SSSP's improving minimums and stamp "
-            "exchanges, BFS's level exchanges; the runtime's worklist atomics "
-            "not included)"
-        )
+    counted = "".join(
+        f", and of {text}"
+        for name, text in counts
+        if any(getattr(r, name) is not None for r in runs)
+    )
     out.append(
         f"BFS and SSSP: per graph {meta.get('sources', DEFAULT_SOURCES)} sources "
         "(the hub of highest degree, a leaf and an isolated node where the graph "

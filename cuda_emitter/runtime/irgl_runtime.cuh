@@ -2216,15 +2216,24 @@ IRGL_EXPORT int irgl_device_memory(int64_t* out) {
 }
 
 #ifdef IRGL_COUNT_EDGES
+namespace irgl {
+namespace detail {
+/// A counting build's device counter `counter` (a word or an array of
+/// them) into `out` once the device is done, then zero. Throws irgl::Error.
+template <class Counter>
+inline void take_counter(unsigned long long* out, const Counter& counter) {
+  static const Counter zero{};
+  IRGL_CHECK(cudaDeviceSynchronize());
+  IRGL_CHECK(cudaMemcpyFromSymbol(out, counter, sizeof(Counter)));
+  IRGL_CHECK(cudaMemcpyToSymbol(counter, &zero, sizeof(Counter)));
+}
+}  // namespace detail
+}  // namespace irgl
+
 /// A counting build's edge ranges since the last call (see
 /// irgl_edge_ranges), then zero; synchronizes. 0 = ok, 1 = error.
 extern "C" __attribute__((used, visibility("default"))) int irgl_edge_ranges_take(unsigned long long* out) {
-  return irgl::guard([&] {
-    const unsigned long long zero = 0;
-    IRGL_CHECK(cudaDeviceSynchronize());
-    IRGL_CHECK(cudaMemcpyFromSymbol(out, irgl_edge_ranges, sizeof(zero)));
-    IRGL_CHECK(cudaMemcpyToSymbol(irgl_edge_ranges, &zero, sizeof(zero)));
-  });
+  return irgl::guard([&] { irgl::detail::take_counter(out, irgl_edge_ranges); });
 }
 
 /// A counting build's synchronization steps since the last call, then zero;
@@ -2234,10 +2243,7 @@ extern "C" __attribute__((used, visibility("default"))) int irgl_edge_ranges_tak
 extern "C" __attribute__((used, visibility("default"))) int irgl_steps_take(unsigned long long* out) {
   return irgl::guard([&] {
     unsigned long long device[3] = {0, 0, 0};
-    const unsigned long long zero[3] = {0, 0, 0};
-    IRGL_CHECK(cudaDeviceSynchronize());
-    IRGL_CHECK(cudaMemcpyFromSymbol(device, irgl_step_counts, sizeof(device)));
-    IRGL_CHECK(cudaMemcpyToSymbol(irgl_step_counts, zero, sizeof(zero)));
+    irgl::detail::take_counter(device, irgl_step_counts);
     out[0] = irgl::detail::launches();
     out[1] = device[0];
     out[2] = device[1] > device[2] ? device[1] - device[2] : 0;
@@ -4326,12 +4332,7 @@ __device__ __forceinline__ void irgl_count_atomic() { ::atomicAdd(&irgl_atomic_c
 /// A counting build's atomics of the program since the last call (see
 /// irgl_atomic_count), then zero; synchronizes. 0 = ok, 1 = error.
 extern "C" __attribute__((used, visibility("default"))) int irgl_atomics_take(unsigned long long* out) {
-  return irgl::guard([&] {
-    const unsigned long long zero = 0;
-    IRGL_CHECK(cudaDeviceSynchronize());
-    IRGL_CHECK(cudaMemcpyFromSymbol(out, irgl_atomic_count, sizeof(zero)));
-    IRGL_CHECK(cudaMemcpyToSymbol(irgl_atomic_count, &zero, sizeof(zero)));
-  });
+  return irgl::guard([&] { irgl::detail::take_counter(out, irgl_atomic_count); });
 }
 #endif
 #endif  // IRGL_COUNT_EDGES
