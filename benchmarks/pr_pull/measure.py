@@ -42,18 +42,18 @@ VARIANTS = ("pr", "pr_pull")
 
 
 def pull_rounds(graph: CSRGraph, tol: float, damping: float = 0.85) -> int:
-    """Rounds the program runs: ``r <- d A^T D^-1 r`` from ``1 - d`` until,
-    after a round, ``max r < tol`` (``tol`` unnormalized, as the program
-    gets it)."""
+    """Rounds the program runs: from a unit residual, ``r <- d A^T D^-1 r``
+    (minus ``d`` in the first round: the residual of the uniform guess)
+    until, after a round, ``max |r| < tol`` (``tol`` unnormalized, as the
+    program gets it)."""
     n = graph.num_nodes
     step = pull_step(graph, damping)
-    r: np.ndarray = np.full(n, 1.0 - damping)
-    rounds = 0
-    while True:
+    r: np.ndarray = step(np.ones(n)) - damping
+    rounds = 1
+    while n and np.abs(r).max() >= tol:
         r = step(r)
         rounds += 1
-        if not n or r.max() < tol:
-            return rounds
+    return rounds
 
 
 def copy_gbs(nbytes: int = 1 << 30, reps: int = 10) -> float | None:
