@@ -31,9 +31,9 @@ sign), as power iteration and Gunrock's PageRank start from ``1 / n``.
   number of nodes, to ``n - d * (mass lost at dangling nodes)``); divide by
   ``n`` for ``p``.
 - Isolated nodes (no edges) end with rank ``1 - d`` (1, then the residual
-  ``-d``); they neither give nor receive.  Dangling nodes (no out-edges) lose their share, as in the
-  reference; on the symmetric graphs this app runs on, a dangling node is
-  isolated.
+  ``-d``); they neither give nor receive.  Dangling nodes (no out-edges)
+  lose their share, as in the reference; on the symmetric graphs this app
+  runs on, a dangling node is isolated.
 - Symmetry: a node pulls over its own edge list, which are its in-edges only
   when the graph is symmetric.  Generated graphs are symmetric and graph
   files are symmetrized on load (``symmetrize=True``); the check rejects a
