@@ -91,6 +91,10 @@ class CSRGraph:
         """Out-degree of every node (int64)."""
         return np.diff(self.row_start)
 
+    def max_degree(self) -> int:
+        """The largest out-degree (0 without nodes)."""
+        return int(self.degrees().max(initial=0))
+
     def edge_src(self) -> np.ndarray:
         """Source node of every edge (int64), in CSR order."""
         return np.repeat(np.arange(self.num_nodes, dtype=np.int64), self.degrees())

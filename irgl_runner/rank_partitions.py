@@ -47,13 +47,19 @@ class RankGraph:
     partition (the launcher's ``--rank-partitions``): its sizes, the master
     blocks and the partition. It stands in for the graph in
     :func:`irgl_runner.apps.execute`, which (for the distributable apps)
-    reads only its sizes and, to check the weights, the rank's own edges'
-    weights; the launcher, which holds the graph, runs the app's check."""
+    reads only its sizes (and the largest degree: :meth:`max_degree`) and,
+    to check the weights, the rank's own edges' weights; the launcher, which
+    holds the graph, runs the app's check."""
 
     num_nodes: int
     num_edges: int
     bounds: np.ndarray
     part: Partition
+    largest_degree: int = 0
+
+    def max_degree(self) -> int:
+        """The global graph's largest out-degree (from the launcher)."""
+        return self.largest_degree
 
     @property
     def weights(self) -> np.ndarray | None:
@@ -82,7 +88,13 @@ def rank_graph(shared: dict[str, Any], policy: str, rank: int, world: int) -> Ra
             f"({part.policy}), not rank {rank} of {world} ({policy})"
         )
     bounds = np.asarray(shared["bounds"], dtype=np.int64)
-    return RankGraph(int(shared["num_nodes"]), int(shared["num_edges"]), bounds, part)
+    return RankGraph(
+        int(shared["num_nodes"]),
+        int(shared["num_edges"]),
+        bounds,
+        part,
+        int(shared.get("max_degree", 0)),
+    )
 
 
 def save_outputs(path: Path, outputs: dict[str, np.ndarray]) -> None:
@@ -174,6 +186,7 @@ def prepare_rank_partitions(
     return {
         "num_nodes": graph.num_nodes,
         "num_edges": graph.num_edges,
+        "max_degree": graph.max_degree(),
         "bounds": [int(b) for b in master_bounds(graph, ranks)],
         "files": files,
     }

@@ -42,13 +42,16 @@ VARIANTS = ("pr", "pr_pull")
 
 
 def pull_rounds(graph: CSRGraph, tol: float, damping: float = 0.85) -> int:
-    """Rounds the program runs: from a unit residual, ``r <- d A^T D^-1 r``
-    (minus ``d`` in the first round: the residual of the uniform guess)
+    """Rounds the program runs: from the residual ``u`` (1, or ``1 - d``
+    where a node has over a quarter of the edges), ``r <- d A^T D^-1 r``
+    (plus ``1 - d - u`` in the first round: the residual of the guess ``u``)
     until, after a round, ``max |r| < tol`` (``tol`` unnormalized, as the
     program gets it)."""
     n = graph.num_nodes
     step = pull_step(graph, damping)
-    r: np.ndarray = step(np.ones(n)) - damping
+    star = int(graph.degrees().max(initial=0)) > graph.num_edges // 4
+    unit = 1.0 - damping if star else 1.0
+    r: np.ndarray = step(np.full(n, unit)) + (1.0 - damping - unit)
     rounds = 1
     while n and np.abs(r).max() >= tol:
         r = step(r)

@@ -13,14 +13,21 @@
 // x - rank = M r (benchmarks/pr_pull/app.py passes tol = tolerance * n, the
 // tolerance on normalized ranks, and checks exactly that).
 //
-// It starts from the uniform guess, as power iteration does (Gunrock's
-// PageRank starts from 1/n): rank 0 and a unit residual, and the first round
-// adds `bias` = -d to every new residual (a carried value, 0 after it), so
-// that after it rank = 1 and r = (1 - d) + d A^T D^-1 1 - 1, the residual of
-// the guess 1 (x = 1 + M r). Residuals are then of either sign. From the
-// uniform guess a tolerance of 1e-6 on normalized ranks takes 9 rounds on
-// RMAT scale 18 (from rank 0 and residual 1 - d, 36: the hubs' ranks had to
-// fill from nothing).
+// It starts from a uniform guess u: rank 0 and residual u, and the first
+// round adds `bias` = (1 - d) - u to every new residual (a carried value, 0
+// after it), so that after it rank = u and r = (1 - d) + d A^T D^-1 u - u,
+// the residual of the guess (x = u + M r); residuals are then of either
+// sign. u = 1 is power iteration's start (Gunrock's PageRank starts from
+// 1/n): a tolerance of 1e-6 on normalized ranks then takes 9 rounds on RMAT
+// scale 18, where u = 1 - d (rank 0, residual 1 - d: the hubs' ranks fill
+// from nothing) takes 36. But on a graph one node dominates (a star: a node
+// with more than a quarter of the edges) u = 1 overestimates every leaf and
+// the hub's residual swings between it and its leaves, shrinking by d a
+// round (86 rounds on a 100,000-leaf star), while u = 1 - d starts every
+// leaf at its rank and the hub's residual spreads over its leaves at once
+// (4 rounds): such graphs start from u = 1 - d. The host passes u
+// (benchmarks/pr_pull/app.py: `start_guess`, from the whole graph, which a
+// rank of several GPUs does not see).
 //
 // A buffer holds each node's contribution c[n] = r[n] / outdeg(n), so the
 // pull reads one value per edge; an isolated node (no edges) keeps c[n] =
@@ -32,9 +39,8 @@
 // high-degree nodes; every rank and residual is float64, so a hub's sum over
 // a million edges stays within the tolerance.
 
-irgl.kernel @init(%g: !irgl.graph, %rank: memref<?xf64>, %c: memref<?xf64>) {
+irgl.kernel @init(%g: !irgl.graph, %rank: memref<?xf64>, %c: memref<?xf64>, %unit: f64) {
   %zero = arith.constant 0.0 : f64
-  %unit = arith.constant 1.0 : f64
   %c0 = arith.constant 0 : index
   irgl.forall %n in nodes(%g) {
     memref.store %zero, %rank[%n] : memref<?xf64>
@@ -100,10 +106,12 @@ irgl.kernel @residuals(%g: !irgl.graph, %c: memref<?xf64>, %residual: memref<?xf
 }
 
 irgl.kernel host @main(%g: !irgl.graph, %rank: memref<?xf64>, %residual: memref<?xf64>,
-                       %scratch: memref<?xf64>, %tol: f64) {
-  %first_bias = arith.constant -0.85 : f64
+                       %scratch: memref<?xf64>, %tol: f64, %unit: f64) {
+  %teleport = arith.constant 0.15 : f64
   %no_bias = arith.constant 0.0 : f64
-  irgl.invoke @init(%g, %rank, %residual) : (!irgl.graph, memref<?xf64>, memref<?xf64>)
+  // the first round's bias: (1 - d) - u
+  %first_bias = arith.subf %teleport, %unit : f64
+  irgl.invoke @init(%g, %rank, %residual, %unit) : (!irgl.graph, memref<?xf64>, memref<?xf64>, f64)
   // no worklist: every round is one launch over all nodes
   %last, %other, %spent = irgl.iterate while any @pull(%g, %rank, %c_in = %residual, %c_out = %scratch, %bias = %first_bias, %tol)
       : (!irgl.graph, memref<?xf64>, memref<?xf64>, memref<?xf64>, f64, f64) {

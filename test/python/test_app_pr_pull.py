@@ -82,11 +82,14 @@ def pull_model(graph: CSRGraph, tol: float) -> tuple[np.ndarray, np.ndarray, int
     deg = graph.degrees()
     has = deg > 0
     degf = deg.astype(np.float64)
-    c = np.where(has, 1.0 / np.where(has, degf, 1.0), 1.0)  # a unit residual
+    # the start: u = 1, or 1 - d where a node has over a quarter of the edges
+    # (app.py's start_guess)
+    unit = 0.15 if int(deg.max(initial=0)) > graph.num_edges // 4 else 1.0
+    c = np.where(has, unit / np.where(has, degf, 1.0), unit)
     rank = np.zeros(graph.num_nodes)
     src = graph.edge_src()
     rounds = 0
-    bias = -0.85  # the first round: rank 1, the residual of the guess 1
+    bias = 0.15 - unit  # the first round: rank u, the residual of the guess
     while True:
         rounds += 1
         rank += np.where(has, c * degf, c)
@@ -110,10 +113,11 @@ def test_pr_pull_check_accepts_model_and_rejects_errors(spec: str, tol: float) -
     scaled = tol * graph.num_nodes
     assert app.args is not None
     rank, residual, rounds = pull_model(graph, scaled)
-    # within what the residuals still add (|M r| <= |r|_max / (1 - d)) of
-    # the reference's PageRank
+    # the reference's PageRank is what the ranks and the residuals imply
     exact = pagerank(graph, tolerance=1e-12, max_iterations=100000)
-    assert np.all(np.abs(rank - exact) <= scaled / 0.15 + 1e-9)
+    propagate = sys.modules[app.check.__module__].propagate  # type: ignore[union-attr]
+    implied = rank + propagate(graph, residual, 0.85)
+    assert np.allclose(implied, exact, rtol=1e-9, atol=1e-9)
     assert rounds >= 1
     ctx = RunContext(
         dataclasses.replace(app, params={**app.params, "tolerance": tol}),
@@ -141,8 +145,14 @@ def test_pr_pull_passes_the_scaled_tolerance() -> None:
     ctx.device_graph = None
     ctx.arrays = {"rank": None, "residual": None, "scratch": None}
     assert app.args is not None
-    tol = app.args(ctx)[-1]
+    tol, unit = app.args(ctx)[-2:]
     assert tol == pytest.approx(app.params["tolerance"] * graph.num_nodes)
+    assert unit == 1.0
+    star = generate("star:100")
+    ctx = RunContext(app, star)
+    ctx.device_graph = None
+    ctx.arrays = {"rank": None, "residual": None, "scratch": None}
+    assert app.args(ctx)[-1] == pytest.approx(0.15)
 
 
 def test_pr_pull_check_rejects_a_directed_graph() -> None:

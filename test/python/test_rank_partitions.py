@@ -30,11 +30,13 @@ def test_each_rank_reads_its_own_partition(tmp_path: Path, policy: str) -> None:
     assert len(shared["files"]) == 4 and all(Path(f).is_file() for f in shared["files"])
     assert shared["num_nodes"] == graph.num_nodes
     assert shared["num_edges"] == graph.num_edges
+    assert shared["max_degree"] == graph.max_degree() > 0
     assert shared["bounds"] == [int(b) for b in master_bounds(graph, 4)]
     for rank in range(4):
         rg = rank_partitions.rank_graph(shared, policy, rank, 4)
         assert rg.part.equals(build_partition(graph, policy, 4, rank))
         assert (rg.num_nodes, rg.num_edges) == (graph.num_nodes, graph.num_edges)
+        assert rg.max_degree() == graph.max_degree()
     # a second preparation reuses the files
     before = [Path(f).stat().st_mtime_ns for f in shared["files"]]
     _plan(tmp_path, graph, policy, 4)
