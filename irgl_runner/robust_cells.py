@@ -271,11 +271,13 @@ def _replayed(s: SourceRun, o: SourceRun) -> str:
     )
 
 
-def _visits(s: SourceRun, o: SourceRun) -> str:
-    """``, edge visits A vs B`` where both were counted."""
-    if s.edge_visits is None or o.edge_visits is None:
+def _count(s: SourceRun, o: SourceRun, name: str, label: str) -> str:
+    """``, LABEL A vs B`` for the count ``name`` (``edge_visits``,
+    ``atomics``) where both were counted."""
+    mine, theirs = getattr(s, name), getattr(o, name)
+    if mine is None or theirs is None:
         return ""
-    return f", edge visits {s.edge_visits:,} vs {o.edge_visits:,}"
+    return f", {label} {mine:,} vs {theirs:,}"
 
 
 def _steps(s: SourceRun, o: SourceRun) -> str:
@@ -290,35 +292,26 @@ def _steps(s: SourceRun, o: SourceRun) -> str:
     )
 
 
-def _atomics(s: SourceRun, o: SourceRun) -> str:
-    """``, atomics A vs B`` where both were counted."""
-    if s.atomics is None or o.atomics is None:
-        return ""
-    return f", atomics {s.atomics:,} vs {o.atomics:,}"
+#: The counts of a counted run that measure work: the edges it visited,
+#: its synchronization steps (summed over their kinds), its atomics.
+_COUNTED = ("edge_visits", "steps", "atomics")
 
 
-def _as_many_atomics(o: SourceRun, s: SourceRun, limit: float) -> bool:
-    """Whether ``o`` issued at least ``1/limit`` of the atomics ``s`` issued
-    (True where either was not counted)."""
-    if o.atomics is None or s.atomics is None:
-        return True
-    return limit * o.atomics >= s.atomics
+def _total(run: SourceRun, name: str) -> int | None:
+    """The count ``name`` of ``run`` (steps summed), None where not counted."""
+    value = getattr(run, name)
+    return sum(value.values()) if isinstance(value, dict) else value
 
 
-def _as_many_steps(o: SourceRun, s: SourceRun, limit: float) -> bool:
-    """Whether ``o`` took at least ``1/limit`` of the synchronization steps
-    ``s`` took (True where either was not counted)."""
-    if o.steps is None or s.steps is None:
-        return True
-    return limit * sum(o.steps.values()) >= sum(s.steps.values())
-
-
-def _as_many_visits(o: SourceRun, s: SourceRun, limit: float) -> bool:
-    """Whether ``o`` visited at least ``1/limit`` of the edges ``s`` visited
-    (True where either was not counted)."""
-    if o.edge_visits is None or s.edge_visits is None:
-        return True
-    return limit * o.edge_visits >= s.edge_visits
+def _as_much_counted(o: SourceRun, s: SourceRun, limit: float) -> bool:
+    """Whether ``o`` has at least ``1/limit`` of each count of ``s`` (the
+    edges it visited, the steps it took, the atomics it issued; a count
+    either has not is no test)."""
+    for name in _COUNTED:
+        mine, theirs = _total(o, name), _total(s, name)
+        if mine is not None and theirs is not None and limit * mine < theirs:
+            return False
+    return True
 
 
 def _as_much_replayed(o: SourceRun, s: SourceRun, limit: float) -> bool:
@@ -363,9 +356,7 @@ def explain_spread(
             and limit * o.levels >= s.levels
             and limit * o.depth >= s.depth
             and _as_much_replayed(o, s, limit)
-            and _as_many_visits(o, s, limit)
-            and _as_many_steps(o, s, limit)
-            and _as_many_atomics(o, s, limit)
+            and _as_much_counted(o, s, limit)
         ]
         if not peers:
             continue
@@ -391,7 +382,8 @@ def explain_spread(
             f"{s.role} {s.node} {_ratio(_ms_of(s), _ms_of(o))} {o.role} {o.node} "
             f"({s.reached_edges:,} vs {o.reached_edges:,} edges, {s.levels} vs "
             f"{o.levels} levels{_depths(cell, s, o)}{_replayed(s, o)}"
-            f"{_visits(s, o)}{_steps(s, o)}{_atomics(s, o)})"
+            f"{_count(s, o, 'edge_visits', 'edge visits')}{_steps(s, o)}"
+            f"{_count(s, o, 'atomics', 'atomics')})"
         )
     elif flagged:
         reason += "; explained by the work"
