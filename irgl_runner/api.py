@@ -492,6 +492,15 @@ class Program:
         work."""
         return self._counted("irgl_atomics_take", "atomics", 1)[0]
 
+    def span_take(self) -> int:
+        """A counting build's (nvcc flag ``-DIRGL_COUNT_EDGES``) span since
+        the last take, then zero: for every step (between two grid barriers,
+        a round block 0 takes alone, a kernel launch), the most edges one
+        thread read, summed over the steps; the chain of edge reads that no
+        number of threads shortens (a hub's edges read by one block). For
+        measuring work."""
+        return self._counted("irgl_span_take", "span", 1)[0]
+
     def steps_take(self) -> dict[str, int]:
         """A counting build's (nvcc flag ``-DIRGL_COUNT_EDGES``)
         synchronization steps since the last take, then zero: its kernel

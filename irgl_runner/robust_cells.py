@@ -152,6 +152,10 @@ class SourceRun:
     #: run (:meth:`irgl_runner.api.Program.atomics_take`: SSSP's improving
     #: minimums and stamp exchanges), where one ran
     atomics: int | None = None
+    #: the span of that untimed run (:meth:`irgl_runner.api.Program.span_take`:
+    #: for every step, the most edges one thread read, summed; a hub's
+    #: edges read by one block's threads), where one ran
+    span: int | None = None
     #: the app's replay of the edges its phases read (``AppSpec.source_work``;
     #: BFS: top-down edges and bottom-up reads), where the app has one
     replayed: dict[str, int] | None = None
@@ -293,8 +297,9 @@ def _steps(s: SourceRun, o: SourceRun) -> str:
 
 
 #: The counts of a counted run that measure work: the edges it visited,
-#: its synchronization steps (summed over their kinds), its atomics.
-_COUNTED = ("edge_visits", "steps", "atomics")
+#: its synchronization steps (summed over their kinds), its atomics, its
+#: span (the longest chain of one thread's edge reads a step, summed).
+_COUNTED = ("edge_visits", "steps", "atomics", "span")
 
 
 def _total(run: SourceRun, name: str) -> int | None:
@@ -305,8 +310,8 @@ def _total(run: SourceRun, name: str) -> int | None:
 
 def _as_much_counted(o: SourceRun, s: SourceRun, limit: float) -> bool:
     """Whether ``o`` has at least ``1/limit`` of each count of ``s`` (the
-    edges it visited, the steps it took, the atomics it issued; a count
-    either has not is no test)."""
+    edges it visited, the steps it took, the atomics it issued, its span; a
+    count either has not is no test)."""
     for name in _COUNTED:
         mine, theirs = _total(o, name), _total(s, name)
         if mine is not None and theirs is not None and limit * mine < theirs:
@@ -331,8 +336,8 @@ def explain_spread(
     A source is *unexplained* when some other source that reached at least
     ``1/limit`` of its edges and of its BFS levels (and read at least
     ``1/limit`` of each count of the app's replay, where it has one, of
-    the edges it visited, of the synchronization steps it took and of the
-    program's atomics it issued, where both were counted) ran
+    the edges it visited, of the synchronization steps it took, of the
+    program's atomics it issued and of its span, where both were counted) ran
     more than ``limit`` times (and ``noise_ms``) faster: the extra time is
     not in the work. With
     the fastest source as that other one this is the issue's rule (a source
@@ -383,7 +388,7 @@ def explain_spread(
             f"({s.reached_edges:,} vs {o.reached_edges:,} edges, {s.levels} vs "
             f"{o.levels} levels{_depths(cell, s, o)}{_replayed(s, o)}"
             f"{_count(s, o, 'edge_visits', 'edge visits')}{_steps(s, o)}"
-            f"{_count(s, o, 'atomics', 'atomics')})"
+            f"{_count(s, o, 'atomics', 'atomics')}{_count(s, o, 'span', 'span')})"
         )
     elif flagged:
         reason += "; explained by the work"

@@ -187,6 +187,12 @@ def render_robust_section(
             "run too: SSSP's improving minimums and stamp exchanges, BFS's "
             "level exchanges; the runtime's worklist atomics not included)",
         ),
+        (
+            "span",
+            "its span (counted in that run too: for every step, the most edges "
+            "one thread read, summed over the steps; a step lasts as long as "
+            "its longest such chain, as when one block reads a hub's edges)",
+        ),
     )
     counted = "".join(
         f", and of {text}"
@@ -216,7 +222,7 @@ def render_robust_section(
         "counts in `bfs` and `bfs_bottom_up`; on the two-hop path the reached "
         f"edges){counted}: then it is **unexplained**, with the worst such pair. "
         "Per-source times, reached edges, levels, depths, replayed reads, "
-        "counted edge visits, steps and atomics are in `robust.json`."
+        "counted edge visits, steps, atomics and spans are in `robust.json`."
     )
     planned = meta.get("planned")
     if planned is not None and len(cells) < planned:

@@ -154,14 +154,16 @@ class EdgeCounter(RunnableProgram, Protocol):
     def edge_ranges_take(self) -> int: ...
     def steps_take(self) -> dict[str, int]: ...
     def atomics_take(self) -> int: ...
+    def span_take(self) -> int: ...
 
 
 def count_edges(
     app: AppSpec, counter: EdgeCounter, graph: CSRGraph, runs: Sequence[SourceRun]
 ) -> None:
-    """Set each run's ``steps`` and ``atomics`` to the synchronization steps
-    and the program's atomics that one untimed run of the counting build
-    ``counter`` from its source takes and, for an
+    """Set each run's ``steps``, ``atomics`` and ``span`` to the
+    synchronization steps, the program's atomics and the span (the most
+    edges one thread read in a step, summed) that one untimed run of the
+    counting build ``counter`` from its source takes and, for an
     app without a replay of its work (SSSP), its ``edge_visits`` to the edge
     ranges the run takes (an app with a replay stops edge loops early:
     BFS's bottom-up pass, whose whole ranges a count would add)."""
@@ -174,10 +176,12 @@ def count_edges(
         counter.edge_ranges_take()  # what earlier calls left
         counter.steps_take()
         counter.atomics_take()
+        counter.span_take()
         counter.call(app.host_fn, *app.args(ctx))
         ranges = counter.edge_ranges_take()
         run.steps = counter.steps_take()
         run.atomics = counter.atomics_take()
+        run.span = counter.span_take()
         if app.source_work is None:
             run.edge_visits = ranges
 

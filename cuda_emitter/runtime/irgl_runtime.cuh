@@ -285,6 +285,58 @@ __device__ unsigned long long irgl_edge_ranges;
 // which block 0 takes alone). Kernel launches are counted on the host
 // (irgl::detail::launches). Read and reset by irgl_steps_take.
 __device__ unsigned long long irgl_step_counts[3];
+// The span of a counting build: for every step (the code between two grid
+// barriers of a control kernel, a round block 0 takes alone in the
+// small-worklist mode, a kernel launch), the most edges one thread read
+// (irgl_graph_edge_dst calls), summed over the steps. A step ends when its
+// slowest thread does, so this is the chain of edge reads that no number of
+// threads shortens: a hub's edges read by one block's threads, a bottom-up
+// scan of one node, where the edge visits only sum them. Each thread counts
+// in irgl_span_thread[its global id mod IRGL_SPAN_THREADS] (threads of a
+// larger grid share a slot: their counts add up); the step's end takes the
+// maximum and zeroes the slots. Read and reset by irgl_span_take.
+#define IRGL_SPAN_THREADS (1 << 20)
+__device__ unsigned irgl_span_thread[IRGL_SPAN_THREADS];
+__device__ unsigned irgl_span_grid_step;    // the maximum of the grid's current step
+__device__ unsigned irgl_span_block_step;   // of block 0's current lone round
+__device__ unsigned irgl_span_launch_step;  // of the last kernel launch's leftovers
+__device__ unsigned long long irgl_span_total;
+/// The calling thread's slot of irgl_span_thread.
+__device__ __forceinline__ unsigned* irgl_span_slot() {
+  const unsigned long long id = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  return &irgl_span_thread[id & (IRGL_SPAN_THREADS - 1)];
+}
+/// The calling thread's edge reads of the step into `step` (a maximum); its
+/// slot zeroed.
+__device__ __forceinline__ void irgl_span_publish(unsigned* step) {
+  unsigned* slot = irgl_span_slot();
+  const unsigned mine = *slot;
+  if (mine != 0) {
+    atomicMax(step, mine);
+    *slot = 0;
+  }
+}
+/// After every thread of the step published: its maximum added to the span.
+/// One thread.
+__device__ __forceinline__ void irgl_span_close(unsigned* step) {
+  irgl_span_total += *step;
+  *step = 0;
+}
+/// After a kernel launch: every slot's count into irgl_span_launch_step,
+/// zeroed (the launch's threads that no barrier closed).
+__global__ void irgl_span_drain_kernel() {
+  unsigned most = 0;
+  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < IRGL_SPAN_THREADS; i += gridDim.x * blockDim.x) {
+    const unsigned c = irgl_span_thread[i];
+    if (c != 0) {
+      most = c > most ? c : most;
+      irgl_span_thread[i] = 0;
+    }
+  }
+  if (most != 0) atomicMax(&irgl_span_launch_step, most);
+}
+/// Then its maximum added to the span.
+__global__ void irgl_span_close_kernel() { irgl_span_close(&irgl_span_launch_step); }
 #endif
 /// One past the last edge of node n: row_start[n+1].
 __device__ __forceinline__ irgl_index irgl_graph_last_edge(irgl::Graph g, irgl_index n) {
@@ -301,6 +353,9 @@ __device__ __forceinline__ irgl_index irgl_graph_degree(irgl::Graph g, irgl_inde
 __host__ __device__ __forceinline__ irgl_index irgl_graph_max_degree(irgl::Graph g) { return g.max_degree; }
 /// Destination node of edge e.
 __device__ __forceinline__ irgl_index irgl_graph_edge_dst(irgl::Graph g, irgl_index e) {
+#ifdef IRGL_COUNT_EDGES
+  atomicAdd(irgl_span_slot(), 1u);
+#endif
   return g.edge_dst[e];
 }
 /// Weight of edge e (1 for an unweighted graph).
@@ -865,6 +920,9 @@ __device__ unsigned long long irgl_profile_barriers[IRGL_PROFILE_BLOCKS];
 /// Grid-wide barrier (SyncRunningThreads). The kernel must be launched with
 /// irgl::launch_cooperative (all blocks co-resident).
 __device__ __forceinline__ void irgl_grid_sync() {
+#ifdef IRGL_COUNT_EDGES
+  irgl_span_publish(&irgl_span_grid_step);
+#endif
 #ifdef IRGL_PROFILE_CONTROL
   __syncthreads();  // the whole block has arrived: its own stragglers are not the barrier's
   const int64_t start = threadIdx.x == 0 ? irgl_ctl_clock() : 0;
@@ -887,7 +945,11 @@ __device__ __forceinline__ void irgl_grid_sync() {
   irgl::scoped::grid_sync();
 #endif
 #ifdef IRGL_COUNT_EDGES
-  if (blockIdx.x == 0 && threadIdx.x == 0) irgl_step_counts[0] += 1;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    irgl_step_counts[0] += 1;
+    irgl_span_close(&irgl_span_grid_step);
+  }
+  irgl::scoped::grid_sync();  // the step's maximum taken before the next publishes
 #endif
 }
 
@@ -1251,6 +1313,10 @@ inline unsigned long long& launches() {
 inline void check_launch(const char* what, irgl_index grid, irgl_index block, cudaError_t err) {
 #ifdef IRGL_COUNT_EDGES
   launches() += 1;
+  if (err == cudaSuccess) {  // the launch's span (stream-ordered after it)
+    irgl_span_drain_kernel<<<256, 256>>>();
+    irgl_span_close_kernel<<<1, 1>>>();
+  }
 #endif
   if (err == cudaSuccess) err = cudaGetLastError();
 #ifdef IRGL_SYNC_LAUNCH
@@ -2250,6 +2316,12 @@ extern "C" __attribute__((used, visibility("default"))) int irgl_steps_take(unsi
     irgl::detail::launches() = 0;
   });
 }
+/// A counting build's span since the last call (see irgl_span_total): for
+/// every step, the most edges one thread read, summed; then zero;
+/// synchronizes. 0 = ok, 1 = error.
+extern "C" __attribute__((used, visibility("default"))) int irgl_span_take(unsigned long long* out) {
+  return irgl::guard([&] { irgl::detail::take_counter(out, irgl_span_total); });
+}
 #endif
 
 /// Name of the current CUDA device, or nullptr (message stored) if none.
@@ -2660,6 +2732,9 @@ __device__ __forceinline__ void irgl_ctl_note_step() {
 /// memory. Block-uniform call.
 __device__ __forceinline__ irgl_index irgl_ctl_size_check(irgl::Worklist wl, int32_t* status) {
   __shared__ irgl_index size;
+#ifdef IRGL_COUNT_EDGES
+  if (blockIdx.x == 0) irgl_span_publish(&irgl_span_block_step);  // a lone round's reads
+#endif
   __syncthreads();  // the step's barrier; also the previous call's readers are done
   if (threadIdx.x == 0) {
     const irgl_index t = *reinterpret_cast<volatile irgl_index*>(wl.tail);
@@ -2667,6 +2742,9 @@ __device__ __forceinline__ irgl_index irgl_ctl_size_check(irgl::Worklist wl, int
     if (flag != 0 && blockIdx.x == 0) *reinterpret_cast<volatile int32_t*>(status) = 1;
     size = flag != 0 ? 0 : (t < wl.capacity ? t : wl.capacity);
     irgl_ctl_note_step();
+#ifdef IRGL_COUNT_EDGES
+    if (blockIdx.x == 0) irgl_span_close(&irgl_span_block_step);
+#endif
   }
   __syncthreads();
   return size;

@@ -2,7 +2,9 @@
 degree of every node whose edge range a thread takes, and
 ``Program.edge_ranges_take`` reads it; it also counts the synchronization
 steps (kernel launches, grid barriers, block 0's lone rounds), which
-``Program.steps_take`` reads. The robustness benchmark uses them to tie
+``Program.steps_take`` reads, the program's atomics (``atomics_take``) and
+the span (``span_take``: for every step, the most edges one thread read,
+summed). The robustness benchmark uses them to tie
 BFS's and SSSP's per-source times to the work they did."""
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ def test_counting_build_compiles_and_exports_the_counter() -> None:
     assert "irgl_edge_ranges_take" in exports
     assert "irgl_steps_take" in exports
     assert "irgl_atomics_take" in exports
+    assert "irgl_span_take" in exports
     assert "irgl_entry_main" in exports
 
 
@@ -75,6 +78,11 @@ class _Counting:
         taken, self.atomics = count - self.atomics, count
         return taken
 
+    def span_take(self) -> int:
+        """A span per call (the interpreter has no threads to count one
+        with): 7, so a test can see it was taken once a call."""
+        return 7
+
     def steps_take(self) -> dict[str, int]:
         """The interpreter's kernel invocations since the last take, as
         launches."""
@@ -104,6 +112,7 @@ def test_count_edges_gives_each_source_one_counted_run() -> None:
         assert run.steps is not None and run.steps["launches"] > 0
         assert run.atomics is not None
         assert (run.atomics > 0) == (run.role != "isolated")
+        assert run.span == 7
 
 
 def test_count_edges_counts_only_steps_for_an_app_with_a_replay() -> None:
@@ -130,10 +139,11 @@ def _sssp_cell(
     *runs: tuple[float, int | None],
     steps: tuple[int, ...] | None = None,
     atomics: tuple[int, ...] | None = None,
+    span: tuple[int, ...] | None = None,
 ) -> RobustCell:
     """SSSP sources of the same reached edges, levels and depth, with these
     (median ms, edge visits) and, with ``steps``, these grid barriers, with
-    ``atomics``, these atomics."""
+    ``atomics``, these atomics, with ``span``, these spans."""
     sources = [
         SourceRun(
             k,
@@ -151,6 +161,7 @@ def _sssp_cell(
             if steps is None
             else {"launches": 2, "grid barriers": steps[k], "block-0 rounds": 0},
             atomics=None if atomics is None else atomics[k],
+            span=None if span is None else span[k],
         )
         for k, (ms, visits) in enumerate(runs)
     ]
@@ -200,6 +211,31 @@ def test_spread_explained_by_atomics() -> None:
     assert "atomics 5,100 vs 5,000" in same.reason
 
 
+def test_spread_explained_by_span() -> None:
+    """Same reached edges, levels, depth, edge visits, steps and atomics: a
+    source 1.6x as slow whose span is 1.6x (a hub's edges read by one block
+    in more of its steps) is explained; one of the same span is not, and
+    the reason gives both spans."""
+    steps, atomics = (100, 100), (5_000, 5_000)
+    more = explain_spread(
+        _sssp_cell(
+            (1.0, 20_000),
+            (1.6, 20_000),
+            steps=steps,
+            atomics=atomics,
+            span=(900, 1_440),
+        )
+    )
+    assert more is not None and more.explained
+    same = explain_spread(
+        _sssp_cell(
+            (1.0, 20_000), (1.6, 20_000), steps=steps, atomics=atomics, span=(900, 950)
+        )
+    )
+    assert same is not None and same.unexplained == [1]
+    assert "span 950 vs 900" in same.reason
+
+
 @pytest.mark.gpu
 def test_counting_build_counts_sssp_relaxations(tmp_path: Path) -> None:
     """On the GPU: nothing from a source without out-edges; from the others at least
@@ -227,8 +263,12 @@ def test_counting_build_counts_sssp_relaxations(tmp_path: Path) -> None:
         if reached_edges == 0:  # isolated, or a sink (in-edges only)
             assert run.edge_visits == 0
             assert run.atomics == 0
+            assert run.span == 0
             continue
         assert run.edge_visits >= reached_edges
+        # a step's longest chain of one thread's edge reads, summed: at
+        # least one read, at most every read
+        assert run.span is not None and 0 < run.span <= run.edge_visits
         # every reached node but the source got its distance through an
         # atomic min that won (and a stamp exchange)
         assert run.atomics is not None and run.atomics >= reached_nodes - 1
@@ -243,7 +283,30 @@ def test_counting_build_counts_sssp_relaxations(tmp_path: Path) -> None:
         plain.steps_take()
     with pytest.raises(IrglError, match="-DIRGL_COUNT_EDGES"):
         plain.atomics_take()
+    with pytest.raises(IrglError, match="-DIRGL_COUNT_EDGES"):
+        plain.span_take()
     assert counter.atomics_take() == 0  # the last take left nothing
+    assert counter.span_take() == 0
+
+
+@pytest.mark.gpu
+def test_counting_build_span_splits_a_hub(tmp_path: Path) -> None:
+    """On the GPU: SSSP from a star's hub reads the hub's 4,095 edges with
+    a block's threads (nested parallelism), so the span, the most edges one
+    thread read a step summed, is at least 4,095 over the largest block
+    (1,024 threads) and well below the edges visited (about twice the
+    edges: the hub's, then every leaf's one edge back)."""
+    from irgl_runner.api import Program
+    from irgl_runner.build import DEFAULT_NVCC_FLAGS, build
+
+    app = load_app("sssp")
+    graph = generate("star:4096")
+    hub = [SourceRun(0, "hub", int(graph.degrees()[0]), "passed")]
+    flags = (*DEFAULT_NVCC_FLAGS, "-DIRGL_COUNT_EDGES")
+    count_edges(app, Program(build(app.mlir, flags=flags, cache=tmp_path)), graph, hub)
+    run = hub[0]
+    assert run.edge_visits is not None and run.edge_visits >= 2 * 4095
+    assert run.span is not None and 4095 // 1024 <= run.span < 4095 // 4
 
 
 @pytest.mark.gpu
