@@ -242,7 +242,7 @@ class Spread:
     levels: tuple[int, int]
     flagged: bool  # time_ratio > SPREAD_LIMIT, or some source unexplained
     explained: bool  # no source is unexplained
-    unexplained: list[int]  # sources > SPREAD_LIMIT x one with as much work
+    unexplained: list[int]  # sources > SPREAD_LIMIT x what their work accounts for
     reason: str
 
 
@@ -308,23 +308,33 @@ def _total(run: SourceRun, name: str) -> int | None:
     return sum(value.values()) if isinstance(value, dict) else value
 
 
-def _as_much_counted(o: SourceRun, s: SourceRun, limit: float) -> bool:
-    """Whether ``o`` has at least ``1/limit`` of each count of ``s`` (the
-    edges it visited, the steps it took, the atomics it issued, its span; a
-    count either has not is no test)."""
+def _measures(s: SourceRun, o: SourceRun) -> list[tuple[int, int]]:
+    """(``s``'s, ``o``'s) amount of every measure of work both have: the
+    reached edges, the levels, the depth, each count of the app's replay, the
+    edge visits, the steps, the atomics, the span."""
+    pairs = [
+        (s.reached_edges, o.reached_edges),
+        (s.levels, o.levels),
+        (s.depth, o.depth),
+    ]
+    if s.replayed is not None and o.replayed is not None:
+        pairs += [(v, o.replayed.get(k, 0)) for k, v in s.replayed.items()]
     for name in _COUNTED:
-        mine, theirs = _total(o, name), _total(s, name)
-        if mine is not None and theirs is not None and limit * mine < theirs:
-            return False
-    return True
+        mine, theirs = _total(s, name), _total(o, name)
+        if mine is not None and theirs is not None:
+            pairs.append((mine, theirs))
+    return pairs
 
 
-def _as_much_replayed(o: SourceRun, s: SourceRun, limit: float) -> bool:
-    """Whether ``o`` read at least ``1/limit`` of each count ``s`` read in
-    the app's replay (True where either has none)."""
-    if o.replayed is None or s.replayed is None:
-        return True
-    return all(limit * o.replayed.get(k, 0) >= v for k, v in s.replayed.items())
+def work_ratio(s: SourceRun, o: SourceRun) -> float:
+    """How many times ``o``'s work ``s`` did: the largest ratio of a measure
+    of ``s``'s to ``o``'s (:func:`_measures`; infinite where ``o`` has none of
+    a measure ``s`` has), at least 1."""
+    ratio = 1.0
+    for mine, theirs in _measures(s, o):
+        if mine > theirs:
+            ratio = max(ratio, mine / theirs if theirs > 0 else float("inf"))
+    return ratio
 
 
 def explain_spread(
@@ -333,17 +343,19 @@ def explain_spread(
     """The spread of a source-based cell's per-source times (None for other
     apps or without two timed sources).
 
-    A source is *unexplained* when some other source that reached at least
-    ``1/limit`` of its edges and of its BFS levels (and read at least
-    ``1/limit`` of each count of the app's replay, where it has one, of
-    the edges it visited, of the synchronization steps it took, of the
-    program's atomics it issued and of its span, where both were counted) ran
-    more than ``limit`` times (and ``noise_ms``) faster: the extra time is
-    not in the work. With
-    the fastest source as that other one this is the issue's rule (a source
-    above ``limit`` times the fastest needs more than ``limit`` times its
-    edges or levels); comparing with every source also catches, say, a hub
-    twice as slow as a random source that reaches the same component.
+    A source ``s`` is *unexplained* when some other source ``o`` ran more
+    than ``limit`` times (and ``noise_ms``) faster than the work accounts
+    for: ``time(s) > limit * work_ratio(s, o) * time(o)``, where
+    :func:`work_ratio` is the largest ratio of any measure of ``s``'s work to
+    ``o``'s (its reached edges, BFS levels, SSSP depth, the app's replayed
+    reads, and where both were counted its edge visits, synchronization
+    steps, atomics and span), at least 1. With the fastest source as ``o``
+    this is the issue's rule (a source above ``limit`` times the fastest
+    needs a reason in its work), in proportion: a source 1.3× slower with
+    1.2× the span of a step's longest chain of edge reads is explained, one
+    10× slower with 1.3× the edges is not. Comparing with every source also
+    catches, say, a hub twice as slow as a random source that reaches the
+    same component.
     """
     runs = [s for s in cell.sources or () if s.median_ms is not None]
     if len(runs) < 2:
@@ -351,23 +363,19 @@ def explain_spread(
     fast, slow = min(runs, key=_ms_of), max(runs, key=_ms_of)
     t_fast, t_slow = _ms_of(fast), _ms_of(slow)
     ratio = t_slow / t_fast if t_fast > 0 else float("inf")
-    pairs: list[tuple[SourceRun, SourceRun]] = []  # (slow one, faster one)
+    pairs: list[tuple[SourceRun, SourceRun, float]] = []  # (slow, faster, excess)
     for s in runs:
-        peers = [
-            o
-            for o in runs
-            if o is not s
-            and limit * o.reached_edges >= s.reached_edges
-            and limit * o.levels >= s.levels
-            and limit * o.depth >= s.depth
-            and _as_much_replayed(o, s, limit)
-            and _as_much_counted(o, s, limit)
-        ]
-        if not peers:
-            continue
-        o = min(peers, key=_ms_of)
-        if _ms_of(s) > limit * _ms_of(o) and _ms_of(s) - _ms_of(o) > noise_ms:
-            pairs.append((s, o))
+        worst: tuple[SourceRun, SourceRun, float] | None = None
+        for o in runs:
+            if o is s or _ms_of(s) - _ms_of(o) <= noise_ms:
+                continue
+            allowed = limit * work_ratio(s, o) * _ms_of(o)
+            if _ms_of(s) > allowed and (
+                worst is None or _ms_of(s) / allowed > worst[2]
+            ):
+                worst = (s, o, _ms_of(s) / allowed)
+        if worst is not None:
+            pairs.append(worst)
     flagged = ratio > limit
     reason = ""
     if flagged:
@@ -380,11 +388,12 @@ def explain_spread(
             f"{fast.levels} levels)"
         )
     if pairs:
-        s, o = max(pairs, key=lambda p: _ms_of(p[0]) / max(_ms_of(p[1]), 1e-9))
+        s, o, _ = max(pairs, key=lambda p: p[2])
         reason += (
             f"{'; ' if reason else ''}**unexplained**: {len(pairs)} source(s) "
-            f"more than {limit:g}× slower than one with as much work, e.g. "
+            f"more than {limit:g}× slower than their work accounts for, e.g. "
             f"{s.role} {s.node} {_ratio(_ms_of(s), _ms_of(o))} {o.role} {o.node} "
+            f"with {work_ratio(s, o):.2f}× its work "
             f"({s.reached_edges:,} vs {o.reached_edges:,} edges, {s.levels} vs "
             f"{o.levels} levels{_depths(cell, s, o)}{_replayed(s, o)}"
             f"{_count(s, o, 'edge_visits', 'edge visits')}{_steps(s, o)}"
@@ -400,7 +409,7 @@ def explain_spread(
         (fast.levels, slow.levels),
         flagged or bool(pairs),
         not pairs,
-        [s.node for s, _ in pairs],
+        [s.node for s, _, _ in pairs],
         reason,
     )
 

@@ -195,7 +195,7 @@ def render_robust_section(
         ),
     )
     counted = "".join(
-        f", and of {text}"
+        f", {text}"
         for name, text in counts
         if any(getattr(r, name) is not None for r in runs)
     )
@@ -215,12 +215,14 @@ def render_robust_section(
         "its fastest is described in the last column: time, reached edges and "
         "levels of the slowest over the fastest. It is explained by the work "
         f"unless some source takes more than {SPREAD_LIMIT:g}× (and "
-        f"{SPREAD_NOISE_MS * 1000:g} µs) longer than another source that reached "
-        f"at least 1/{SPREAD_LIMIT:g} of its edges, of its levels, (SSSP) of "
-        "its depth and (BFS) of its top-down edges and bottom-up reads (replayed "
-        "on the CPU from the program's own decisions: the reads the interpreter "
-        "counts in `bfs` and `bfs_bottom_up`; on the two-hop path the reached "
-        f"edges){counted}: then it is **unexplained**, with the worst such pair. "
+        f"{SPREAD_NOISE_MS * 1000:g} µs) longer than another source does, "
+        "times the largest ratio of any measure of the first's work to the "
+        "other's: its reached edges, its levels, (SSSP) its depth and (BFS) its "
+        "top-down edges and bottom-up reads (replayed on the CPU from the "
+        "program's own decisions: the reads the interpreter counts in `bfs` and "
+        "`bfs_bottom_up`; on the two-hop path the reached edges)"
+        f"{counted}: then it is **unexplained**, with the pair furthest above "
+        "what its work accounts for. "
         "Per-source times, reached edges, levels, depths, replayed reads, "
         "counted edge visits, steps, atomics and spans are in `robust.json`."
     )

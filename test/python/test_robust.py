@@ -301,7 +301,9 @@ def test_spread_explained_by_levels_and_unexplained() -> None:
     odd = explain_spread(_cell(("random", 1.0, 500, 10), ("hub", 1.5, 520, 10)))
     assert odd is not None and odd.flagged and not odd.explained
     assert odd.unexplained == [1] and "**unexplained**" in odd.reason
-    assert "e.g. hub 1 1.5× random 0 (520 vs 500 edges" in odd.reason
+    assert (
+        "e.g. hub 1 1.5× random 0 with 1.04× its work (520 vs 500 edges" in odd.reason
+    )
     # slow against a source of the same work, not only against the fastest
     hub = explain_spread(
         _cell(("isolated", 0.05, 0, 1), ("random", 1.0, 500, 10), ("hub", 2, 500, 9))
@@ -313,6 +315,25 @@ def test_spread_explained_by_levels_and_unexplained() -> None:
     noise = explain_spread(_cell(("isolated", 0.010, 0, 1), ("random", 0.025, 0, 1)))
     assert noise is not None and noise.flagged and noise.explained  # within 20 µs
     assert explain_spread(RobustCell("cc", "g", "passed", times_ms=[1.0, 2.0])) is None
+
+
+def test_spread_in_proportion_to_the_work() -> None:
+    """A slower source is explained by its work in proportion: 1.3× slower
+    with 1.25× the reached edges is explained (under the limit times the
+    work), 10× slower with 1.3× the edges is not, and the worst pair is the
+    one furthest above what its work accounts for."""
+    near = explain_spread(_cell(("random", 1.0, 400, 10), ("random", 1.3, 500, 10)))
+    assert near is not None and near.flagged and near.explained
+    far = explain_spread(_cell(("random", 1.0, 400, 10), ("random", 10.0, 520, 10)))
+    assert far is not None and far.unexplained == [1]
+    assert "with 1.30× its work" in far.reason
+    both = explain_spread(
+        _cell(("random", 1.0, 400, 10), ("random", 2.0, 400, 10), ("hub", 4.0, 800, 10))
+    )
+    # 2 against 1 for the same work (1.67× over the limit); 4 against 2 for
+    # twice the edges is within it, 4 against 1 for twice the edges is not
+    assert both is not None and both.unexplained == [1, 2]
+    assert "random 1 2× random 0 with 1.00× its work" in both.reason
 
 
 def test_cell_json_round_trip_and_section() -> None:
