@@ -47,7 +47,12 @@ Retry and Respawn become worklist runtime calls.
   warp on each of many SMs instead of the first two blocks, whose memory
   pipelines would serve every gather of the step. With a block size that
   is not a multiple of 32 the position stays the global id (a runtime
-  select). Only ForAlls over the worklist (a loop over the nodes or a
+  select). With `warp_spread_run` = r < 32, a worklist shorter than the
+  grid's threads is dealt in runs as long as spread it over every warp
+  (at least r, at most 32): a frontier of 300 items in block 0 alone
+  (the small-worklist mode) then takes all its 32 warps, 10 items each,
+  instead of the first ten warps, whose lanes walk the items' edges one
+  item after another. Only ForAlls over the worklist (a loop over the nodes or a
   range fills the grid anyway); not one holding an Exclusive (its
   priorities follow the mapping), nor retry backoff's blocked rounds.
 - Inner ForAlls, Fors and host-kernel ForAlls are sequential `scf.for`s; a
@@ -69,6 +74,7 @@ Retry and Respawn become worklist runtime calls.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -178,15 +184,28 @@ def _thread_geometry(b: LoweringBuilder) -> tuple[SSAValue, SSAValue]:
     return tid, nthreads
 
 
-def _spread_position(b: LoweringBuilder, tid: SSAValue) -> SSAValue:
+def _spread_position(
+    b: LoweringBuilder,
+    tid: SSAValue,
+    nthreads: SSAValue,
+    count: Callable[[], SSAValue],
+    least_run: int = WARP,
+) -> SSAValue:
     """The thread's position under `warp_spread`: warp `w` of block `k` takes
-    the `(w * grid_dim + k)`-th run of WARP consecutive positions, lane `l`
-    the `l`-th of them. A bijection onto `0 .. nthreads` when the block
-    size is a multiple of WARP (every size the block-size rules pick but a
-    FixedBlock kernel's own); otherwise the global id `tid`. It keeps each
-    warp's positions consecutive (its loads coalesce) and deals consecutive
-    runs to different blocks, so that a short worklist spreads over the SMs
-    instead of filling the first blocks."""
+    the `(w * grid_dim + k)`-th run of `r` consecutive positions, lane `l <
+    r` the `l`-th of them, where `r` is WARP, or, for `count` iterations
+    fewer than the threads, as many as spread them over every warp
+    (`ceil(count / warps)`), at least `least_run`; the lanes from `r` on take
+    the positions past every warp's run (past `count`). A bijection onto `0
+    .. nthreads` when the block size is a multiple of WARP (every size the
+    block-size rules pick but a FixedBlock kernel's own); otherwise the
+    global id `tid`. It keeps each warp's positions consecutive (its loads
+    coalesce) and deals consecutive runs to different blocks, so that a
+    short worklist spreads over the SMs instead of filling the first blocks,
+    and, with a shorter least run, over the warps of one block (block 0
+    alone in the small-worklist mode: a frontier of a few hundred items in
+    all 32 warps instead of the first ten, whose lanes would walk the
+    items' edges one after another)."""
     warp = b.index(WARP)
     thread = _gpu_id(b, gpu.ThreadIdOp)
     lane = b.op(arith.RemUIOp(thread, warp))
@@ -195,7 +214,30 @@ def _spread_position(b: LoweringBuilder, tid: SSAValue) -> SSAValue:
     run = b.op(
         arith.AddiOp(b.op(arith.MuliOp(warp_index, grid)), _gpu_id(b, gpu.BlockIdOp))
     )
-    spread = b.op(arith.AddiOp(b.op(arith.MuliOp(run, warp)), lane))
+    if least_run >= WARP:
+        spread = b.op(arith.AddiOp(b.op(arith.MuliOp(run, warp)), lane))
+    else:
+        warps = b.op(arith.DivUIOp(nthreads, warp))
+        per_warp = b.op(
+            arith.CeilDivUIOp(count(), b.op(arith.MaxUIOp(warps, b.index(1))))
+        )
+        length = b.op(
+            arith.MinUIOp(warp, b.op(arith.MaxUIOp(per_warp, b.index(least_run))))
+        )
+        inside = b.op(arith.CmpiOp(lane, length, "ult"))
+        first = b.op(arith.AddiOp(b.op(arith.MuliOp(run, length)), lane))
+        rest = b.op(arith.SubiOp(warp, length))
+        beyond = b.op(
+            arith.AddiOp(
+                b.op(arith.MuliOp(warps, length)),
+                b.op(
+                    arith.AddiOp(
+                        b.op(arith.MuliOp(run, rest)), b.op(arith.SubiOp(lane, length))
+                    )
+                ),
+            )
+        )
+        spread = b.op(arith.SelectOp(inside, first, beyond))
     partial = b.op(arith.RemUIOp(_gpu_id(b, gpu.BlockDimOp), warp))
     whole = b.op(arith.CmpiOp(partial, b.index(0), "eq"))
     return b.op(arith.SelectOp(whole, spread, tid))
@@ -205,12 +247,29 @@ def _holds_exclusive(loop: LoopBase) -> bool:
     return any(isinstance(op, ExclusiveOp) for op in loop.walk())
 
 
-def _lower_grid_stride(loop: LoopBase, spread: bool = False) -> None:
+def check_warp_spread_run_option(value: int, pass_name: str) -> None:
+    """`warp_spread_run` must lie in 1 .. 32 (a warp's lanes)."""
+    if not 1 <= value <= WARP:
+        raise DiagnosticException(
+            f"{pass_name}: warp_spread_run must be between 1 and {WARP}, got {value}"
+        )
+
+
+def _count(b: LoweringBuilder, lb: SSAValue, ub: SSAValue, step: SSAValue) -> SSAValue:
+    """The iterations of `lb .. ub` by `step`."""
+    return b.op(arith.CeilDivSIOp(b.op(arith.SubiOp(ub, lb)), step))
+
+
+def _lower_grid_stride(
+    loop: LoopBase, spread: bool = False, least_run: int = WARP
+) -> None:
     b = LoweringBuilder(InsertPoint.before(loop))
     lb, ub, step = _bounds(loop, b)
     tid, nthreads = _thread_geometry(b)
     if spread:
-        tid = _spread_position(b, tid)
+        tid = _spread_position(
+            b, tid, nthreads, lambda: _count(b, lb, ub, step), least_run
+        )
     start = b.op(arith.AddiOp(lb, b.op(arith.MuliOp(tid, step))))
     stride = b.op(arith.MuliOp(nthreads, step))
     lowered = scf.ForOp(start, ub, stride, [], Region(take_body(loop.body)))
@@ -304,7 +363,10 @@ def _is_nested_edges(op: Operation) -> bool:
 
 
 def _lower_uniform(
-    loop: LoopBase, retry_blocked: bool = False, spread: bool = False
+    loop: LoopBase,
+    retry_blocked: bool = False,
+    spread: bool = False,
+    least_run: int = WARP,
 ) -> None:
     """Same number of rounds on every thread; guard the work between barriers.
     With `retry_blocked`, round r of thread tid runs position `first + r *
@@ -314,7 +376,18 @@ def _lower_uniform(
     b = LoweringBuilder(InsertPoint.before(loop))
     lb, ub, step = _bounds(loop, b)
     tid, nthreads = _thread_geometry(b)
-    position = _spread_position(b, tid) if spread and not retry_blocked else tid
+    counted: list[SSAValue] = []
+
+    def iterations() -> SSAValue:
+        if not counted:
+            counted.append(_count(b, lb, ub, step))
+        return counted[0]
+
+    position = (
+        _spread_position(b, tid, nthreads, iterations, least_run)
+        if spread and not retry_blocked
+        else tid
+    )
     old = take_body(loop.body)
     body = Block(arg_types=[IndexType()])
     inner = LoweringBuilder(InsertPoint.at_end(body))
@@ -327,8 +400,7 @@ def _lower_uniform(
         offset = inner.op(arith.MuliOp(body.args[0], blocks.between_rounds))
         k = inner.op(arith.AddiOp(blocks.first, offset))
     else:
-        span = b.op(arith.SubiOp(ub, lb))
-        count = b.op(arith.CeilDivSIOp(span, step))
+        count = iterations()
         rounds = b.op(arith.CeilDivSIOp(count, nthreads))
         k = inner.op(
             arith.AddiOp(inner.op(arith.MuliOp(body.args[0], nthreads)), position)
@@ -644,6 +716,7 @@ def _lower_loop(
     loop: LoopBase,
     backoff: frozenset[gpu.FuncOp] = frozenset(),
     warp_spread: bool = False,
+    least_run: int = WARP,
 ) -> None:
     outermost = (
         isinstance(loop, ForAllOp)
@@ -666,11 +739,11 @@ def _lower_loop(
     if not outermost:
         _lower_sequential(loop)
     elif any(_is_barrier(op) or _holds_barrier(op) for op in loop.body.block.ops):
-        _lower_uniform(loop, blocked, spread)
+        _lower_uniform(loop, blocked, spread, least_run)
     elif blocked:
         _lower_retry_blocked(loop)
     else:
-        _lower_grid_stride(loop, spread)
+        _lower_grid_stride(loop, spread, least_run)
 
 
 class LowerPop(RewritePattern):
@@ -764,7 +837,9 @@ class ConvertIrglLoops(ModulePass):
     thread in the retry rounds of retrying kernels; `exclusive_locks`
     (bool, false): lost conflicts retried in place under claim locks;
     `warp_spread` (bool,
-    false): runs of 32 iterations dealt to the blocks in turn (see the
+    false): runs of 32 iterations dealt to the blocks in turn;
+    `warp_spread_run` (int, 32): the fewest iterations a warp takes in a row
+    under warp spread when the worklist is shorter than the grid (see the
     module docstring; `-p 'convert-irgl-loops{block_push=true}'`).
     """
 
@@ -791,6 +866,15 @@ class ConvertIrglLoops(ModulePass):
     exclusive_locks: bool = False
     """Retry lost conflicts in place, the Exclusives taking wait-die claim
     locks, in the kernels that admit it (`_in_place_retries`)."""
+
+    warp_spread_run: int = WARP
+    """Under `warp_spread`, the fewest consecutive iterations a warp takes
+    when the worklist is shorter than the grid's threads: its runs are as
+    long as spread the worklist over every warp, at least this, at most 32
+    (32: always runs of 32)."""
+
+    def __post_init__(self) -> None:
+        check_warp_spread_run_option(self.warp_spread_run, self.name)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         # before the Retries are lowered: in-place retries, and kernels
@@ -832,4 +916,4 @@ class ConvertIrglLoops(ModulePass):
             if loop in in_place:
                 _lower_in_place(loop, in_place[loop])
             else:
-                _lower_loop(loop, backoff, self.warp_spread)
+                _lower_loop(loop, backoff, self.warp_spread, self.warp_spread_run)

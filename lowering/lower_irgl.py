@@ -22,7 +22,7 @@ from lowering.convert_irgl_exclusive import ConvertIrglExclusive
 from lowering.convert_irgl_graph import ConvertIrglGraph
 from lowering.convert_irgl_host_memory import ConvertIrglHostMemory
 from lowering.convert_irgl_kernels import ConvertIrglKernels
-from lowering.convert_irgl_loops import ConvertIrglLoops
+from lowering.convert_irgl_loops import ConvertIrglLoops, check_warp_spread_run_option
 from lowering.convert_irgl_nested_edges import ConvertIrglNestedEdges
 from lowering.convert_irgl_orchestration import ConvertIrglOrchestration
 from lowering.convert_irgl_sync import ConvertIrglSync
@@ -145,6 +145,10 @@ class LowerIrgl(ModulePass):
     - `warp_spread` (bool, true): an outermost ForAll over the worklist
       deals runs of 32 iterations to the blocks in turn, so a short
       worklist spreads over the SMs (convert-irgl-loops `warp_spread`);
+    - `warp_spread_run` (int, 32): under warp spread, the fewest iterations
+      a warp takes in a row when the worklist is shorter than the grid's
+      threads (runs as long as spread it over every warp, at most 32;
+      convert-irgl-loops `warp_spread_run`);
     - `hashed_priority` (bool, false): Exclusive's contenders get a hash
       of their rank as priority instead of the rank
       (convert-irgl-exclusive `hashed_priority`).
@@ -230,6 +234,10 @@ class LowerIrgl(ModulePass):
     """Runs of 32 consecutive iterations of an outermost ForAll over the
     worklist dealt to the blocks in turn (convert-irgl-loops)."""
 
+    warp_spread_run: int = 32
+    """Under warp spread, the fewest iterations a warp takes in a row when
+    the worklist is shorter than the grid's threads (convert-irgl-loops)."""
+
     edge_unroll: int = 4
     """`#pragma unroll N` on the block and warp phases' edge loops."""
     edge_unroll_interleaved: bool = False
@@ -299,6 +307,7 @@ class LowerIrgl(ModulePass):
         check_small_worklist_edges_option(self.small_worklist_edges, "lower-irgl")
         check_control_block_option(self.control_block, "lower-irgl")
         check_control_resident_option(self.control_resident, "lower-irgl")
+        check_warp_spread_run_option(self.warp_spread_run, "lower-irgl")
         if self.distribute not in ("", "oec", "cvc"):
             raise DiagnosticException(
                 f"lower-irgl: distribute must be oec or cvc, got {self.distribute!r}"
@@ -347,6 +356,7 @@ class LowerIrgl(ModulePass):
                 block_push_edges=self.block_push_edges,
                 retry_backoff=self.retry_backoff,
                 warp_spread=self.warp_spread,
+                warp_spread_run=self.warp_spread_run,
                 exclusive_locks=self.exclusive_locks,
             ),
             ConvertIrglExclusive(
