@@ -218,11 +218,25 @@ def _spread_position(
         spread = b.op(arith.AddiOp(b.op(arith.MuliOp(run, warp)), lane))
     else:
         warps = b.op(arith.DivUIOp(nthreads, warp))
-        per_warp = b.op(
-            arith.CeilDivUIOp(count(), b.op(arith.MaxUIOp(warps, b.index(1))))
+        iterations = count()
+        least = b.index(least_run)
+        # a worklist of at most `least_run` items a warp (a chain's one or
+        # two) takes the least run without the division
+        few = b.op(arith.CmpiOp(iterations, b.op(arith.MuliOp(warps, least)), "ule"))
+        longer = Block()
+        lb = b.nested(InsertPoint.at_end(longer))
+        per_warp = lb.op(
+            arith.CeilDivUIOp(iterations, lb.op(arith.MaxUIOp(warps, lb.index(1))))
+        )
+        lb.stmt(
+            scf.YieldOp(
+                lb.op(arith.MinUIOp(warp, lb.op(arith.MaxUIOp(per_warp, least))))
+            )
         )
         length = b.op(
-            arith.MinUIOp(warp, b.op(arith.MaxUIOp(per_warp, b.index(least_run))))
+            scf.IfOp(
+                few, [IndexType()], Region(Block([scf.YieldOp(least)])), Region(longer)
+            )
         )
         inside = b.op(arith.CmpiOp(lane, length, "ult"))
         first = b.op(arith.AddiOp(b.op(arith.MuliOp(run, length)), lane))

@@ -145,10 +145,10 @@ class LowerIrgl(ModulePass):
     - `warp_spread` (bool, true): an outermost ForAll over the worklist
       deals runs of 32 iterations to the blocks in turn, so a short
       worklist spreads over the SMs (convert-irgl-loops `warp_spread`);
-    - `warp_spread_run` (int, 32): under warp spread, the fewest iterations
+    - `warp_spread_run` (int, 1): under warp spread, the fewest iterations
       a warp takes in a row when the worklist is shorter than the grid's
       threads (runs as long as spread it over every warp, at most 32;
-      convert-irgl-loops `warp_spread_run`);
+      convert-irgl-loops `warp_spread_run`; 32: always runs of 32);
     - `hashed_priority` (bool, false): Exclusive's contenders get a hash
       of their rank as priority instead of the rank
       (convert-irgl-exclusive `hashed_priority`).
@@ -234,9 +234,10 @@ class LowerIrgl(ModulePass):
     """Runs of 32 consecutive iterations of an outermost ForAll over the
     worklist dealt to the blocks in turn (convert-irgl-loops)."""
 
-    warp_spread_run: int = 32
+    warp_spread_run: int = 1
     """Under warp spread, the fewest iterations a warp takes in a row when
-    the worklist is shorter than the grid's threads (convert-irgl-loops)."""
+    the worklist is shorter than the grid's threads (convert-irgl-loops;
+    32: always runs of 32)."""
 
     edge_unroll: int = 4
     """`#pragma unroll N` on the block and warp phases' edge loops."""

@@ -25,12 +25,21 @@ irgl.kernel @k(%g: !irgl.graph) {
 // CHECK-NEXT:   %[[WARPS:.*]] = arith.divui %[[NTHREADS]], %[[W]] : index
 // CHECK-NEXT:   %[[SPAN:.*]] = arith.subi %[[SIZE]], %{{.*}} : index
 // CHECK-NEXT:   %[[COUNT:.*]] = arith.ceildivsi %[[SPAN]], %{{.*}} : index
-// CHECK-NEXT:   %[[ONE:.*]] = arith.constant 1 : index
-// CHECK-NEXT:   %[[SOME:.*]] = arith.maxui %[[WARPS]], %[[ONE]] : index
-// CHECK-NEXT:   %[[PER:.*]] = arith.ceildivui %[[COUNT]], %[[SOME]] : index
+// A worklist of at most r items a warp takes runs of r without the
+// division.
 // CHECK-NEXT:   %[[LEAST:.*]] = arith.constant 8 : index
-// CHECK-NEXT:   %[[ATLEAST:.*]] = arith.maxui %[[PER]], %[[LEAST]] : index
-// CHECK-NEXT:   %[[LEN:.*]] = arith.minui %[[W]], %[[ATLEAST]] : index
+// CHECK-NEXT:   %[[ENOUGH:.*]] = arith.muli %[[WARPS]], %[[LEAST]] : index
+// CHECK-NEXT:   %[[FEW:.*]] = arith.cmpi ule, %[[COUNT]], %[[ENOUGH]] : index
+// CHECK-NEXT:   %[[LEN:.*]] = scf.if %[[FEW]] -> (index) {
+// CHECK-NEXT:     scf.yield %[[LEAST]] : index
+// CHECK-NEXT:   } else {
+// CHECK-NEXT:     %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT:     %[[SOME:.*]] = arith.maxui %[[WARPS]], %[[ONE]] : index
+// CHECK-NEXT:     %[[PER:.*]] = arith.ceildivui %[[COUNT]], %[[SOME]] : index
+// CHECK-NEXT:     %[[ATLEAST:.*]] = arith.maxui %[[PER]], %[[LEAST]] : index
+// CHECK-NEXT:     %[[LONG:.*]] = arith.minui %[[W]], %[[ATLEAST]] : index
+// CHECK-NEXT:     scf.yield %[[LONG]] : index
+// CHECK-NEXT:   }
 // CHECK-NEXT:   %[[INSIDE:.*]] = arith.cmpi ult, %[[LANE]], %[[LEN]] : index
 // CHECK-NEXT:   %[[BASE:.*]] = arith.muli %[[CHUNK]], %[[LEN]] : index
 // CHECK-NEXT:   %[[FIRST:.*]] = arith.addi %[[BASE]], %[[LANE]] : index
@@ -46,7 +55,10 @@ irgl.kernel @k(%g: !irgl.graph) {
 // CHECK:        } {irgl_rt.forall = #irgl_rt.forall<grid_stride>}
 
 // CUDA:         __global__ void k(
-// CUDA:           irgl_index [[PER:v[0-9]+]] = (irgl_index)((uint32_t){{v[0-9]+}} / (uint32_t){{v[0-9]+}} + ((uint32_t){{v[0-9]+}} % (uint32_t){{v[0-9]+}} != 0));
+// CUDA:           if ({{v[0-9]+}}) {
+// CUDA-NEXT:        {{v[0-9]+}} = 4;
+// CUDA-NEXT:      } else {
+// CUDA:             irgl_index [[PER:v[0-9]+]] = (irgl_index)((uint32_t){{v[0-9]+}} / (uint32_t){{v[0-9]+}} + ((uint32_t){{v[0-9]+}} % (uint32_t){{v[0-9]+}} != 0));
 // CUDA-NEXT:      irgl_index [[AT:v[0-9]+]] = (uint32_t)[[PER]] > (uint32_t)4 ? [[PER]] : 4;
 // CUDA-NEXT:      irgl_index {{v[0-9]+}} = (uint32_t)32 < (uint32_t)[[AT]] ? 32 : [[AT]];
 
