@@ -74,7 +74,6 @@ Retry and Respawn become worklist runtime calls.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -188,23 +187,22 @@ def _spread_position(
     b: LoweringBuilder,
     tid: SSAValue,
     nthreads: SSAValue,
-    count: Callable[[], SSAValue],
+    count: SSAValue | None = None,
     least_run: int = WARP,
 ) -> SSAValue:
-    """The thread's position under `warp_spread`: warp `w` of block `k` takes
-    the `(w * grid_dim + k)`-th run of `r` consecutive positions, lane `l <
-    r` the `l`-th of them, where `r` is WARP, or, for `count` iterations
-    fewer than the threads, as many as spread them over every warp
-    (`ceil(count / warps)`), at least `least_run`; the lanes from `r` on take
-    the positions past every warp's run (past `count`). A bijection onto `0
-    .. nthreads` when the block size is a multiple of WARP (every size the
-    block-size rules pick but a FixedBlock kernel's own); otherwise the
-    global id `tid`. It keeps each warp's positions consecutive (its loads
-    coalesce) and deals consecutive runs to different blocks, so that a
-    short worklist spreads over the SMs instead of filling the first blocks,
-    and, with a shorter least run, over the warps of one block (block 0
-    alone in the small-worklist mode: a frontier of a few hundred items in
-    all 32 warps instead of the first ten, whose lanes would walk the
+    """The thread's position under `warp_spread`: warp `w` of block `k` takes the `(w *
+    grid_dim + k)`-th run of `r` consecutive positions, lane `l < r` the `l`-th of
+    them, where `r` is WARP (always, without `count`), or, for `count` iterations
+    fewer than the threads, as many as spread them over every warp (`ceil(count /
+    warps)`), at least `least_run`; the lanes from `r` on take the positions past
+    every warp's run (past `count`). A bijection onto `0 .. nthreads` when the block
+    size is a multiple of WARP (every size the block-size rules pick but a
+    FixedBlock kernel's own); otherwise the global id `tid`. It keeps each warp's
+    positions consecutive (its loads coalesce) and deals consecutive runs to
+    different blocks, so that a short worklist spreads over the SMs instead of
+    filling the first blocks, and, with a shorter least run, over the warps of one
+    block (block 0 alone in the small-worklist mode: a frontier of a few hundred
+    items in all 32 warps instead of the first ten, whose lanes would walk the
     items' edges one after another)."""
     warp = b.index(WARP)
     thread = _gpu_id(b, gpu.ThreadIdOp)
@@ -214,23 +212,24 @@ def _spread_position(
     run = b.op(
         arith.AddiOp(b.op(arith.MuliOp(warp_index, grid)), _gpu_id(b, gpu.BlockIdOp))
     )
-    if least_run >= WARP:
+    if count is None or least_run >= WARP:
         spread = b.op(arith.AddiOp(b.op(arith.MuliOp(run, warp)), lane))
     else:
         warps = b.op(arith.DivUIOp(nthreads, warp))
-        iterations = count()
         least = b.index(least_run)
         # a worklist of at most `least_run` items a warp (a chain's one or
         # two) takes the least run without the division
-        few = b.op(arith.CmpiOp(iterations, b.op(arith.MuliOp(warps, least)), "ule"))
+        few = b.op(arith.CmpiOp(count, b.op(arith.MuliOp(warps, least)), "ule"))
         longer = Block()
-        lb = b.nested(InsertPoint.at_end(longer))
-        per_warp = lb.op(
-            arith.CeilDivUIOp(iterations, lb.op(arith.MaxUIOp(warps, lb.index(1))))
+        within = b.nested(InsertPoint.at_end(longer))
+        per_warp = within.op(
+            arith.CeilDivUIOp(count, within.op(arith.MaxUIOp(warps, within.index(1))))
         )
-        lb.stmt(
+        within.stmt(
             scf.YieldOp(
-                lb.op(arith.MinUIOp(warp, lb.op(arith.MaxUIOp(per_warp, least))))
+                within.op(
+                    arith.MinUIOp(warp, within.op(arith.MaxUIOp(per_warp, least)))
+                )
             )
         )
         length = b.op(
@@ -281,9 +280,8 @@ def _lower_grid_stride(
     lb, ub, step = _bounds(loop, b)
     tid, nthreads = _thread_geometry(b)
     if spread:
-        tid = _spread_position(
-            b, tid, nthreads, lambda: _count(b, lb, ub, step), least_run
-        )
+        count = _count(b, lb, ub, step) if least_run < WARP else None
+        tid = _spread_position(b, tid, nthreads, count, least_run)
     start = b.op(arith.AddiOp(lb, b.op(arith.MuliOp(tid, step))))
     stride = b.op(arith.MuliOp(nthreads, step))
     lowered = scf.ForOp(start, ub, stride, [], Region(take_body(loop.body)))
@@ -315,8 +313,7 @@ def _retry_blocks(
 ) -> _RetryBlocks:
     """`irgl_wl_retry_round(in)` and `irgl_backoff_chunk` decide the mapping
     (see the module docstring)."""
-    lb, ub, step = bounds
-    count = b.op(arith.CeilDivSIOp(b.op(arith.SubiOp(ub, lb)), step))
+    count = _count(b, *bounds)
     per_thread = b.op(arith.CeilDivSIOp(count, nthreads))
     worklist_in, _, _ = kernel_worklists(loop)
     round_ = b.call_value(runtime_function("irgl_wl_retry_round"), [worklist_in])
@@ -390,16 +387,10 @@ def _lower_uniform(
     b = LoweringBuilder(InsertPoint.before(loop))
     lb, ub, step = _bounds(loop, b)
     tid, nthreads = _thread_geometry(b)
-    counted: list[SSAValue] = []
-
-    def iterations() -> SSAValue:
-        if not counted:
-            counted.append(_count(b, lb, ub, step))
-        return counted[0]
-
+    count = None if retry_blocked else _count(b, lb, ub, step)
     position = (
-        _spread_position(b, tid, nthreads, iterations, least_run)
-        if spread and not retry_blocked
+        _spread_position(b, tid, nthreads, count, least_run)
+        if spread and count is not None
         else tid
     )
     old = take_body(loop.body)
@@ -414,7 +405,7 @@ def _lower_uniform(
         offset = inner.op(arith.MuliOp(body.args[0], blocks.between_rounds))
         k = inner.op(arith.AddiOp(blocks.first, offset))
     else:
-        count = iterations()
+        assert count is not None
         rounds = b.op(arith.CeilDivSIOp(count, nthreads))
         k = inner.op(
             arith.AddiOp(inner.op(arith.MuliOp(body.args[0], nthreads)), position)
@@ -427,11 +418,7 @@ def _lower_uniform(
     alone: SSAValue | None = None
     if any(isinstance(op, ExclusiveOp) for op in old.ops):
         # one iteration in all: its thread is the only contender of the launch
-        total = (
-            b.op(arith.CeilDivSIOp(b.op(arith.SubiOp(ub, lb)), step))
-            if retry_blocked
-            else count
-        )
+        total = _count(b, lb, ub, step) if retry_blocked else count
         alone = b.op(arith.CmpiOp(total, b.index(1), "eq"))
 
     def flush() -> None:

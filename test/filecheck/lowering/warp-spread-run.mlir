@@ -19,12 +19,12 @@ irgl.kernel @k(%g: !irgl.graph) {
 // CHECK:        %[[SIZE:.*]] = func.call @irgl_wl_size(%[[IN]])
 // CHECK:        "gpu.grid_dim"
 // CHECK-NEXT:   %[[NTHREADS:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:   %[[SPAN:.*]] = arith.subi %[[SIZE]], %{{.*}} : index
+// CHECK-NEXT:   %[[COUNT:.*]] = arith.ceildivsi %[[SPAN]], %{{.*}} : index
 // CHECK-NEXT:   %[[W:.*]] = arith.constant 32 : index
 // CHECK:        %[[LANE:.*]] = arith.remui %{{.*}}, %[[W]] : index
 // CHECK:        %[[CHUNK:.*]] = arith.addi %{{.*}}, %{{.*}} : index
 // CHECK-NEXT:   %[[WARPS:.*]] = arith.divui %[[NTHREADS]], %[[W]] : index
-// CHECK-NEXT:   %[[SPAN:.*]] = arith.subi %[[SIZE]], %{{.*}} : index
-// CHECK-NEXT:   %[[COUNT:.*]] = arith.ceildivsi %[[SPAN]], %{{.*}} : index
 // A worklist of at most r items a warp takes runs of r without the
 // division.
 // CHECK-NEXT:   %[[LEAST:.*]] = arith.constant 8 : index
