@@ -29,11 +29,12 @@ invoked kernel admits; each invoked kernel is pinned to it, and the control
 kernel's launch bounds ask for RESIDENT_THREADS threads per SM
 (RESIDENT_THREADS_TOPOLOGY when it runs no worklist), or, when an invoked
 kernel declares `launch_bounds(max_threads, min_blocks)`, for the largest
-min_blocks blocks of the control block size. An
-Iterate/Pipe stays a host loop when the intersection is empty, when its
-body holds something that cannot run on the device (C text, calls, memory
-operations), when an invoked kernel is pinned to another size by another
-control kernel, or when it holds no loop. With `remarks` the pass
+min_blocks blocks of the control block size. An invoked
+kernel already pinned to another size by another control kernel runs as a
+copy pinned to this one's (`@<kernel>_b<size>`). An Iterate/Pipe stays a
+host loop when the intersection is empty, when its body holds something
+that cannot run on the device (C text, calls, memory operations), or when
+it holds no loop. With `remarks` the pass
 prints one line per Iterate/Pipe saying whether it was outlined, or why not.
 
 Small-worklist mode (`small_worklist=N`, N > 0; time limit
@@ -75,6 +76,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     MemRefType,
     ModuleOp,
+    StringAttr,
     SymbolRefAttr,
     i32,
 )
@@ -83,7 +85,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from irgl_dialect.attributes import Aggregation, GraphType
-from irgl_dialect.orchestration import IterateOp, PipeOp
+from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
 from irgl_dialect.runtime import DeviceBodyAttr, GridSizeOp, LaunchAttr
 from irgl_dialect.runtime_library import dynamic_memref
 from lowering.builders import LoweringBuilder, unique_name
@@ -96,6 +98,7 @@ from lowering.outline_control import (
 )
 from lowering.outline_plan import (
     NotOutlinable,
+    PinnedElsewhere,
     Plan,
     captured_values,
     check_control_block_option,
@@ -205,6 +208,9 @@ class _Outliner:
             if isinstance(op, func.FuncOp | gpu.FuncOp)
         }
         self.bodies: dict[str, str] = {}
+        self.copies: dict[tuple[str, int], str] = {}
+        """Copies of pinned kernels for control kernels of another block
+        size, by kernel and size."""
 
     def run(self) -> None:
         for function in list(self.module.body.block.ops):
@@ -215,7 +221,7 @@ class _Outliner:
 
     def outline(self, op: IterateOp | PipeOp, where: str) -> None:
         try:
-            plan = plan_outline(op, self.kernels, self.control_block)
+            plan = self._plan(op, where)
             if self.retry_backoff and any(
                 launch_of(k).retries for k in plan.kernels.values()
             ):
@@ -281,6 +287,40 @@ class _Outliner:
             else:
                 text = f"no small-worklist mode: {why}"
             remark(self.remarks, loop, where, text)
+
+    def _plan(self, op: IterateOp | PipeOp, where: str) -> Plan:
+        """`plan_outline`, where a kernel another control kernel pinned to
+        another block size is run as a copy pinned to this one's (one copy
+        per kernel and size, named after both)."""
+        try:
+            return plan_outline(op, self.kernels, self.control_block)
+        except PinnedElsewhere as pinned:
+            size = pinned.plan.block_size
+            for name in pinned.names:
+                copy = self.copies.get((name, size))
+                if copy is None:
+                    kernel = self.kernels[name]
+                    clone = kernel.clone()
+                    copy = unique_name(self.names, f"{name.rstrip('_')}_b{size}")
+                    clone.sym_name = StringAttr(copy)
+                    launch_of(clone).pinned_to(size).attach(clone)
+                    self.container.body.block.insert_op_after(clone, kernel)
+                    self.kernels[copy] = clone
+                    self.copies[(name, size)] = copy
+                    remark(
+                        self.remarks,
+                        op,
+                        where,
+                        f"@{name} runs in a control kernel of block size "
+                        f"{launch_of(kernel).block}: this one runs a copy, @{copy}",
+                    )
+                for inner in op.walk():
+                    if (
+                        isinstance(inner, InvokeOp | IterateOp)
+                        and inner.callee.string_value() == name
+                    ):
+                        inner.callee = SymbolRefAttr(copy)
+            return plan_outline(op, self.kernels, self.control_block)
 
     def _body_function(self, name: str, kernel: gpu.FuncOp) -> str:
         if name not in self.bodies:

@@ -6,10 +6,12 @@ when it holds a loop (an Iterate or a looping Pipe), every op of its body
 can run on the device (orchestration, `arith`, `scf.if`/`scf.for` of such
 ops; no C text, calls or memory operations), the block sizes its kernels
 admit intersect (`lowering/block_size.py`, `control_block_size`), none of
-its kernels is pinned to another size by another control kernel, and each
-result it gives the host can be read back. `plan_outline` checks that and
-returns the `Plan` (the kernels, the Any/All cells, the control block
-size), or raises `NotOutlinable` with the reason, which `remark` prints.
+its kernels is pinned to another size by another control kernel (a
+`PinnedElsewhere`, which the outliner answers with copies of those
+kernels), and each result it gives the host can be read back.
+`plan_outline` checks that and returns the `Plan` (the kernels, the Any/All
+cells, the control block size), or raises `NotOutlinable` with the reason,
+which `remark` prints.
 
 Also here: what the control kernel captures from the host function, the
 launch bounds it asks for (`resident_threads`), and the checks of the
@@ -58,6 +60,16 @@ _Orchestration = InvokeOp | IterateOp | PipeOp
 
 class NotOutlinable(Exception):
     """Why an Iterate/Pipe stays a host loop."""
+
+
+class PinnedElsewhere(NotOutlinable):
+    """Kernels of the plan are pinned to another block size by an earlier
+    control kernel (the outliner runs copies of them instead)."""
+
+    def __init__(self, message: str, plan: Plan, names: Sequence[str]):
+        super().__init__(message)
+        self.plan = plan
+        self.names = tuple(names)
 
 
 def lowered_kernels(module: ModuleOp) -> dict[str, gpu.FuncOp]:
@@ -181,13 +193,21 @@ def plan_outline(
             + ")"
         )
     plan.block_size = best
-    for name, kernel in plan.kernels.items():
-        launch = launch_of(kernel)
-        if launch.pinned and launch.block != plan.block_size:
-            raise NotOutlinable(
+    pinned = [
+        (name, launch.block)
+        for name, kernel in plan.kernels.items()
+        if (launch := launch_of(kernel)).pinned and launch.block != plan.block_size
+    ]
+    if pinned:
+        raise PinnedElsewhere(
+            "; ".join(
                 f"@{name} already runs in a control kernel of block size "
-                f"{launch.block}, this one needs {plan.block_size}"
-            )
+                f"{block}, this one needs {plan.block_size}"
+                for name, block in pinned
+            ),
+            plan,
+            [name for name, _ in pinned],
+        )
     return plan
 
 

@@ -44,6 +44,9 @@ irgl.kernel @init(%g: !irgl.graph, %level: memref<?xi32>, %src: index,
     %is_src = arith.cmpi eq, %n, %src : index
     %l = arith.select %is_src, %zero, %inf : i32
     memref.store %l, %level[%n] : memref<?xi32>
+    scf.if %is_src {
+      irgl.wl.push %n
+    }
     %is_counter = arith.cmpi ult, %n, %k1025 : index
     scf.if %is_counter {
       memref.store %zero64, %frontier_edges[%n] : memref<?xi64>
@@ -67,9 +70,11 @@ irgl.kernel @init(%g: !irgl.graph, %level: memref<?xi32>, %src: index,
 // hence the sample; the host samples small graphs fully. A count that goes
 // past limit / 32 returns true: the frontier's edges may exceed `limit` (if
 // the total does, one counter is past its share), which ends the Iterate
-// (`until any`) and hands the next level to `bfs_bottom_up`. The first
-// item zeroes the other level's counters (used by the previous invocation,
-// next by the following one).
+// (`until any`) and hands the next level to `bfs_bottom_up`; the flag after
+// the counters says which level, 4 * LEVEL + 1 (an atomic max: a later level
+// is larger), so the host reads it alone. The first item zeroes the other
+// level's counters (used by the previous invocation, next by the following
+// one).
 irgl.kernel @bfs(%g: !irgl.graph, %level: memref<?xi32>, %LEVEL: i32,
                  %frontier_edges: memref<?xi64>, %limit: i64, %sample_every: i64) {
   %inf = arith.constant 1073741823 : i32
@@ -97,6 +102,11 @@ irgl.kernel @bfs(%g: !irgl.graph, %level: memref<?xi32>, %LEVEL: i32,
   %this_base = arith.muli %this_i, %k512 : index
   %next_base = arith.muli %next_i, %k512 : index
   %share = arith.divui %limit, %k32_64 : i64
+  %level64 = arith.extsi %LEVEL : i32 to i64
+  %four64 = arith.constant 4 : i64
+  %level4 = arith.muli %level64, %four64 : i64
+  %heavy_mark = arith.addi %level4, %one64 : i64
+  %huge_mark = arith.addi %level4, %two64 : i64
   irgl.forall %wlidx in worklist {
     %n = irgl.wl.pop %wlidx
     %is_first = arith.cmpi eq, %wlidx, %k0 : index
@@ -109,8 +119,9 @@ irgl.kernel @bfs(%g: !irgl.graph, %level: memref<?xi32>, %LEVEL: i32,
     // A node with more than `limit` edges is left to the bottom-up pass:
     // it is the frontier's heaviest part on its own, and one block would
     // walk its edges while the rest of the grid idles (a star's hub). Its
-    // edge loop skips every edge, flag 2 ends the Iterate (below), and the
-    // host runs bottom-up from this LEVEL (flag 1: from the next).
+    // edge loop skips every edge, 4 * LEVEL + 2 in the flag ends the Iterate
+    // (below), and the host runs bottom-up from this LEVEL (4 * LEVEL + 1:
+    // from the next).
     %deg_n = irgl.graph.degree %g[%n]
     %deg_n64 = arith.index_cast %deg_n : index to i64
     %huge = arith.cmpi ugt, %deg_n64, %limit : i64
@@ -145,7 +156,7 @@ irgl.kernel @bfs(%g: !irgl.graph, %level: memref<?xi32>, %LEVEL: i32,
             %after = arith.addi %before, %weight : i64
             %heavy = arith.cmpi ugt, %after, %share : i64
             scf.if %heavy {
-              %was = "memref.atomic_rmw"(%one64, %frontier_edges, %k1024) <{kind = 4 : i64}> : (i64, memref<?xi64>, index) -> i64
+              %was = "memref.atomic_rmw"(%heavy_mark, %frontier_edges, %k1024) <{kind = 4 : i64}> : (i64, memref<?xi64>, index) -> i64
             }
             irgl.reduce_and_return %heavy
           }
@@ -153,8 +164,8 @@ irgl.kernel @bfs(%g: !irgl.graph, %level: memref<?xi32>, %LEVEL: i32,
       }
     }
     scf.if %huge {
-      // kind 4 = maxs: flag 2 stays 2 whatever else this level stores
-      %was = "memref.atomic_rmw"(%two64, %frontier_edges, %k1024) <{kind = 4 : i64}> : (i64, memref<?xi64>, index) -> i64
+      // kind 4 = maxs: 4 * LEVEL + 2 stays whatever else this level stores
+      %was = "memref.atomic_rmw"(%huge_mark, %frontier_edges, %k1024) <{kind = 4 : i64}> : (i64, memref<?xi64>, index) -> i64
       irgl.reduce_and_return %huge
     }
   }
@@ -317,7 +328,6 @@ irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
   %c1024 = arith.constant 1024 : index
   %c1025 = arith.constant 1025 : index
   %frontier_edges = memref.alloc(%c1025) : memref<?xi64>
-  irgl.invoke @init(%g, %level, %src, %frontier_edges) : (!irgl.graph, memref<?xi32>, index, memref<?xi64>)
   %nn = irgl.graph.num_nodes %g
   %ne = irgl.graph.num_edges %g
   %low = arith.muli %nn, %c4 : index
@@ -328,8 +338,15 @@ irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
   %dmax = irgl.graph.max_degree %g
   %no_hub = arith.cmpi ule, %dmax, %quarter : index
   %sparse = arith.andi %few_edges, %no_hub : i1
+  // Each way is one Pipe: @init (which pushes the source) and the Iterate
+  // run in one control kernel, one launch for the whole search (a search
+  // that reaches nothing is its launches and reads). The two control
+  // kernels' block sizes differ, so the second runs a copy of @init.
   scf.if %sparse {
-    irgl.iterate @bfs_two_hop(%g, %level) : (!irgl.graph, memref<?xi32>) initial [%src] {
+    irgl.pipe once {
+      irgl.invoke @init(%g, %level, %src, %frontier_edges) : (!irgl.graph, memref<?xi32>, index, memref<?xi64>)
+      irgl.iterate @bfs_two_hop(%g, %level) : (!irgl.graph, memref<?xi32>) {
+      }
     }
   } else {
     // top-down while a frontier's edges stay within 1/4 of the graph's,
@@ -343,24 +360,33 @@ irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
     %every_low = arith.maxui %every_raw, %c1i : index
     %every_index = arith.minui %every_low, %c32i : index
     %sample_every = arith.index_cast %every_index : index to i64
-    %after = irgl.iterate until any @bfs(%g, %level, %lvl = %c1, %frontier_edges, %limit, %sample_every)
-        : (!irgl.graph, memref<?xi32>, i32, memref<?xi64>, i64, i64) initial [%src] {
-      %next = arith.addi %lvl, %c1 : i32
-      irgl.yield %next : i32
+    irgl.pipe once {
+      irgl.invoke @init(%g, %level, %src, %frontier_edges) : (!irgl.graph, memref<?xi32>, index, memref<?xi64>)
+      %after = irgl.iterate until any @bfs(%g, %level, %lvl = %c1, %frontier_edges, %limit, %sample_every)
+          : (!irgl.graph, memref<?xi32>, i32, memref<?xi64>, i64, i64) {
+        %next = arith.addi %lvl, %c1 : i32
+        irgl.yield %next : i32
+      }
     }
-    // then bottom-up from the level after the heavy frontier, if there was
-    // one: when the worklist ran dry instead (a source whose component is
-    // small, an isolated source) BFS is done, and a bottom-up pass would
-    // read the edges of every unreached node, the whole graph
-    // (flag 2: a node too heavy to expand left this level to it)
+    // then bottom-up after the heavy frontier, if there was one: when the
+    // worklist ran dry instead (a source whose component is small, an
+    // isolated source) the flag is 0 and BFS is done, and a bottom-up pass
+    // would read the edges of every unreached node, the whole graph. The
+    // flag is 4 * L + 2 when a node too heavy to expand left level L to it
+    // (bottom-up from L), 4 * L + 1 when level L's frontier was heavy (from
+    // L + 1).
     %zero64 = arith.constant 0 : i64
     %two64 = arith.constant 2 : i64
+    %three64 = arith.constant 3 : i64
     %flag = memref.load %frontier_edges[%c1024] : memref<?xi64>
     %heavy = arith.cmpi ne, %flag, %zero64 : i64
-    %left = arith.cmpi eq, %flag, %two64 : i64
-    %this_level = arith.subi %after, %c1 : i32
-    %start = arith.select %left, %this_level, %after : i32
     scf.if %heavy {
+      %why = arith.andi %flag, %three64 : i64
+      %left = arith.cmpi eq, %why, %two64 : i64
+      %at64 = arith.shrui %flag, %two64 : i64
+      %at = arith.trunci %at64 : i64 to i32
+      %below = arith.addi %at, %c1 : i32
+      %start = arith.select %left, %at, %below : i32
       %end = irgl.iterate while any @bfs_bottom_up(%g, %level, %l = %start)
           : (!irgl.graph, memref<?xi32>, i32) {
         %next = arith.addi %l, %c1 : i32
