@@ -25,8 +25,10 @@
 // `win` holds the window: win[0] = lo, win[1] = hi, win[2] = the smallest
 // far distance found by the last scan (INF when there is none).
 
-// Every node starts unreached (INF), the source at 0; no node pushed yet;
-// the first window is [0, delta).
+// Every node starts unreached (INF), the source at 0 and pushed (the first
+// worklist of the Pipe @main runs this kernel in: it is the control kernel's
+// first step, not a launch of its own); no node stamped yet; the first
+// window is [0, delta).
 irgl.kernel @init(%g: !irgl.graph, %dist: memref<?xi32>, %stamp: memref<?xi32>, %win: memref<?xi32>, %src: index, %delta: i32) {
   %inf = arith.constant 1073741823 : i32
   %zero = arith.constant 0 : i32
@@ -39,6 +41,7 @@ irgl.kernel @init(%g: !irgl.graph, %dist: memref<?xi32>, %stamp: memref<?xi32>, 
     memref.store %d, %dist[%n] : memref<?xi32>
     memref.store %zero, %stamp[%n] : memref<?xi32>
     scf.if %is_src {
+      irgl.wl.push %n
       memref.store %zero, %win[%c0] : memref<?xi32>
       memref.store %delta, %win[%c1] : memref<?xi32>
       memref.store %inf, %win[%c2] : memref<?xi32>
@@ -154,16 +157,18 @@ irgl.kernel host @main(%g: !irgl.graph, %dist: memref<?xi32>, %src: index) {
   %nn = irgl.graph.num_nodes %g
   %stamp = memref.alloc(%nn) : memref<?xi32>
   %win = memref.alloc(%c3) : memref<?xi32>
-  irgl.invoke @init(%g, %dist, %stamp, %win, %src, %delta) : (!irgl.graph, memref<?xi32>, memref<?xi32>, memref<?xi32>, index, i32)
-  // One pass per window, while the scan finds nodes to push.
-  irgl.pipe initial [%src] {
-    %rounds = irgl.iterate @relax(%g, %dist, %stamp, %win, %round = %c1) : (!irgl.graph, memref<?xi32>, memref<?xi32>, memref<?xi32>, i32) {
-      %next = arith.addi %round, %c1 : i32
-      irgl.yield %next : i32
+  irgl.pipe once {
+    irgl.invoke @init(%g, %dist, %stamp, %win, %src, %delta) : (!irgl.graph, memref<?xi32>, memref<?xi32>, memref<?xi32>, index, i32)
+    // One pass per window, while the scan finds nodes to push.
+    irgl.pipe {
+      %rounds = irgl.iterate @relax(%g, %dist, %stamp, %win, %round = %c1) : (!irgl.graph, memref<?xi32>, memref<?xi32>, memref<?xi32>, i32) {
+        %next = arith.addi %round, %c1 : i32
+        irgl.yield %next : i32
+      }
+      irgl.invoke @find_far(%g, %dist, %stamp, %win) : (!irgl.graph, memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      irgl.invoke @advance(%win, %delta) : (memref<?xi32>, i32)
+      irgl.invoke @split(%g, %dist, %win) : (!irgl.graph, memref<?xi32>, memref<?xi32>)
     }
-    irgl.invoke @find_far(%g, %dist, %stamp, %win) : (!irgl.graph, memref<?xi32>, memref<?xi32>, memref<?xi32>)
-    irgl.invoke @advance(%win, %delta) : (memref<?xi32>, i32)
-    irgl.invoke @split(%g, %dist, %win) : (!irgl.graph, memref<?xi32>, memref<?xi32>)
   }
   memref.dealloc %win : memref<?xi32>
   memref.dealloc %stamp : memref<?xi32>
