@@ -175,40 +175,61 @@ irgl.kernel @bfs(%g: !irgl.graph, %level: memref<?xi32>, %LEVEL: i32,
 // neighbour on level LEVEL - 1 and stops at the first; if it finds one it
 // takes LEVEL and returns true (the Iterate goes on while any node does).
 // A node writes only its own level, and LEVEL never equals LEVEL - 1, so
-// the nodes of one pass need not see each other.
-irgl.kernel @bfs_bottom_up(%g: !irgl.graph, %level: memref<?xi32>, %LEVEL: i32) {
+// the nodes of one pass need not see each other. LEVEL is pass PASS (from
+// 0) after the level the heavy-frontier flag names (see @bfs: from L for
+// 4 * L + 2, from L + 1 for 4 * L + 1); a flag of 0 (the top-down levels
+// ran dry: a source whose component is small, an isolated source) makes
+// the pass do nothing and return false, since a bottom-up pass would read
+// the edges of every unreached node, the whole graph.
+irgl.kernel @bfs_bottom_up(%g: !irgl.graph, %level: memref<?xi32>,
+                           %frontier_edges: memref<?xi64>, %PASS: i32) {
   %inf = arith.constant 1073741823 : i32
   %one = arith.constant 1 : i32
   %true = arith.constant true
   %false = arith.constant false
   %k1 = arith.constant 1 : index
+  %k1024 = arith.constant 1024 : index
+  %zero64 = arith.constant 0 : i64
+  %two64 = arith.constant 2 : i64
+  %three64 = arith.constant 3 : i64
+  %flag = memref.load %frontier_edges[%k1024] : memref<?xi64>
+  %heavy = arith.cmpi ne, %flag, %zero64 : i64
+  %why = arith.andi %flag, %three64 : i64
+  %left = arith.cmpi eq, %why, %two64 : i64
+  %at64 = arith.shrui %flag, %two64 : i64
+  %at = arith.trunci %at64 : i64 to i32
+  %below = arith.addi %at, %one : i32
+  %start = arith.select %left, %at, %below : i32
+  %LEVEL = arith.addi %start, %PASS : i32
   %parent_level = arith.subi %LEVEL, %one : i32
   irgl.forall %n in nodes(%g) {
-    %l = memref.load %level[%n] : memref<?xi32>
-    %unseen = arith.cmpi eq, %l, %inf : i32
-    scf.if %unseen {
-      %first = irgl.graph.first_edge %g[%n]
-      %last = irgl.graph.last_edge %g[%n]
-      %stop = scf.while (%e = %first) : (index) -> index {
-        %in_row = arith.cmpi ult, %e, %last : index
-        %searching = scf.if %in_row -> (i1) {
-          %d = irgl.graph.edge_dst %g[%e]
-          %ld = memref.load %level[%d] : memref<?xi32>
-          %not_parent = arith.cmpi ne, %ld, %parent_level : i32
-          scf.yield %not_parent : i1
-        } else {
-          scf.yield %false : i1
+    scf.if %heavy {
+      %l = memref.load %level[%n] : memref<?xi32>
+      %unseen = arith.cmpi eq, %l, %inf : i32
+      scf.if %unseen {
+        %first = irgl.graph.first_edge %g[%n]
+        %last = irgl.graph.last_edge %g[%n]
+        %stop = scf.while (%e = %first) : (index) -> index {
+          %in_row = arith.cmpi ult, %e, %last : index
+          %searching = scf.if %in_row -> (i1) {
+            %d = irgl.graph.edge_dst %g[%e]
+            %ld = memref.load %level[%d] : memref<?xi32>
+            %not_parent = arith.cmpi ne, %ld, %parent_level : i32
+            scf.yield %not_parent : i1
+          } else {
+            scf.yield %false : i1
+          }
+          scf.condition(%searching) %e : index
+        } do {
+        ^bb0(%e: index):
+          %e_next = arith.addi %e, %k1 : index
+          scf.yield %e_next : index
         }
-        scf.condition(%searching) %e : index
-      } do {
-      ^bb0(%e: index):
-        %e_next = arith.addi %e, %k1 : index
-        scf.yield %e_next : index
-      }
-      %found = arith.cmpi ult, %stop, %last : index
-      scf.if %found {
-        memref.store %LEVEL, %level[%n] : memref<?xi32>
-        irgl.reduce_and_return %true
+        %found = arith.cmpi ult, %stop, %last : index
+        scf.if %found {
+          memref.store %LEVEL, %level[%n] : memref<?xi32>
+          irgl.reduce_and_return %true
+        }
       }
     }
   }
@@ -338,10 +359,11 @@ irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
   %dmax = irgl.graph.max_degree %g
   %no_hub = arith.cmpi ule, %dmax, %quarter : index
   %sparse = arith.andi %few_edges, %no_hub : i1
-  // Each way is one Pipe: @init (which pushes the source) and the Iterate
-  // run in one control kernel, one launch for the whole search (a search
-  // that reaches nothing is its launches and reads). The two control
-  // kernels' block sizes differ, so the second runs a copy of @init.
+  // Each way is one Pipe: @init (which pushes the source) and the Iterates
+  // run in one control kernel, one launch and one read (its status) for
+  // the whole search; a search that reaches nothing is its launches and
+  // reads. The two control kernels' block sizes differ, so the second runs
+  // a copy of @init.
   scf.if %sparse {
     irgl.pipe once {
       irgl.invoke @init(%g, %level, %src, %frontier_edges) : (!irgl.graph, memref<?xi32>, index, memref<?xi64>)
@@ -360,6 +382,10 @@ irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
     %every_low = arith.maxui %every_raw, %c1i : index
     %every_index = arith.minui %every_low, %c32i : index
     %sample_every = arith.index_cast %every_index : index to i64
+    // Then, in the same control kernel, bottom-up after the heavy frontier
+    // if there was one: @bfs_bottom_up reads the flag @bfs left, and a flag
+    // of 0 makes its one pass do nothing.
+    %c0 = arith.constant 0 : i32
     irgl.pipe once {
       irgl.invoke @init(%g, %level, %src, %frontier_edges) : (!irgl.graph, memref<?xi32>, index, memref<?xi64>)
       %after = irgl.iterate until any @bfs(%g, %level, %lvl = %c1, %frontier_edges, %limit, %sample_every)
@@ -367,29 +393,9 @@ irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index) {
         %next = arith.addi %lvl, %c1 : i32
         irgl.yield %next : i32
       }
-    }
-    // then bottom-up after the heavy frontier, if there was one: when the
-    // worklist ran dry instead (a source whose component is small, an
-    // isolated source) the flag is 0 and BFS is done, and a bottom-up pass
-    // would read the edges of every unreached node, the whole graph. The
-    // flag is 4 * L + 2 when a node too heavy to expand left level L to it
-    // (bottom-up from L), 4 * L + 1 when level L's frontier was heavy (from
-    // L + 1).
-    %zero64 = arith.constant 0 : i64
-    %two64 = arith.constant 2 : i64
-    %three64 = arith.constant 3 : i64
-    %flag = memref.load %frontier_edges[%c1024] : memref<?xi64>
-    %heavy = arith.cmpi ne, %flag, %zero64 : i64
-    scf.if %heavy {
-      %why = arith.andi %flag, %three64 : i64
-      %left = arith.cmpi eq, %why, %two64 : i64
-      %at64 = arith.shrui %flag, %two64 : i64
-      %at = arith.trunci %at64 : i64 to i32
-      %below = arith.addi %at, %c1 : i32
-      %start = arith.select %left, %at, %below : i32
-      %end = irgl.iterate while any @bfs_bottom_up(%g, %level, %l = %start)
-          : (!irgl.graph, memref<?xi32>, i32) {
-        %next = arith.addi %l, %c1 : i32
+      %passes = irgl.iterate while any @bfs_bottom_up(%g, %level, %frontier_edges, %pass = %c0)
+          : (!irgl.graph, memref<?xi32>, memref<?xi64>, i32) {
+        %next = arith.addi %pass, %c1 : i32
         irgl.yield %next : i32
       }
     }
