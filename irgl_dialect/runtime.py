@@ -145,7 +145,8 @@ class LaunchAttr(_OpAttribute):
     - `control`: a control kernel of an outlined Iterate/Pipe
       (irgl-outline-iterations; needs `grid_sync`);
     - `pinned`: a control kernel runs this kernel's body with `block`
-      threads, so no other block size may be chosen for it.
+      threads, so no other block size may be chosen for it (a control
+      kernel of another size runs a copy, `@<kernel>_b<size>`).
     """
 
     name = "irgl_rt.launch"
