@@ -431,11 +431,10 @@ class SmallWorklistLowering(ControlLowering):
         small = self.small
         if self.block_mode or loop not in small.loops:
             return super()._round(b, loop, carried, build)
+        self.graph = self._graph_of(loop)
         if small.merged:
-            self.graph = self._graph_of(loop)
             return self._merged_round(b, carried, build)
         entry = self.state
-        self.graph = self._graph_of(loop)
         fits = self._fits(b)
         types = [i1, *(v.type for v in carried), *entry.types()]
         switch = scf.IfOp(fits, types, Region(Block()), Region(Block()))

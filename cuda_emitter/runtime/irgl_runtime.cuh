@@ -2818,7 +2818,7 @@ __device__ __forceinline__ bool irgl_ctl_small_fits(irgl::Worklist wl, irgl_inde
   unsigned long long mine = 0;
   for (irgl_index i = threadIdx.x; i < size; i += blockDim.x) {
     const irgl_index n = wl.items[i];
-    mine += static_cast<unsigned long long>(g.row_start[n + 1] - g.row_start[n]);
+    mine += static_cast<unsigned long long>(irgl_graph_degree(g, n));
   }
   if (mine != 0) atomicAdd_block(&edges, mine);
   __syncthreads();
