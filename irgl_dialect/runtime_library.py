@@ -330,6 +330,8 @@ def _functions() -> list[RuntimeFunction]:
         _fn("irgl_wl_create", (_index,), (_wl,), h),
         _fn("irgl_wl_destroy", (_wl,), (), h),
         _fn("irgl_cell_create_slots", (i1,), (_cell,), h),
+        _fn("irgl_outline_status", (), (dynamic_memref(i32),), h),
+        _fn("irgl_outline_status_release", (dynamic_memref(i32),), (), h),
         _fn("irgl_outline_finish", (dynamic_memref(i32),), (), h),
         *(
             _fn(f"irgl_device_read_{_suffix(t)}", (dynamic_memref(t),), (t,), h)

@@ -402,8 +402,13 @@ class _Outliner:
                     outputs.append((result, *_device_array(host, element, 1)))
         # status[0]: a worklist overflowed; status[1]: the small-worklist
         # mode's time limit was hit (only with a limit)
+        # (a mapped word of host memory from the runtime, read without a copy,
+        # except where every block reads status[1])
         timed = bool(small_loops) and self.small_worklist_us > 0
-        status_alloc, status = _device_array(host, i32, 2 if timed else 1)
+        if timed:
+            status_alloc, status = _device_array(host, i32, 2)
+        else:
+            status_alloc, status = None, rt_value(host, "irgl_outline_status", [])
         mail_sizes = Mailbox.sizes(small_loops)
         mail = [_device_array(host, t, n) for t, n in mail_sizes.items()]
 
@@ -518,7 +523,10 @@ class _Outliner:
                 value = host.call_value(device_read(result.type), [buffer])
             result.replace_all_uses_with(value)
             after.insert(memref.DeallocOp.get(alloc))
-        after.insert(memref.DeallocOp.get(status_alloc))
+        if status_alloc is not None:
+            after.insert(memref.DeallocOp.get(status_alloc))
+        else:
+            rt_call(after, "irgl_outline_status_release", [status])
         for alloc, _ in mail:
             after.insert(memref.DeallocOp.get(alloc))
         for cell in host_cells:

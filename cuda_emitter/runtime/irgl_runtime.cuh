@@ -1293,12 +1293,37 @@ IRGL_HOST_API irgl_index grid_of(irgl_index block, int per_sm, int sms, bool res
 /// fit at once (per_sm per SM on `sms` SMs).
 IRGL_HOST_API void check_coresident(irgl_index grid, irgl_index block, int per_sm, int sms, bool supported);
 
-/// Blocks per SM of `kernel` with `block` threads, and the SM count.
-inline void occupancy(const void* kernel, irgl_index block, int* per_sm, int* sms) {
+/// Blocks per SM of `kernel` with `block` threads on the current device, the
+/// SM count and whether it launches cooperatively. The driver is asked once
+/// per kernel, block size and device on each host thread (a few
+/// microseconds each time, twice a control kernel's launch otherwise).
+inline void occupancy(const void* kernel, irgl_index block, int* per_sm, int* sms, int* cooperative = nullptr) {
+  struct Known {
+    const void* kernel;
+    int block, device, per_sm, sms, cooperative;
+  };
+  constexpr int kKnown = 16;
+  thread_local Known known[kKnown];
+  thread_local int count = 0, next = 0;
   int device = 0;
   IRGL_CHECK(cudaGetDevice(&device));
-  IRGL_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, kernel, static_cast<int>(block), 0));
-  IRGL_CHECK(cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, device));
+  for (int k = 0; k < count; ++k) {
+    const Known& e = known[k];
+    if (e.kernel == kernel && e.block == static_cast<int>(block) && e.device == device) {
+      *per_sm = e.per_sm;
+      *sms = e.sms;
+      if (cooperative) *cooperative = e.cooperative;
+      return;
+    }
+  }
+  Known e{kernel, static_cast<int>(block), device, 0, 0, 0};
+  IRGL_CHECK(cudaDeviceGetAttribute(&e.cooperative, cudaDevAttrCooperativeLaunch, device));
+  IRGL_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&e.per_sm, kernel, static_cast<int>(block), 0));
+  IRGL_CHECK(cudaDeviceGetAttribute(&e.sms, cudaDevAttrMultiProcessorCount, device));
+  known[count < kKnown ? count++ : next++ % kKnown] = e;
+  *per_sm = e.per_sm;
+  *sms = e.sms;
+  if (cooperative) *cooperative = e.cooperative;
 }
 
 #ifdef IRGL_COUNT_EDGES
@@ -1388,10 +1413,8 @@ inline void launch_cooperative(void (*kernel)(KArgs...), irgl_index grid, irgl_i
                 "irgl::launch_cooperative: wrong number of kernel arguments");
   detail::check_dims("irgl::launch_cooperative", grid, block);
   if (grid == 0) return;
-  int device = 0, supported = 0, per_sm = 0, sms = 0;
-  IRGL_CHECK(cudaGetDevice(&device));
-  IRGL_CHECK(cudaDeviceGetAttribute(&supported, cudaDevAttrCooperativeLaunch, device));
-  if (supported) detail::occupancy(reinterpret_cast<const void*>(kernel), block, &per_sm, &sms);
+  int supported = 0, per_sm = 0, sms = 0;
+  detail::occupancy(reinterpret_cast<const void*>(kernel), block, &per_sm, &sms, &supported);
   detail::check_coresident(grid, block, per_sm, sms, supported != 0);
   detail::ArgPack<typename std::decay<KArgs>::type...> values(static_cast<Args&&>(args)...);
   void* ptrs[sizeof...(KArgs) + 1] = {nullptr};
@@ -2962,6 +2985,15 @@ IRGL_HOST_API void irgl_wl_destroy(irgl::Worklist wl);
 /// Creates a triple-buffered Any (any=true) or All cell for a control
 /// kernel: three flags, all reset. Free with irgl_cell_destroy.
 IRGL_HOST_API irgl::Cell irgl_cell_create_slots(bool any);
+/// The one-word status of a control kernel (0: no worklist overflowed): the
+/// host thread's word of page-locked memory mapped into the device, so that
+/// irgl_outline_finish reads it after the synchronization without a copy;
+/// device scratch where mapped memory cannot be had. Pass it to
+/// irgl_outline_finish, then release it with irgl_outline_status_release.
+/// Throws irgl::Error.
+IRGL_HOST_API int32_t* irgl_outline_status();
+/// Releases a status from irgl_outline_status (never throws).
+IRGL_HOST_API void irgl_outline_status_release(int32_t* status);
 /// After a control kernel: synchronizes (surfacing its errors) and throws the
 /// worklist overflow error if the control kernel recorded one in status[0].
 IRGL_HOST_API void irgl_outline_finish(const int32_t* status);
@@ -3010,11 +3042,60 @@ IRGL_HOST_API irgl::Cell irgl_cell_create_slots(bool any) {
   return c;
 }
 
+namespace irgl {
+namespace detail {
+/// A host thread's mapped status word (irgl_outline_status).
+struct MappedStatus {
+  volatile int32_t* host = nullptr;
+  int32_t* device = nullptr;
+  bool broken = false;
+  ~MappedStatus() {
+    if (host) (void)cudaFreeHost(const_cast<int32_t*>(host));
+  }
+};
+inline MappedStatus& mapped_status() {
+  thread_local MappedStatus status;
+  if (!status.host && !status.broken) {
+    void* p = nullptr;
+    void* d = nullptr;
+    if (cudaHostAlloc(&p, sizeof(int32_t), cudaHostAllocMapped | cudaHostAllocPortable) == cudaSuccess &&
+        cudaHostGetDevicePointer(&d, p, 0) == cudaSuccess) {
+      status.host = static_cast<volatile int32_t*>(p);
+      status.device = static_cast<int32_t*>(d);
+    } else {
+      if (p) (void)cudaFreeHost(p);
+      status.broken = true;
+    }
+    (void)cudaGetLastError();
+  }
+  return status;
+}
+}  // namespace detail
+}  // namespace irgl
+
+IRGL_HOST_API int32_t* irgl_outline_status() {
+  irgl::detail::MappedStatus& mapped = irgl::detail::mapped_status();
+  if (!IRGL_PINNED_READS || mapped.broken) return irgl::scratch_alloc<int32_t>(1);
+  *mapped.host = 0;  // the last control kernel on this thread is done (its finish synchronized)
+  return mapped.device;
+}
+
+IRGL_HOST_API void irgl_outline_status_release(int32_t* status) {
+  if (status != irgl::detail::mapped_status().device) irgl::scratch_free(status);
+}
+
 /// After a control kernel: synchronizes (surfacing its errors) and throws the
 /// worklist overflow error if the control kernel recorded one in status[0].
 IRGL_HOST_API void irgl_outline_finish(const int32_t* status) {
   int32_t flag = 0;
-  irgl::detail::read_device(&flag, status, sizeof(flag));
+  irgl::detail::MappedStatus& mapped = irgl::detail::mapped_status();
+  if (mapped.device && status == mapped.device) {
+    IRGL_DIST_SETTLE();  // a deferred NCCL step first, with its bounded wait
+    IRGL_CHECK(cudaStreamSynchronize(0));
+    flag = *mapped.host;
+  } else {
+    irgl::detail::read_device(&flag, status, sizeof(flag));
+  }
 #ifdef IRGL_PROFILE_CONTROL
   unsigned long long prof[8] = {};
   IRGL_CHECK(cudaMemcpyFromSymbol(prof, irgl_profile, sizeof(prof)));

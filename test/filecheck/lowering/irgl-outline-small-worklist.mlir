@@ -40,8 +40,7 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
 // CHECK-LABEL: func.func @main
 // CHECK:         memref.alloc() : memref<1xi32>
 // CHECK-NEXT:    "memref.cast"
-// CHECK-NEXT:    %[[STATUSA:.*]] = memref.alloc() : memref<1xi32>
-// CHECK-NEXT:    %[[STATUS:.*]] = "memref.cast"(%[[STATUSA]])
+// CHECK-NEXT:    %[[STATUS:.*]] = func.call @irgl_outline_status()
 // CHECK-NEXT:    %[[MI1A:.*]] = memref.alloc() : memref<1xi1>
 // CHECK-NEXT:    %[[MI1:.*]] = "memref.cast"(%[[MI1A]]) : (memref<1xi1>) -> memref<?xi1>
 // CHECK-NEXT:    %[[MI32A:.*]] = memref.alloc() : memref<1xi32>
@@ -52,7 +51,7 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) -> i32 {
 // CHECK-NEXT:    %[[MIX:.*]] = "memref.cast"(%[[MIXA]]) : (memref<2xindex>) -> memref<?xindex>
 // CHECK:         "gpu.launch_func"({{.*}}, %[[STATUS]], %[[MI1]], %[[MI32]], %[[MWL]], %[[MIX]]) <{kernel = @irgl_kernels::@main_control
 // CHECK-NEXT:    func.call @irgl_outline_finish(%[[STATUS]])
-// CHECK:         memref.dealloc %[[STATUSA]]
+// CHECK:         func.call @irgl_outline_status_release(%[[STATUS]])
 // CHECK-NEXT:    memref.dealloc %[[MI1A]]
 // CHECK-NEXT:    memref.dealloc %[[MI32A]]
 // CHECK-NEXT:    memref.dealloc %[[MWLA]]
