@@ -25,7 +25,10 @@
 //   on RMAT 20 it would take 5 ms against 0.94 for level by level (each
 //   edge loads its destination's row and edges), hence the choice.
 
-// Every node starts unreached (level INF), the source at level 0; node n
+// Every node starts unreached (level INF), the source at level 0 and pushed
+// if it has edges (a source with none leaves the first worklist empty: the
+// search ends at its first size check, with no round of block 0 and two
+// grid barriers fewer; 10 us of an empty 46 us BFS on an H100); node n
 // below 1025 also zeroes the frontier counters of `bfs` (2 levels x 32
 // counters, 16 i64 apart) and the heavy-frontier flag after them, and node 0
 // the ones past the last node of a smaller graph (one thread storing all
@@ -45,7 +48,11 @@ irgl.kernel @init(%g: !irgl.graph, %level: memref<?xi32>, %src: index,
     %l = arith.select %is_src, %zero, %inf : i32
     memref.store %l, %level[%n] : memref<?xi32>
     scf.if %is_src {
-      irgl.wl.push %n
+      %deg_src = irgl.graph.degree %g[%n]
+      %has_edges = arith.cmpi ne, %deg_src, %k0 : index
+      scf.if %has_edges {
+        irgl.wl.push %n
+      }
     }
     %is_counter = arith.cmpi ult, %n, %k1025 : index
     scf.if %is_counter {
