@@ -64,6 +64,32 @@ def test_app_matches_scipy(name: str, graph_name: str) -> None:
     assert app.check is not None and app.check(ctx) is None
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["bfs", "sssp"])
+def test_one_program_over_graphs_of_changing_size(name: str) -> None:
+    """One program, one host thread, graphs large, small, large again and a
+    source with no edges: the runtime keeps a pipe's items for the next
+    call (reused where they fit, replaced where not), clears the scratch
+    slab before the next call's first piece and reads the control
+    kernel's status from mapped host memory; every result is the
+    reference's."""
+    assert has_gpu()
+    app = load_app(name)
+    program = _program(name)
+    isolated = _raw_random(3000, 500, seed=2)  # many nodes without edges
+    lonely = int(np.flatnonzero(isolated.degrees() == 0)[0])
+    runs = [
+        (generators.rmat(12, seed=4), 0),
+        (generators.generate("path:50"), 3),
+        (generators.rmat(13, seed=9), 5),
+        (isolated, lonely),
+        (generators.grid2d(9, 7, seed=1), 0),
+    ]
+    for graph, source in runs:
+        ctx = execute(app, program, graph, source=source, reps=2, warmup=1)
+        assert app.check is not None and app.check(ctx) is None, (graph, source)
+
+
 @pytest.mark.parametrize("source", [0, 1, 1500])
 def test_bfs_leaves_a_star_hub_to_the_bottom_up_pass(source: int) -> None:
     """A node with more than a quarter of the edges (a star's hub) is not

@@ -220,6 +220,29 @@ def test_overflow_in_control_kernel_is_an_error(outline: str, tmp_path: Path) ->
         program.call("main", x, 16)
 
 
+@pytest.mark.gpu
+def test_outlined_call_after_an_overflow(tmp_path: Path) -> None:
+    """A control kernel's worklist overflow is reported, and the next
+    outlined call on the host thread (another program, which takes the
+    same mapped status word) runs clean, twice over."""
+    from irgl_runner import generators
+    from irgl_runner.api import IrglRuntimeError, Program, build
+    from irgl_runner.apps import execute, load_app
+
+    assert has_gpu()
+    overflow = _program(OVERFLOW_PROGRAM, tmp_path, "outline=true")
+    x = overflow.alloc(4, np.int32).fill(0)
+    app = load_app("bfs")
+    bfs = Program(build(app.mlir))
+    graph = generators.generate("rmat:10")
+    assert app.check is not None
+    for _ in range(2):
+        with pytest.raises(IrglRuntimeError, match="worklist overflow"):
+            overflow.call("main", x, 16)
+        ctx = execute(app, bfs, graph, source=1, reps=1, warmup=0)
+        assert app.check(ctx) is None
+
+
 @pytest.mark.parametrize("app", ["bfs", "sssp"])
 def test_block_push_cuda_compiles(app: str, tmp_path: Path) -> None:
     """lower-irgl{block_push=true}: pushes staged per block, in the kernels
