@@ -1976,6 +1976,9 @@ namespace detail {
 struct SpareItems {
   void* data = nullptr;
   size_t bytes = 0;
+  ~SpareItems() {
+    if (data) (void)cudaFree(data);  // at thread exit; errors (a torn-down context) ignored
+  }
 };
 constexpr int kSpareDevices = 16;
 inline SpareItems* spare_items() {

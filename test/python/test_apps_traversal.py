@@ -90,6 +90,32 @@ def test_one_program_over_graphs_of_changing_size(name: str) -> None:
         assert app.check is not None and app.check(ctx) is None, (graph, source)
 
 
+@pytest.mark.gpu
+def test_calls_from_threads_that_end() -> None:
+    """Calls from host threads that end in turn (each with its own scratch
+    slab, kept pipe items and mapped status word, freed at its exit), then
+    from this thread: every result is the reference's."""
+    import threading
+
+    assert has_gpu()
+    app = load_app("bfs")
+    program = _program("bfs")
+    graph = generators.generate("rmat:11")
+    problems: list[str | None] = []
+
+    def one_call(source: int) -> None:
+        ctx = execute(app, program, graph, source=source, reps=2, warmup=0)
+        assert app.check is not None
+        problems.append(app.check(ctx))
+
+    for source in (0, 7, 19):
+        worker = threading.Thread(target=one_call, args=(source,))
+        worker.start()
+        worker.join()
+    one_call(3)
+    assert problems == [None] * 4
+
+
 @pytest.mark.parametrize("source", [0, 1, 1500])
 def test_bfs_leaves_a_star_hub_to_the_bottom_up_pass(source: int) -> None:
     """A node with more than a quarter of the edges (a star's hub) is not
