@@ -1578,8 +1578,11 @@ struct ScratchSlab {
   long live = 0;          // pieces handed out and not freed
   long live_at_call = 0;  // `live` when the outermost call began
   bool broken = false;    // creating or clearing it failed: not used again
-  ~ScratchSlab() {
-    if (base) (void)cudaFree(base);  // at thread exit; errors (a torn-down context) ignored
+  void* items = nullptr;  // a destroyed pipe's items, kept for the next pipe (take_items)
+  size_t items_bytes = 0;
+  ~ScratchSlab() {  // at thread exit; errors (a torn-down context) ignored
+    if (base) (void)cudaFree(base);
+    if (items) (void)cudaFree(items);
   }
 };
 
@@ -1966,51 +1969,40 @@ IRGL_HOST_API void irgl_free(const void* p) {
 
 namespace irgl {
 namespace detail {
-/// The items of a host thread's last destroyed pipe on each device, kept for
-/// its next pipe: a search that reaches nothing then makes no pool call for
-/// them (a stream-ordered allocation and free of 3 x capacity items took 5
-/// us of a 55 us empty BFS on an H100). The items are never read before they
-/// are written, and every kernel runs on the default stream, so the next
-/// call's kernels are ordered after the last one's. Off where the slab is
-/// (several GPUs: NCCL's stream).
-struct SpareItems {
-  void* data = nullptr;
-  size_t bytes = 0;
-  ~SpareItems() {
-    if (data) (void)cudaFree(data);  // at thread exit; errors (a torn-down context) ignored
-  }
-};
-constexpr int kSpareDevices = 16;
-inline SpareItems* spare_items() {
-  thread_local SpareItems spares[kSpareDevices];
-  return spares;
-}
-/// `bytes` of unzeroed scratch for pipe items, the spare block where it fits.
+/// The items of a host thread's last destroyed pipe on each device are kept
+/// in its slab for its next pipe: a search that reaches nothing then makes
+/// no pool call for them (a stream-ordered allocation and free of 3 x
+/// capacity items took 5 us of a 55 us empty BFS on an H100). The items are
+/// never read before they are written, and every kernel runs on the default
+/// stream, so the next call's kernels are ordered after the last one's. Off
+/// where the slab is (several GPUs: NCCL's stream).
+
+/// `bytes` of unzeroed scratch for pipe items: the kept block where it fits.
 inline void* take_items(size_t bytes) {
   int device = 0;
-  if (IRGL_SCRATCH_SLAB && cudaGetDevice(&device) == cudaSuccess && device >= 0 && device < kSpareDevices) {
-    SpareItems& spare = spare_items()[device];
-    if (spare.data && spare.bytes >= bytes) {
-      void* p = spare.data;
-      spare.data = nullptr;
-      spare.bytes = 0;
+  if (IRGL_SCRATCH_SLAB && cudaGetDevice(&device) == cudaSuccess && device >= 0 && device < kSlabDevices) {
+    ScratchSlab& slab = thread_slabs()[device];
+    if (slab.items && slab.items_bytes >= bytes) {
+      void* p = slab.items;
+      slab.items = nullptr;
+      slab.items_bytes = 0;
       return p;
     }
   }
   (void)cudaGetLastError();
   return scratch_bytes(bytes, false);
 }
-/// Gives pipe items back: kept as the device's spare block if larger than
-/// the one kept, else freed (never throws).
+/// Gives pipe items back: kept in the slab if larger than the block kept
+/// there, else freed (never throws).
 inline void give_items(void* p, size_t bytes) {
   if (!p) return;
   int device = 0;
-  if (IRGL_SCRATCH_SLAB && cudaGetDevice(&device) == cudaSuccess && device >= 0 && device < kSpareDevices) {
-    SpareItems& spare = spare_items()[device];
-    if (bytes > spare.bytes) {
-      if (spare.data) scratch_free(spare.data);
-      spare.data = p;
-      spare.bytes = bytes;
+  if (IRGL_SCRATCH_SLAB && cudaGetDevice(&device) == cudaSuccess && device >= 0 && device < kSlabDevices) {
+    ScratchSlab& slab = thread_slabs()[device];
+    if (bytes > slab.items_bytes) {
+      if (slab.items) scratch_free(slab.items);
+      slab.items = p;
+      slab.items_bytes = bytes;
       return;
     }
   }
