@@ -401,9 +401,9 @@ class _Outliner:
                     )
                     outputs.append((result, *_device_array(host, element, 1)))
         # status[0]: a worklist overflowed; status[1]: the small-worklist
-        # mode's time limit was hit (only with a limit)
-        # (a mapped word of host memory from the runtime, read without a copy,
-        # except where every block reads status[1])
+        # mode's time limit was hit (only with a limit). One word is the
+        # runtime's mapped host word (read without a copy); two are device
+        # memory, since every block reads status[1].
         timed = bool(small_loops) and self.small_worklist_us > 0
         if timed:
             status_alloc, status = _device_array(host, i32, 2)

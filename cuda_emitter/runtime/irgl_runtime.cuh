@@ -221,7 +221,7 @@ struct Pipe {
   Worklist in, out, retry;
   irgl_index capacity;
   int32_t* items_storage;  // 3 * capacity items, one scratch allocation
-  size_t items_bytes;      // its size (detail::spare_items keeps it for the next pipe)
+  size_t items_bytes;      // its size (detail::give_items may keep the block for the next pipe)
   char* meta_storage;      // 3 * kMetaBytes: per worklist tail + overflow flag
   static constexpr size_t kMetaBytes = 16;  // tail at +0 (8 bytes), flag at +8
   // Size of `in` as read by the last advance, or -1 when unknown. Kernels
@@ -1976,7 +1976,7 @@ namespace detail {
 /// never read before they are written, and every kernel runs on the default
 /// stream, so the next call's kernels are ordered after the last one's. Off
 /// where the slab is (several GPUs: NCCL's stream).
-
+///
 /// `bytes` of unzeroed scratch for pipe items: the kept block where it fits.
 inline void* take_items(size_t bytes) {
   int device = 0;
