@@ -72,6 +72,8 @@ from irgl_dialect.runtime_library import runtime_function
 from irgl_dialect.sync import ExclusiveOp
 from lowering.builders import LoweringBuilder, take_body
 from lowering.convert_irgl_loops import LOCKS_ATTR
+from lowering.exclusive_footprint import FOOTPRINT_ATTR, derive_footprint
+from lowering.footprint_claims import FootprintClaims
 from lowering.runtime_calls import fail, symbol_table_of
 from lowering.warp_alone import emit_warp_alone, warp_alone_suitable
 
@@ -138,6 +140,56 @@ def _claim_count(op: ExclusiveOp, at: LoweringBuilder) -> SSAValue:
     return at.op(arith.CeilDivSIOp(at.op(arith.SubiOp(end, start)), step))
 
 
+class _ElementClaims:
+    """The claims of an Exclusive on its lock set's elements: one cell of
+    its object each, no modes (see the module docstring)."""
+
+    def __init__(self, op: ExclusiveOp):
+        self.op = op
+        self.claims = op.object
+        self.prio: SSAValue | None = None
+
+    def count(self, at: LoweringBuilder) -> SSAValue:
+        return _claim_count(self.op, at)
+
+    def _each(self, at: LoweringBuilder, name: str) -> None:
+        def visit(
+            b: LoweringBuilder, element: SSAValue, _: list[SSAValue]
+        ) -> list[SSAValue]:
+            assert self.prio is not None
+            b.call(runtime_function(name), [self.claims, element, self.prio])
+            return []
+
+        _for_each_element(at, self.op, visit)
+
+    def race(self, at: LoweringBuilder) -> None:
+        self._each(at, "irgl_claim_write")
+
+    def read_crowd(self, at: LoweringBuilder) -> None:
+        """Nothing: every element has its cell."""
+
+    def settle(self, at: LoweringBuilder) -> None:
+        lost = at.negate(self.won(at))
+        block = Block()
+        self._each(at.nested(InsertPoint.at_end(block)), "irgl_claim_raise")
+        block.add_op(scf.YieldOp())
+        at.stmt(scf.IfOp(lost, [], Region(block)))
+
+    def won(self, at: LoweringBuilder) -> SSAValue:
+        def check(
+            inner: LoweringBuilder, element: SSAValue, carried: list[SSAValue]
+        ) -> list[SSAValue]:
+            assert self.prio is not None
+            (value,) = inner.call(
+                runtime_function("irgl_claim_read"), [self.claims, element]
+            )
+            mine = inner.op(arith.CmpiOp(value, self.prio, "eq"))
+            return [inner.op(arith.AndIOp(carried[0], mine))]
+
+        true = at.const(1, IntegerType(1))
+        return _for_each_element(at, self.op, check, [true])[0]
+
+
 def _lower_exclusive(
     op: ExclusiveOp,
     active: SSAValue,
@@ -156,16 +208,25 @@ def _lower_exclusive(
     launch's only contender: it claims nothing and wins (the barriers stay).
     With `unroll` > 1 the body's `scf.for` loops ask to be unrolled. With
     `warp_alone` a contender alone runs its body on its warp where the body
-    allows it (lowering/warp_alone.py)."""
-    claims = op.object
+    allows it (lowering/warp_alone.py). An Exclusive marked `irgl.footprint`
+    claims its body's footprint with modes (lowering/footprint_claims.py)."""
+    claims: _ElementClaims | FootprintClaims
+    if FOOTPRINT_ATTR in op.attributes:
+        footprint = derive_footprint(op, named=False)
+        if isinstance(footprint, str):
+            fail(op, f"'irgl.exclusive' marked {FOOTPRINT_ATTR}: {footprint}")
+        claims = FootprintClaims(footprint, op.object, at)
+    else:
+        claims = _ElementClaims(op)
     if unroll > 1:
         _unroll_loops(op, unroll)
     by_warp = alone is not None and warp_alone and warp_alone_suitable(op.body)
     if sized:
-        count = _claim_count(op, at)
+        count = claims.count(at)
         (prio,) = at.call(runtime_function("irgl_claim_priority"), [rank, count])
     else:
         prio = _priority(rank, hashed, at)
+    claims.prio = prio
     true = at.const(1, IntegerType(1))
     contends = active
     if alone is not None:
@@ -178,44 +239,13 @@ def _lower_exclusive(
         block.add_op(scf.YieldOp())
         at.stmt(scf.IfOp(contends, [], Region(block)))
 
-    def all_mine(b: LoweringBuilder) -> SSAValue:
-        def check(
-            inner: LoweringBuilder, element: SSAValue, carried: list[SSAValue]
-        ) -> list[SSAValue]:
-            (value,) = inner.call(
-                runtime_function("irgl_claim_read"), [claims, element]
-            )
-            mine = inner.op(arith.CmpiOp(value, prio, "eq"))
-            return [inner.op(arith.AndIOp(carried[0], mine))]
-
-        return _for_each_element(b, op, check, [true])[0]
-
-    def write_claim(
-        b: LoweringBuilder, element: SSAValue, _: list[SSAValue]
-    ) -> list[SSAValue]:
-        b.call(runtime_function("irgl_claim_write"), [claims, element, prio])
-        return []
-
-    def raise_claim(
-        b: LoweringBuilder, element: SSAValue, _: list[SSAValue]
-    ) -> list[SSAValue]:
-        b.call(runtime_function("irgl_claim_raise"), [claims, element, prio])
-        return []
-
     # phase 1: race
-    guarded(lambda b: _for_each_element(b, op, write_claim))
+    guarded(claims.race)
     at.call(runtime_function("irgl_grid_sync"), [])
 
     # phase 2: priority check
-    def raise_lost(b: LoweringBuilder) -> None:
-        lost = b.op(arith.XOrIOp(all_mine(b), b.const(1, IntegerType(1))))
-        block = Block()
-        inner = b.nested(InsertPoint.at_end(block))
-        _for_each_element(inner, op, raise_claim)
-        block.add_op(scf.YieldOp())
-        b.stmt(scf.IfOp(lost, [], Region(block)))
-
-    guarded(raise_lost)
+    claims.read_crowd(at)
+    guarded(claims.settle)
     at.call(runtime_function("irgl_grid_sync"), [])
 
     # phase 3: check, then the body or the else statements
@@ -226,14 +256,14 @@ def _lower_exclusive(
         warp_block = Block()
         emit_warp_alone(op.body, active, at.nested(InsertPoint.at_end(warp_block)))
         warp_block.add_op(scf.YieldOp())
-        won = all_mine(then_at)
+        won = claims.won(then_at)
     elif alone is None:
-        won = all_mine(then_at)
+        won = claims.won(then_at)
     else:
         alone_block, shared_block = Block(), Block()
         alone_block.add_op(scf.YieldOp(true))
         shared_at = then_at.nested(InsertPoint.at_end(shared_block))
-        shared_block.add_op(scf.YieldOp(all_mine(shared_at)))
+        shared_block.add_op(scf.YieldOp(claims.won(shared_at)))
         won = then_at.op(
             scf.IfOp(alone, [IntegerType(1)], Region(alone_block), Region(shared_block))
         )

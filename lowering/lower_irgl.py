@@ -26,6 +26,7 @@ from lowering.convert_irgl_loops import ConvertIrglLoops, check_warp_spread_run_
 from lowering.convert_irgl_nested_edges import ConvertIrglNestedEdges
 from lowering.convert_irgl_orchestration import ConvertIrglOrchestration
 from lowering.convert_irgl_sync import ConvertIrglSync
+from lowering.exclusive_footprint import IrglExclusiveFootprint
 from lowering.nested_parallelism import IrglNestedParallelism
 from lowering.outline_iterations import OutlineIterations
 from lowering.outline_kernel_bodies import OutlineKernelBodies
@@ -137,6 +138,10 @@ class LowerIrgl(ModulePass):
       `warp_alone`, lowering/warp_alone.py; colour on an H200: rmat:18
       1.96 s -> 447 ms, rmat:16 423 -> 113 ms, hub:100000:4 273 -> 217 ms,
       star:100000 161 -> 182 ms; DMR as fast);
+    - `exclusive_footprint` (bool, true): an Exclusive whose body's
+      footprint the compiler can name claims it, each element in the mode
+      the body uses it (irgl-exclusive-footprint; off with
+      `exclusive_locks`);
     - `retry_merged` (bool, true): in a control kernel, a kernel's first
       attempt and its retry rounds run from one call of its body (DMR
       compiles in about 1.5 instead of 2.0 s, and runs as fast; false: a call
@@ -271,6 +276,9 @@ class LowerIrgl(ModulePass):
     exclusive_warp: bool = True
     """A contender alone in its launch runs its Exclusive's body on its warp
     (convert-irgl-exclusive `warp_alone`)."""
+    exclusive_footprint: bool = True
+    """Exclusives claim their body's footprint with modes where it can be
+    named (irgl-exclusive-footprint; not with `exclusive_locks`)."""
     retry_merged: bool = True
     """A control kernel runs an invocation's first attempt and its retry
     rounds from one call of the kernel's body."""
@@ -339,7 +347,13 @@ class LowerIrgl(ModulePass):
             if self.outline
             else []
         )
+        footprint: list[ModulePass] = (
+            [IrglExclusiveFootprint(remarks=self.remarks)]
+            if self.exclusive_footprint and not self.exclusive_locks
+            else []
+        )
         passes: list[ModulePass] = [
+            *footprint,
             ConvertIrglKernels(block_size=self.block_size),
             *outline,
             ConvertIrglOrchestration(retry_backoff=self.retry_backoff),

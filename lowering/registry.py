@@ -22,6 +22,10 @@ _PASSES: dict[str, tuple[str, str]] = {
         "lowering.nested_parallelism",
         "IrglNestedParallelism",
     ),
+    "irgl-exclusive-footprint": (
+        "lowering.exclusive_footprint",
+        "IrglExclusiveFootprint",
+    ),
     "convert-irgl-loops": ("lowering.convert_irgl_loops", "ConvertIrglLoops"),
     "convert-irgl-exclusive": (
         "lowering.convert_irgl_exclusive",
