@@ -162,18 +162,28 @@ class _ElementClaims:
 
         _for_each_element(at, self.op, visit)
 
-    def race(self, at: LoweringBuilder) -> None:
-        self._each(at, "irgl_claim_write")
-
-    def read_crowd(self, at: LoweringBuilder) -> None:
-        """Nothing: every element has its cell."""
-
-    def settle(self, at: LoweringBuilder) -> None:
-        lost = at.negate(self.won(at))
+    @staticmethod
+    def _guarded(
+        at: LoweringBuilder, cond: SSAValue, fill: Callable[[LoweringBuilder], None]
+    ) -> None:
         block = Block()
-        self._each(at.nested(InsertPoint.at_end(block)), "irgl_claim_raise")
+        fill(at.nested(InsertPoint.at_end(block)))
         block.add_op(scf.YieldOp())
-        at.stmt(scf.IfOp(lost, [], Region(block)))
+        at.stmt(scf.IfOp(cond, [], Region(block)))
+
+    def race(self, at: LoweringBuilder, contends: SSAValue) -> None:
+        self._guarded(at, contends, lambda b: self._each(b, "irgl_claim_write"))
+
+    def settle(self, at: LoweringBuilder, contends: SSAValue) -> None:
+        def raise_lost(b: LoweringBuilder) -> None:
+            lost = b.negate(self.won(b))
+            self._guarded(b, lost, lambda c: self._each(c, "irgl_claim_raise"))
+
+        self._guarded(at, contends, raise_lost)
+
+    def decide(self, at: LoweringBuilder, deciding: SSAValue) -> SSAValue | None:
+        """None: each contender checks its cells in its own branch (`won`)."""
+        return None
 
     def won(self, at: LoweringBuilder) -> SSAValue:
         def check(
@@ -200,6 +210,7 @@ def _lower_exclusive(
     alone: SSAValue | None = None,
     unroll: int = 1,
     warp_alone: bool = False,
+    nested: bool = True,
 ) -> None:
     """Lower one Exclusive at `at`; `active` tells whether this thread
     contends this round, its priority comes from `rank` (`_priority`), or
@@ -209,13 +220,14 @@ def _lower_exclusive(
     With `unroll` > 1 the body's `scf.for` loops ask to be unrolled. With
     `warp_alone` a contender alone runs its body on its warp where the body
     allows it (lowering/warp_alone.py). An Exclusive marked `irgl.footprint`
-    claims its body's footprint with modes (lowering/footprint_claims.py)."""
+    claims its body's footprint with modes (lowering/footprint_claims.py),
+    its edge loops shared across threads with `nested`."""
     claims: _ElementClaims | FootprintClaims
     if FOOTPRINT_ATTR in op.attributes:
         footprint = derive_footprint(op, named=False)
         if isinstance(footprint, str):
             fail(op, f"'irgl.exclusive' marked {FOOTPRINT_ATTR}: {footprint}")
-        claims = FootprintClaims(footprint, op.object, at)
+        claims = FootprintClaims(footprint, op.object, rank, at, unroll, nested)
     else:
         claims = _ElementClaims(op)
     if unroll > 1:
@@ -233,37 +245,35 @@ def _lower_exclusive(
         shared = at.op(arith.XOrIOp(alone, true))
         contends = at.op(arith.AndIOp(active, shared))
 
-    def guarded(fill) -> None:
-        block = Block()
-        fill(at.nested(InsertPoint.at_end(block)))
-        block.add_op(scf.YieldOp())
-        at.stmt(scf.IfOp(contends, [], Region(block)))
-
     # phase 1: race
-    guarded(claims.race)
+    claims.race(at, contends)
     at.call(runtime_function("irgl_grid_sync"), [])
 
     # phase 2: priority check
-    claims.read_crowd(at)
-    guarded(claims.settle)
+    claims.settle(at, contends)
     at.call(runtime_function("irgl_grid_sync"), [])
 
     # phase 3: check, then the body or the else statements
+    decided = claims.decide(at, contends)
     then_block = Block()
     then_at = at.nested(InsertPoint.at_end(then_block))
+
+    def won_by_claims(b: LoweringBuilder) -> SSAValue:
+        return decided if decided is not None else claims.won(b)  # type: ignore[union-attr]
+
     if by_warp:
         assert alone is not None
         warp_block = Block()
         emit_warp_alone(op.body, active, at.nested(InsertPoint.at_end(warp_block)))
         warp_block.add_op(scf.YieldOp())
-        won = claims.won(then_at)
+        won = won_by_claims(then_at)
     elif alone is None:
-        won = claims.won(then_at)
+        won = won_by_claims(then_at)
     else:
         alone_block, shared_block = Block(), Block()
         alone_block.add_op(scf.YieldOp(true))
         shared_at = then_at.nested(InsertPoint.at_end(shared_block))
-        shared_block.add_op(scf.YieldOp(claims.won(shared_at)))
+        shared_block.add_op(scf.YieldOp(won_by_claims(shared_at)))
         won = then_at.op(
             scf.IfOp(alone, [IntegerType(1)], Region(alone_block), Region(shared_block))
         )
@@ -395,7 +405,9 @@ class LowerExclusive(RewritePattern):
         alone_wins: bool = True,
         unroll: int = 1,
         warp_alone: bool = False,
+        nested: bool = True,
     ):
+        self.nested = nested
         self.hashed_priority = hashed_priority
         self.sized_priority = sized_priority
         self.alone_wins = alone_wins
@@ -423,6 +435,7 @@ class LowerExclusive(RewritePattern):
                 op.alone if self.alone_wins else None,
                 self.unroll,
                 self.warp_alone,
+                self.nested,
             )
         rewriter.erase(op, safe_erase=False)
 
@@ -461,6 +474,12 @@ class ConvertIrglExclusive(ModulePass):
     RMAT-18 4.4x faster on an H200 (inlined into the control kernel it was
     1.6x slower: the shared path spilled)."""
 
+    nested_claims: bool = True
+    """An Exclusive marked `irgl.footprint` walks the edges it claims as
+    edge loops shared across the block or the warp (left to
+    convert-irgl-nested-edges, which runs after this pass); false: each
+    contender walks its own."""
+
     def __post_init__(self) -> None:
         if self.unroll < 1:
             raise DiagnosticException(
@@ -476,6 +495,7 @@ class ConvertIrglExclusive(ModulePass):
             self.alone_wins,
             self.unroll,
             self.warp_alone,
+            self.nested_claims,
         )
         for collective in [o for o in op.walk() if isinstance(o, CollectiveOp)]:
             pattern.match_and_rewrite(collective, PatternRewriter(collective))

@@ -380,6 +380,7 @@ class LowerIrgl(ModulePass):
                 alone_wins=self.retry_drain_solo,
                 unroll=self.exclusive_unroll,
                 warp_alone=self.exclusive_warp,
+                nested_claims=self.nested_parallelism,
             ),
             ConvertIrglNestedEdges(
                 warp_gather=self.warp_gather,

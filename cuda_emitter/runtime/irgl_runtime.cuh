@@ -2943,7 +2943,10 @@ namespace irgl {
 constexpr irgl_index kDrainProgress = 16;
 /// ... and at most kDrainWinners (a random graph's round lets one in
 /// hundreds win, but thousands of them: the grid is faster there).
-constexpr irgl_index kDrainWinners = 64;
+#ifndef IRGL_DRAIN_WINNERS
+#define IRGL_DRAIN_WINNERS 64
+#endif
+constexpr irgl_index kDrainWinners = IRGL_DRAIN_WINNERS;
 
 /// Whether a retry round of `attempted` items that retried `retried` is a
 /// storm.

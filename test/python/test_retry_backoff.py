@@ -278,7 +278,7 @@ def test_backoff_cuts_launches_on_a_star(tmp_path: Path, outline: str) -> None:
     if nvcc_path() is None:
         pytest.skip("nvcc not found")
     star = "star:4000"
-    rounds = "exclusive_locks=false"
+    rounds = "exclusive_locks=false exclusive_footprint=false"
     plain = _run_color(tmp_path, star, f"lower-irgl{{outline={outline} {rounds}}}")
     backoff = _run_color(
         tmp_path,
