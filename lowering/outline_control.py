@@ -308,7 +308,7 @@ class ControlLowering:
         call of its body (`retry_merged`): do { run(in, out, retry); n :=
         the size of retry } while (n > 0: in, retry, spare := retry, spare,
         in (emptied)). The worklists, the emptying and, with `drain`, the
-        storm test (at most one in 16 of the round's items won, at most 64:
+        storm test (at most one in 16 of the round's items won, at most 256:
         block 0 drains the retried items, and the loop ends) are those of the
         first attempt followed by `_retry_rounds`; returns (in, retry, spare)
         after the last round."""
@@ -365,7 +365,7 @@ class ControlLowering:
         """while (retry has work) { in, retry, spare := retry, spare, in; run }
         (the size of retry read by the condition goes on to the body). With
         `drain`, a round in which at most one in 16 attempted items won (and
-        at most 64: `irgl_ctl_drain_storm`) is followed by block 0 draining
+        at most 256: `irgl_ctl_drain_storm`) is followed by block 0 draining
         the retried items instead (`_Drain`), and the loop ends."""
         types = [WorklistType()] * 3
         carried = [drain.attempted] if drain is not None else []

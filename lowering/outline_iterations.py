@@ -596,7 +596,7 @@ class OutlineIterations(ModulePass):
     """A kernel that retries its lost conflicts (`irgl.retry` without
     merge), reads its worklist's size and needs the whole grid only for its
     barriers (Exclusive, SyncRunningThreads) takes its grid: once at most
-    one in 16 items attempted in a retry round won (and at most 64), block
+    one in 16 items attempted in a retry round won (and at most 256), block
     0 alone attempts the retried items in windows of twice the last
     window's winners (block barriers between the Exclusive's phases), so
     that contenders for one element (a hub's neighbourhood) cost a window

@@ -2904,7 +2904,7 @@ __device__ __forceinline__ bool irgl_ctl_small_fits(irgl::Worklist wl, irgl_inde
 
 // Retry drain (irgl-outline-iterations `retry_drain`): once a retry round of
 // a kernel that retries its lost Exclusives is a storm (at most one in 16
-// of the attempted items won, and at most 64), block 0
+// of the attempted items won, and at most 256), block 0
 // alone attempts the retried items in windows: a window of k items is one
 // call of the device body on `irgl_wl_window(retry, head)` with size k and a
 // grid of one block, whose Exclusive phases end in __syncthreads
@@ -2942,9 +2942,12 @@ namespace irgl {
 /// wins; contenders for one element let one of them win a round) ...
 constexpr irgl_index kDrainProgress = 16;
 /// ... and at most kDrainWinners (a random graph's round lets one in
-/// hundreds win, but thousands of them: the grid is faster there).
+/// hundreds win, but thousands of them: the grid is faster there). 256
+/// since Exclusives claim their footprints (colour on RMAT-20, one H200:
+/// 1.54 s with 64, 1.06 s with 256; RMAT-16/18, stars and hubs alike);
+/// `-DIRGL_DRAIN_WINNERS=N` sets it.
 #ifndef IRGL_DRAIN_WINNERS
-#define IRGL_DRAIN_WINNERS 64
+#define IRGL_DRAIN_WINNERS 256
 #endif
 constexpr irgl_index kDrainWinners = IRGL_DRAIN_WINNERS;
 

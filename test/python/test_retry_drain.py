@@ -115,10 +115,10 @@ DRAIN_HOST_TEST = r"""
 
 int main() {
   int bad = 0;
-  // a storm: at most one in 16 attempted won, and at most 64
+  // a storm: at most one in 16 attempted won, and at most 256
   bad += !irgl::drain_storm(99999, 100000);     // 1 won
-  bad += !irgl::drain_storm(1536, 1600);        // 64 won, 1 in 25
-  bad += irgl::drain_storm(1535, 1600);         // 65 won
+  bad += !irgl::drain_storm(9744, 10000);       // 256 won, 1 in 39
+  bad += irgl::drain_storm(9743, 10000);        // 257 won
   bad += irgl::drain_storm(40, 100);            // 60 won, 3 in 5
   bad += irgl::drain_storm(900000, 1000000);    // 100000 won
   bad += !irgl::drain_storm(0, 0);              // nothing attempted
