@@ -162,10 +162,10 @@ class FootprintClaims:
         block = Block(arg_types=[IndexType()])
         inner = at.nested(InsertPoint.at_end(block))
         dst = inner.op(EdgeDstOp(element.graph, block.args[0]))
-        one = at.const(1, i32)
         if checks:
             (ok,) = visit(inner, dst, element.writes, [inner.const(1, IntegerType(1))])
             block.add_op(YieldOp([inner.op(arith.ExtUIOp(ok, i32))]))
+            one = at.const(1, i32)
             loop = ForAllOp(
                 IteratorKind.EDGES, [element.graph, node], Region(block), "min", one
             )
