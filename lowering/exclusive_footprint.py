@@ -32,7 +32,10 @@ memref not allocated in the body) has an index that is
 
 and the body calls nothing, holds no C text and uses no array otherwise.
 Arrays the body only reads need no claim (the else statements, which run
-beside winners' bodies, were never excluded from them either). A kernel
+beside winners' bodies, were never excluded from them either), unless
+they have the type of an array it writes: the host may pass one array for
+both, so their reads are claimed as reads of the written array's
+elements. A kernel
 whose footprint is derived gets one more parameter, its *claim cells*: an
 i32 array of `2 * N + 2` cells (`N` the number of nodes of the graph whose
 edges the footprint names: it names at least one node's edges, all of one
@@ -220,9 +223,12 @@ def derive_footprint(op: ExclusiveOp, named: bool = True) -> Footprint | str:
     written = {
         array for _, array, _, writes in accesses if writes and not _inside(op, array)
     }
+    # two array arguments of one type may be one array passed twice: reads
+    # of an array typed like a written one count as reads of it
+    written_types = {array.type for array in written}
     elements: dict[tuple[SSAValue, ...], Element] = {}
     for access, array, indices, writes in accesses:
-        if array not in written:
+        if _inside(op, array) or array.type not in written_types:
             continue
         if len(indices) != 1:
             return f"its body writes a memref of rank {len(indices)}"
