@@ -20,7 +20,7 @@ step. The small-worklist mode refines the rounds of a loop
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IndexType, MemRefType, i1, i32
@@ -150,9 +150,6 @@ class ControlLowering:
         self.lone_wins: set[str] = set()
         """Drained kernels whose only retries are their lost Exclusives
         (`_Drain.lone_wins`)."""
-        self.grid_drained: set[str] = set()
-        """Drained kernels whose every window the whole grid runs
-        (`_Drain.grid`: their Exclusives claim their footprints)."""
         self.retry_merged = False
         """An invocation that retries runs its first attempt and its retry
         rounds from one call of its body (a do-while), not from a call
@@ -227,15 +224,13 @@ class ControlLowering:
                 and not self.block_mode
                 and size is not None
             ):
-                grid = name in self.grid_drained
                 drain = _Drain(
                     call,
                     w_out,
                     self.status,
                     size,
-                    self.drain_solo and not grid,
-                    self.drain_solo and not grid and name in self.lone_wins,
-                    grid=grid,
+                    self.drain_solo,
+                    self.drain_solo and name in self.lone_wins,
                 )
             if launch.retries and self.retry_merged:
                 w_in, w_retry, w_spare = self._attempts(
@@ -295,7 +290,7 @@ class ControlLowering:
         block 0 changes it, and they are done after the second."""
         assert self.geometry is not None, "drained bodies are gridded"
         rt_call(b, "irgl_grid_sync", [])
-        drain.build(b, self.geometry[0], retried, losers, size, self.geometry[1])
+        drain.build(b, self.geometry[0], retried, losers, size)
         rt_call(b, "irgl_grid_sync", [])
 
     def _attempts(
@@ -632,15 +627,6 @@ class _Drain:
     """The body retries only its lost Exclusives, and a launch's only
     contender wins without claims (`solo`): a one-item window retries
     nothing, so its losers are not read back (`irgl_ctl_drain_losers`)."""
-    _grid: list[SSAValue] = field(default_factory=list, init=False)
-    """With `grid`: the calling block and the number of blocks (`build`)."""
-    grid: bool = False
-    """Every block takes part in each window (the body's Exclusive phases
-    end in grid barriers, a window holds up to the grid's threads:
-    `irgl_ctl_gdrain_*`), for a kernel whose Exclusives claim their
-    footprints: its contenders conflict only when adjacent, so a window of
-    many items lets many win, and block 0 alone would walk them one block's
-    worth at a time while the other blocks wait. Not with `solo`."""
 
     def build(
         self,
@@ -649,28 +635,20 @@ class _Drain:
         retried: SSAValue,
         losers: SSAValue,
         size: SSAValue,
-        blocks: SSAValue | None = None,
     ) -> None:
-        """`if (block == 0) { passes }` at `b` (with `grid`, every block's
-        passes over `blocks` blocks): `retried` holds `size` items, `losers`
-        is empty; both are empty afterwards (visible to the other blocks
-        after the next grid barrier)."""
-        if self.grid:
-            assert blocks is not None, "a grid drain needs the grid's size"
-            self._grid = [block, blocks]
-            at = b
-        else:
-            first = b.op(arith.CmpiOp(block, b.index(0), "eq"))
-            only = scf.IfOp(first, [], Region(Block()))
-            b.insert(only)
-            at = b.nested(InsertPoint.at_end(only.true_region.block))
+        """`if (block == 0) { passes }` at `b`: `retried` holds `size` items,
+        `losers` is empty; both are empty afterwards (visible to the other
+        blocks after the next grid barrier)."""
+        first = b.op(arith.CmpiOp(block, b.index(0), "eq"))
+        only = scf.IfOp(first, [], Region(Block()))
+        b.insert(only)
+        at = b.nested(InsertPoint.at_end(only.true_region.block))
         index = IndexType()
         # passes: (items left, window size)
         before = Block(arg_types=[index, index])
         after = Block(arg_types=[index, index])
-        # the first window: as if every item had won (a block's worth, or
-        # the grid's)
-        start = rt_value(at, self._named("window"), [size])
+        # the first window: as if every item had won (a block's worth)
+        start = rt_value(at, "irgl_ctl_drain_window", [size])
         passes = scf.WhileOp([size, start], [index, index], [before], [after])
         at.insert(passes)
         cond = at.nested(InsertPoint.at_end(before))
@@ -678,15 +656,9 @@ class _Drain:
         body = at.nested(InsertPoint.at_end(after))
         count, window = after.args
         _, window, lost = self._pass(body, retried, losers, count, window)
-        rt_call(body, self._named("move"), [retried, losers, lost])
+        rt_call(body, "irgl_ctl_drain_move", [retried, losers, lost])
         body.insert(scf.YieldOp(lost, window))
-        if not self.grid:
-            at.insert(scf.YieldOp())
-
-    def _named(self, step: str) -> str:
-        """The runtime function of a drain step (`window`, `move`): block
-        0's, or with `grid` the grid's."""
-        return f"irgl_ctl_{'gdrain' if self.grid else 'drain'}_{step}"
+        at.insert(scf.YieldOp())
 
     def _pass(
         self,
@@ -716,16 +688,12 @@ class _Drain:
         rest = body.op(arith.SubiOp(count, head))
         k = body.op(arith.MinSIOp(want, rest))
         view = rt_value(body, "irgl_wl_window", [retried, head])
-        grid = self._grid if self.grid else [body.index(0), body.index(1)]
-        self.call(body, [view, self.out, losers], k, grid)
-        if self.grid:
-            now = rt_value(body, "irgl_ctl_gdrain_size", [losers, self.status])
-        elif self.lone_wins:
-            now = rt_value(
-                body, "irgl_ctl_drain_losers", [losers, self.status, k, lost]
-            )
-        else:
-            now = rt_value(body, "irgl_ctl_size_check", [losers, self.status])
+        self.call(body, [view, self.out, losers], k, [body.index(0), body.index(1)])
+        now = (
+            rt_value(body, "irgl_ctl_drain_losers", [losers, self.status, k, lost])
+            if self.lone_wins
+            else rt_value(body, "irgl_ctl_size_check", [losers, self.status])
+        )
         new_losers = body.op(arith.SubiOp(now, lost))
         won = body.op(arith.SubiOp(k, new_losers))
         solo: list[SSAValue] = []  # the streak's length, its windows left
@@ -736,7 +704,7 @@ class _Drain:
             streak_after = rt_value(body, "irgl_ctl_drain_streak", [won, k, streak])
             solo = [streak_after, left_after]
         else:
-            nxt = rt_value(body, self._named("window"), [won])
+            nxt = rt_value(body, "irgl_ctl_drain_window", [won])
         moved = body.op(arith.AddiOp(head, k))
         body.insert(scf.YieldOp(moved, nxt, now, *solo))
         return loop.results[0], loop.results[1], loop.results[2]

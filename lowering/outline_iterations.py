@@ -122,7 +122,6 @@ from lowering.outline_small_worklist import (
     check_small_worklist_edges_option,
     check_small_worklist_option,
     check_small_worklist_us_option,
-    claims_footprints,
     drain_reason,
     retries_only_lost_exclusives,
     small_mode_of,
@@ -193,9 +192,6 @@ class _Outliner:
         """Kernels whose retry storms block 0 drains."""
         self.lone_wins: set[str] = set()
         """Drained kernels that retry only their lost Exclusives."""
-        self.grid_drained: set[str] = set()
-        """Drained kernels whose Exclusives all claim their footprints: the
-        whole grid runs their drain's windows (`_Drain.grid`)."""
         self.retry_drain_lone = True
         """One-item drain windows of such kernels read no losers back
         (OutlineIterations option `retry_drain_lone`)."""
@@ -345,8 +341,6 @@ class _Outliner:
                 self.drained.add(name)
                 if self.retry_drain_lone and retries_only_lost_exclusives(kernel):
                     self.lone_wins.add(name)
-                if claims_footprints(kernel):
-                    self.grid_drained.add(name)
                 grid = True
             if grid:
                 self.gridded.add(name)
@@ -489,7 +483,6 @@ class _Outliner:
         )
         lowering.drained = self.drained
         lowering.lone_wins = self.lone_wins
-        lowering.grid_drained = self.grid_drained
         lowering.drain_solo = self.retry_drain_solo
         lowering.retry_merged = self.retry_merged
         if isinstance(op, IterateOp):

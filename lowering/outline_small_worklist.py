@@ -59,7 +59,6 @@ from irgl_dialect.runtime import WorklistType
 from irgl_dialect.runtime_library import DEVICE_READ_TYPES
 from irgl_dialect.sync import ExclusiveOp, RetryOp, SyncRunningThreadsOp
 from lowering.builders import LoweringBuilder
-from lowering.exclusive_footprint import FOOTPRINT_ATTR
 from lowering.outline_control import (
     ControlLowering,
     ControlState,
@@ -191,17 +190,6 @@ def retries_only_lost_exclusives(kernel: gpu.FuncOp) -> bool:
         if isinstance(op, RetryOp) and not _in_else(op):
             return False
     return True
-
-
-def claims_footprints(kernel: gpu.FuncOp) -> bool:
-    """Whether `kernel` has Exclusives and every one claims its footprint
-    (`irgl.footprint`, irgl-exclusive-footprint): its contenders conflict
-    only on elements one of them writes, and the whole grid runs its drain's
-    windows (`_Drain.grid`)."""
-    exclusives = [op for op in kernel.walk() if isinstance(op, ExclusiveOp)]
-    return bool(exclusives) and all(
-        FOOTPRINT_ATTR in op.attributes for op in exclusives
-    )
 
 
 def _in_else(op: Operation) -> bool:

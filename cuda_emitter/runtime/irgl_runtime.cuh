@@ -3036,37 +3036,6 @@ __device__ __forceinline__ void irgl_ctl_drain_move(irgl::Worklist retried, irgl
   __syncthreads();
 }
 
-// A grid drain (irgl-outline-iterations: a drained kernel whose Exclusives
-// claim their footprints, where contenders conflict only when adjacent):
-// every block takes part in each window, the body's Exclusive phases end in
-// grid barriers, and a window may hold the whole grid's threads.
-
-/// irgl::drain_window with the grid's threads as the cap.
-__device__ __forceinline__ irgl_index irgl_ctl_gdrain_window(irgl_index won) {
-  return irgl::drain_window(won, static_cast<irgl_index>(blockDim.x) * static_cast<irgl_index>(gridDim.x));
-}
-
-/// The size of `wl` after a grid drain's window, the same in every block: a
-/// grid barrier (every block's pushes are in), then irgl_ctl_size_check.
-__device__ __forceinline__ irgl_index irgl_ctl_gdrain_size(irgl::Worklist wl, int32_t* status) {
-  irgl_grid_sync();
-  return irgl_ctl_size_check(wl, status);
-}
-
-/// irgl_ctl_drain_move by the whole grid: grid-uniform call; both worklists
-/// are ready after it.
-__device__ __forceinline__ void irgl_ctl_gdrain_move(irgl::Worklist retried, irgl::Worklist losers, irgl_index m) {
-  irgl_grid_sync();  // every pop of the pass and every size read are done
-  const irgl_index stride = static_cast<irgl_index>(blockDim.x) * static_cast<irgl_index>(gridDim.x);
-  for (irgl_index i = static_cast<irgl_index>(blockIdx.x) * blockDim.x + threadIdx.x; i < m; i += stride)
-    retried.items[i] = losers.items[i];
-  if (blockIdx.x == 0 && threadIdx.x == 0) {
-    *reinterpret_cast<volatile irgl_index*>(retried.tail) = m;
-    *reinterpret_cast<volatile irgl_index*>(losers.tail) = 0;
-  }
-  irgl_grid_sync();
-}
-
 #if IRGL_HOST_CODE  // host only: a program's device pass skips it
 /// Creates an empty worklist of `capacity` items outside any pipe (the
 /// control kernel's spare). Free with irgl_wl_destroy. Throws irgl::Error.
