@@ -274,7 +274,8 @@ class LowerIrgl(ModulePass):
     exclusive_unroll: int = 16
     """`#pragma unroll` on the loops of an Exclusive's body (1: none)."""
     exclusive_warp: bool = True
-    """A contender alone in its launch runs its Exclusive's body on its warp
+    """A contender alone in its launch, and a footprint winner claiming at
+    least 32 elements, runs its Exclusive's body on its warp
     (convert-irgl-exclusive `warp_alone`)."""
     exclusive_footprint: bool = True
     """Exclusives claim their body's footprint with modes where it can be

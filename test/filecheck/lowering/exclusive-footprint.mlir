@@ -3,6 +3,7 @@
 // RUN: irgl-opt %s -p 'irgl-exclusive-footprint,convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive{nested_claims=false}' | filecheck %s --check-prefix=SERIAL
 // RUN: irgl-opt %s -p 'irgl-exclusive-footprint,convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive' | filecheck %s --check-prefix=NESTED
 // RUN: irgl-opt %s -p irgl-exclusive-footprint --print-op-generic | irgl-opt | filecheck %s
+// RUN: irgl-opt %s -p 'irgl-exclusive-footprint,convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive{warp_alone=true nested_claims=false}' | filecheck %s --check-prefix=WARPS
 
 // irgl-exclusive-footprint: @pick writes its node's value and reads its
 // neighbours' values: its Exclusive claims %n for writing and the
@@ -108,3 +109,15 @@ irgl.kernel host @main(%g: !irgl.graph, %locks: memref<?xi32>, %nbhd: memref<?xi
 // NESTED:       func.call @irgl_grid_sync()
 // NESTED:       irgl_rt.collective active({{.*}}) -> i32
 // NESTED-NEXT:    irgl.forall %{{.*}} in edges(%g, %{{.*}}) reduce(min, %{{.*}} : i32)
+
+// With warp_alone, a winner claiming at least 32 elements has its warp run
+// its body (each chosen lane of a warp in turn, the lowest first); a lone
+// contender's warp runs it as before.
+// WARPS-LABEL:  "gpu.func"
+// WARPS:        %[[MASK:.*]] = func.call @irgl_warp_ballot
+// WARPS-NEXT:   scf.while (%[[M:.*]] = %[[MASK]]) : (i32) -> i32 {
+// WARPS:          scf.condition
+// WARPS:          func.call @irgl_warp_alone(
+// WARPS:          arith.subi
+// WARPS-NEXT:     arith.andi
+// WARPS:        func.call @irgl_warp_alone1(
