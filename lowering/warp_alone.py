@@ -283,9 +283,41 @@ def emit_warp_alone(body: Region, active: SSAValue, at: LoweringBuilder) -> None
     full = at.const(FULL_MASK, IntegerType(32))
     ballot = at.call_value(runtime_function("irgl_warp_ballot"), [full, active])
     has = at.op(arith.CmpiOp(ballot, at.const(0, IntegerType(32)), "ne"))
+    call = _warp_copy(body, ballot, at)
+    at.stmt(scf.IfOp(has, [], Region(Block([call, scf.YieldOp()]))))
+
+
+def emit_warp_each(body: Region, chosen: SSAValue, at: LoweringBuilder) -> None:
+    """At `at`, which every thread of the block reaches together: each warp
+    runs a copy of the Exclusive's `body` (which `warp_alone_suitable`
+    accepted) for each of its `chosen` threads in turn, the lowest lane
+    first, as `emit_warp_alone` does for a lone contender (a device
+    function called once per chosen lane: a ballot's mask, its lowest bit
+    cleared after each call)."""
+    full = at.const(FULL_MASK, IntegerType(32))
+    i32_ = IntegerType(32)
+    ballot = at.call_value(runtime_function("irgl_warp_ballot"), [full, chosen])
+    before = Block(arg_types=[i32_])
+    after = Block(arg_types=[i32_])
+    loop = scf.WhileOp([ballot], [i32_], [before], [after])
+    at.stmt(loop)
+    cond = at.nested(InsertPoint.at_end(before))
+    more = cond.op(arith.CmpiOp(before.args[0], cond.const(0, i32_), "ne"))
+    cond.stmt(scf.ConditionOp(more, before.args[0]))
+    mask = after.args[0]
+    step = at.nested(InsertPoint.at_end(after))
+    step.stmt(_warp_copy(body, mask, at))
+    lower = step.op(arith.SubiOp(mask, step.const(1, i32_)))
+    step.stmt(scf.YieldOp(step.op(arith.AndIOp(mask, lower))))
+
+
+def _warp_copy(body: Region, mask: SSAValue, at: LoweringBuilder) -> func.CallOp:
+    """A copy of `body` for the warp of the lowest lane of `mask` (its
+    values broadcast from that lane, `_WarpBody`), outlined into a device
+    function of the symbol table `at` declares into; returns the call."""
     inner_block = Block()
     inner = at.nested(InsertPoint.at_end(inner_block))
-    src = inner.call_value(runtime_function("irgl_warp_first"), [ballot])
+    src = inner.call_value(runtime_function("irgl_warp_first"), [mask])
     lead = inner.call_value(runtime_function("irgl_warp_is_lane"), [src])
     copy = body.clone()
     fresh = copy.detach_block(0)
@@ -299,48 +331,7 @@ def emit_warp_alone(body: Region, active: SSAValue, at: LoweringBuilder) -> None
     for op in list(fresh.ops):
         op.detach()
         inner_block.add_op(op)
-    call = _outline(inner_block, at)
-    at.stmt(scf.IfOp(has, [], Region(Block([call, scf.YieldOp()]))))
-
-
-def emit_warp_each(body: Region, chosen: SSAValue, at: LoweringBuilder) -> None:
-    """At `at`, which every thread of the block reaches together: each warp
-    runs a copy of the Exclusive's `body` (which `warp_alone_suitable`
-    accepted) for each of its `chosen` threads in turn, the lowest lane
-    first, as `emit_warp_alone` does for a lone contender (the same device
-    function, called once per chosen lane: a ballot's mask, its lowest bit
-    cleared after each call)."""
-    full = at.const(FULL_MASK, IntegerType(32))
-    i32_ = IntegerType(32)
-    ballot = at.call_value(runtime_function("irgl_warp_ballot"), [full, chosen])
-    before = Block(arg_types=[i32_])
-    after = Block(arg_types=[i32_])
-    loop = scf.WhileOp([ballot], [i32_], [before], [after])
-    at.stmt(loop)
-    cond = at.nested(InsertPoint.at_end(before))
-    more = cond.op(arith.CmpiOp(before.args[0], cond.const(0, i32_), "ne"))
-    cond.stmt(scf.ConditionOp(more, before.args[0]))
-    mask = after.args[0]
-    inner_block = Block()
-    inner = at.nested(InsertPoint.at_end(inner_block))
-    src = inner.call_value(runtime_function("irgl_warp_first"), [mask])
-    lead = inner.call_value(runtime_function("irgl_warp_is_lane"), [src])
-    copy = body.clone()
-    fresh = copy.detach_block(0)
-    warp = _WarpBody(inner, src, lead)
-    warp.share_outside(fresh)
-    warp.rewrite(fresh)
-    terminator = fresh.last_op
-    assert terminator is not None and _is_terminator(terminator)
-    terminator.detach()
-    terminator.erase()
-    for op in list(fresh.ops):
-        op.detach()
-        inner_block.add_op(op)
-    step = at.nested(InsertPoint.at_end(after))
-    step.stmt(_outline(inner_block, at))
-    lower = step.op(arith.SubiOp(mask, step.const(1, i32_)))
-    step.stmt(scf.YieldOp(step.op(arith.AndIOp(mask, lower))))
+    return _outline(inner_block, at)
 
 
 def _outline(block: Block, at: LoweringBuilder) -> func.CallOp:
