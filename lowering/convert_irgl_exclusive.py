@@ -270,7 +270,10 @@ def _lower_exclusive(
     then_at = at.nested(InsertPoint.at_end(then_block))
 
     def won_by_claims(b: LoweringBuilder) -> SSAValue:
-        return decided if decided is not None else claims.won(b)  # type: ignore[union-attr]
+        if decided is not None:
+            return decided
+        assert isinstance(claims, _ElementClaims)
+        return claims.won(b)
 
     if by_warp:
         assert alone is not None

@@ -61,10 +61,12 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    FileLineColLoc,
     FunctionType,
     IndexType,
     MemRefType,
     ModuleOp,
+    SymbolRefAttr,
     UnitAttr,
     i32,
 )
@@ -271,10 +273,9 @@ def _remark(out: TextIO | None, op: Operation, text: str) -> None:
     if out is None:
         return
     loc = op.location
-    filename = getattr(getattr(loc, "filename", None), "data", None)
     at = (
-        f"{filename}:{loc.line.data}:{loc.column.data}: "  # type: ignore[attr-defined]
-        if filename is not None
+        f"{loc.filename.data}:{loc.line.data}:{loc.column.data}: "
+        if isinstance(loc, FileLineColLoc)
         else ""
     )
     print(f"remark: {at}irgl.exclusive: {text}", file=out)
@@ -288,7 +289,7 @@ def _invokes(module: ModuleOp, kernel: KernelOp) -> list[InvokeOp] | str:
         if inner is kernel:
             continue
         for attr in inner.properties.values():
-            if getattr(attr, "string_value", None) and attr.string_value() == name:  # type: ignore[attr-defined]
+            if isinstance(attr, SymbolRefAttr) and attr.string_value() == name:
                 host = _kernel_of(inner)
                 if (
                     not isinstance(inner, InvokeOp)
@@ -318,10 +319,12 @@ class _HostCells:
         key = (id(host), graph)
         if key in self.cells:
             return self.cells[key]
-        if isinstance(graph, BlockArgument):
-            point = InsertPoint.at_start(graph.owner)
-        else:
-            point = InsertPoint.after(graph.owner)  # type: ignore[arg-type]
+        owner = graph.owner
+        point = (
+            InsertPoint.after(owner)
+            if isinstance(owner, Operation)
+            else InsertPoint.at_start(owner)
+        )
         nodes = NumNodesOp(graph)
         two = arith.ConstantOp.from_int_and_width(2, IndexType())
         doubled = arith.MuliOp(nodes.result, two.result)
