@@ -203,9 +203,8 @@ class SubprocessRobustRunner:
         lines: queue.Queue[str | None] = queue.Queue()
         err_tail: list[str] = []
         threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True).start()
-        threading.Thread(
-            target=_tail, args=(proc.stderr, err_tail), daemon=True
-        ).start()
+        tail = threading.Thread(target=_tail, args=(proc.stderr, err_tail), daemon=True)
+        tail.start()
         done = 0
         started = time.monotonic()
         limit = job.timeout_s
@@ -233,6 +232,8 @@ class SubprocessRobustRunner:
                     return done + 1
                 if line is None:  # the worker ended early
                     proc.wait()
+                    # its last words: the stderr reader may still be behind
+                    tail.join(timeout=STDERR_DRAIN_S)
                     text = "".join(err_tail)
                     on_cell(
                         RobustCell(
@@ -260,6 +261,10 @@ class SubprocessRobustRunner:
             _kill_group(proc)
             proc.wait()
             raise
+
+
+#: How long a crashed worker's stderr may take to be read to its end.
+STDERR_DRAIN_S = 5.0
 
 
 def _pump(stream: IO[str] | None, out: queue.Queue[str | None]) -> None:
