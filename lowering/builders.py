@@ -3,7 +3,7 @@ the passes share (constants, runtime calls, boolean ops)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.builder import Builder, InsertOpInvT
@@ -79,6 +79,30 @@ class LoweringBuilder(Builder):
 
     def negate(self, a: SSAValue) -> SSAValue:
         return self.op(arith.XOrIOp(a, self.const(1, i1)))
+
+
+def emit_if(
+    at: LoweringBuilder,
+    cond: SSAValue,
+    then: Callable[[LoweringBuilder], list[SSAValue]],
+    otherwise: Callable[[LoweringBuilder], list[SSAValue]] | None = None,
+    types: Sequence[Attribute] = (),
+) -> list[SSAValue]:
+    """`scf.if cond` at `at`, its branches filled by `then` and `otherwise`
+    (none: no else branch), each returning the values it yields, of
+    `types`; returns the results."""
+    then_block = Block()
+    then_block.add_op(scf.YieldOp(*then(at.nested(InsertPoint.at_end(then_block)))))
+    else_region = None
+    if otherwise is not None:
+        else_block = Block()
+        else_block.add_op(
+            scf.YieldOp(*otherwise(at.nested(InsertPoint.at_end(else_block))))
+        )
+        else_region = Region(else_block)
+    op = scf.IfOp(cond, list(types), Region(then_block), else_region)
+    at.stmt(op)
+    return list(op.results)
 
 
 def take_body(region: Region, rewriter: PatternRewriter | None = None) -> Block:

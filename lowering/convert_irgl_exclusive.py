@@ -70,7 +70,7 @@ from irgl_dialect.attributes import ExclusiveForm
 from irgl_dialect.runtime import UNROLL_ATTR, CollectiveOp
 from irgl_dialect.runtime_library import runtime_function
 from irgl_dialect.sync import ExclusiveOp
-from lowering.builders import LoweringBuilder, take_body
+from lowering.builders import LoweringBuilder, emit_if, take_body
 from lowering.convert_irgl_loops import LOCKS_ATTR
 from lowering.exclusive_footprint import FOOTPRINT_ATTR, derive_footprint
 from lowering.footprint_claims import FootprintClaims
@@ -157,7 +157,7 @@ class _ElementClaims:
     def count(self, at: LoweringBuilder) -> SSAValue:
         return _claim_count(self.op, at)
 
-    def _each(self, at: LoweringBuilder, name: str) -> None:
+    def _each(self, at: LoweringBuilder, name: str) -> list[SSAValue]:
         def visit(
             b: LoweringBuilder, element: SSAValue, _: list[SSAValue]
         ) -> list[SSAValue]:
@@ -165,26 +165,17 @@ class _ElementClaims:
             b.call(runtime_function(name), [self.claims, element, self.prio])
             return []
 
-        _for_each_element(at, self.op, visit)
-
-    @staticmethod
-    def _guarded(
-        at: LoweringBuilder, cond: SSAValue, fill: Callable[[LoweringBuilder], None]
-    ) -> None:
-        block = Block()
-        fill(at.nested(InsertPoint.at_end(block)))
-        block.add_op(scf.YieldOp())
-        at.stmt(scf.IfOp(cond, [], Region(block)))
+        return _for_each_element(at, self.op, visit)
 
     def race(self, at: LoweringBuilder, contends: SSAValue) -> None:
-        self._guarded(at, contends, lambda b: self._each(b, "irgl_claim_write"))
+        emit_if(at, contends, lambda b: self._each(b, "irgl_claim_write"))
 
     def settle(self, at: LoweringBuilder, contends: SSAValue) -> None:
-        def raise_lost(b: LoweringBuilder) -> None:
+        def raise_lost(b: LoweringBuilder) -> list[SSAValue]:
             lost = b.negate(self.won(b))
-            self._guarded(b, lost, lambda c: self._each(c, "irgl_claim_raise"))
+            return emit_if(b, lost, lambda c: self._each(c, "irgl_claim_raise"))
 
-        self._guarded(at, contends, raise_lost)
+        emit_if(at, contends, raise_lost)
 
     def decide(self, at: LoweringBuilder, deciding: SSAValue) -> SSAValue | None:
         """None: each contender checks its cells in its own branch (`won`)."""

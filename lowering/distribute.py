@@ -66,7 +66,6 @@ from xdsl.context import Context
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
     AnyFloat,
-    FileLineColLoc,
     IndexType,
     IntegerType,
     MemRefType,
@@ -115,6 +114,7 @@ from irgl_dialect.sync import AtomicOp, ExclusiveOp
 from irgl_dialect.worklist import PopOp, PushOp
 from lowering.builders import unique_name
 from lowering.round_stamps import StampSite, kernel_param, unsynchronized_stamps
+from lowering.runtime_calls import location_prefix
 
 #: How a plain store at the ForAll's own node, and at the popped node, is
 #: described (Write.how).
@@ -606,12 +606,7 @@ class _Site:
 def _remark(out: TextIO | None, op: Operation, where: str, text: str) -> None:
     if out is None:
         return
-    loc = op.location
-    at = (
-        f"{loc.filename.data}:{loc.line.data}:{loc.column.data}: "
-        if isinstance(loc, FileLineColLoc)
-        else ""
-    )
+    at = location_prefix(op)
     print(f"remark: {at}{op.name} in @{where}: {text}", file=out)
 
 

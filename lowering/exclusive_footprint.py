@@ -61,7 +61,6 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
-    FileLineColLoc,
     FunctionType,
     IndexType,
     MemRefType,
@@ -80,8 +79,10 @@ from irgl_dialect.c_escape import CBlockOp, CDeclOp, CExprOp
 from irgl_dialect.graph import EdgeDstOp, FirstEdgeOp, LastEdgeOp, NumNodesOp
 from irgl_dialect.kernels import CallOp, KernelOp, ReturnOp
 from irgl_dialect.orchestration import InvokeOp
+from irgl_dialect.placement import enclosing_kernel
 from irgl_dialect.runtime_library import dynamic_memref
 from irgl_dialect.sync import ExclusiveOp
+from lowering.runtime_calls import location_prefix
 
 #: Marks an Exclusive whose object is its kernel's claim cells and whose
 #: elements convert-irgl-exclusive derives from its body.
@@ -222,12 +223,13 @@ def derive_footprint(op: ExclusiveOp, named: bool = True) -> Footprint | str:
     accesses = _accesses(op)
     if isinstance(accesses, str):
         return accesses
-    written = {
-        array for _, array, _, writes in accesses if writes and not _inside(op, array)
-    }
     # two array arguments of one type may be one array passed twice: reads
     # of an array typed like a written one count as reads of it
-    written_types = {array.type for array in written}
+    written_types = {
+        array.type
+        for _, array, _, writes in accesses
+        if writes and not _inside(op, array)
+    }
     elements: dict[tuple[SSAValue, ...], Element] = {}
     for access, array, indices, writes in accesses:
         if _inside(op, array) or array.type not in written_types:
@@ -262,44 +264,35 @@ def derive_footprint(op: ExclusiveOp, named: bool = True) -> Footprint | str:
     return Footprint(tuple(elements.values()), graphs.pop())
 
 
-def _kernel_of(op: Operation) -> KernelOp | None:
-    parent = op.parent_op()
-    while parent is not None and not isinstance(parent, KernelOp):
-        parent = parent.parent_op()
-    return parent
-
-
 def _remark(out: TextIO | None, op: Operation, text: str) -> None:
     if out is None:
         return
-    loc = op.location
-    at = (
-        f"{loc.filename.data}:{loc.line.data}:{loc.column.data}: "
-        if isinstance(loc, FileLineColLoc)
-        else ""
-    )
+    at = location_prefix(op)
     print(f"remark: {at}irgl.exclusive: {text}", file=out)
 
 
-def _invokes(module: ModuleOp, kernel: KernelOp) -> list[InvokeOp] | str:
-    """Every invocation of `kernel`, all from host kernels, or why not."""
+def _invokes(
+    module: ModuleOp, kernel: KernelOp
+) -> list[tuple[InvokeOp, KernelOp]] | str:
+    """Every invocation of `kernel` with the host kernel it is in, all from
+    host kernels, or why not."""
     name = kernel.sym_name.data
-    found: list[InvokeOp] = []
+    found: list[tuple[InvokeOp, KernelOp]] = []
     for inner in module.walk():
         if inner is kernel:
             continue
         for attr in inner.properties.values():
             if isinstance(attr, SymbolRefAttr) and attr.string_value() == name:
-                host = _kernel_of(inner)
+                host = enclosing_kernel(inner)
                 if (
                     not isinstance(inner, InvokeOp)
-                    or host is None
-                    or (host.kernel_kind != KernelKind.HOST)
+                    or not isinstance(host, KernelOp)
+                    or host.kernel_kind != KernelKind.HOST
                 ):
                     return (
                         f"@{name} is used other than by irgl.invoke from host kernels"
                     )
-                found.append(inner)
+                found.append((inner, host))
     return found
 
 
@@ -403,9 +396,7 @@ class IrglExclusiveFootprint(ModulePass):
             kernel.function_type = FunctionType.from_lists(
                 list(block.arg_types), list(kernel.function_type.outputs.data)
             )
-            for invoke in invokes:
-                host = _kernel_of(invoke)
-                assert host is not None
+            for invoke, host in invokes:
                 host_cells = hosts.get(host, invoke.args[graph])
                 invoke.operands = [*invoke.operands, host_cells]
             for exclusive, footprint in derived:

@@ -44,35 +44,13 @@ from irgl_dialect.kernels import YieldOp
 from irgl_dialect.loops import ForAllOp
 from irgl_dialect.runtime import UNROLL_ATTR, CollectiveOp, NestedEdgesAttr
 from irgl_dialect.runtime_library import runtime_function
-from lowering.builders import LoweringBuilder
+from lowering.builders import LoweringBuilder, emit_if
 from lowering.exclusive_footprint import EdgesElement, Footprint, NodeElement
 
 #: (builder, element, whether the body writes it, carried) -> next carried.
 Visit = Callable[[LoweringBuilder, SSAValue, bool, list[SSAValue]], list[SSAValue]]
 #: (builder, carried) -> next carried, for an element out of range.
 Outside = Callable[[LoweringBuilder, list[SSAValue]], list[SSAValue]]
-
-
-def _if(
-    at: LoweringBuilder,
-    cond: SSAValue,
-    then: Callable[[LoweringBuilder], list[SSAValue]],
-    otherwise: Callable[[LoweringBuilder], list[SSAValue]] | None = None,
-    types: list | None = None,
-) -> list[SSAValue]:
-    """`scf.if cond` with the two branches filled by `then` / `otherwise`."""
-    then_block = Block()
-    then_block.add_op(scf.YieldOp(*then(at.nested(InsertPoint.at_end(then_block)))))
-    else_region = None
-    if otherwise is not None:
-        else_block = Block()
-        else_block.add_op(
-            scf.YieldOp(*otherwise(at.nested(InsertPoint.at_end(else_block))))
-        )
-        else_region = Region(else_block)
-    op = scf.IfOp(cond, types or [], Region(then_block), else_region)
-    at.stmt(op)
-    return list(op.results)
 
 
 class FootprintClaims:
@@ -85,9 +63,8 @@ class FootprintClaims:
     convert-irgl-nested-edges shares across the block or the warp where the
     node has many edges (a hub's contender no longer walks its edges alone
     while the others wait at the barrier); else (or without `nested`) each
-    contender walks it,
-    with `unroll` > 1 asking for `#pragma unroll` (its loads in flight
-    together)."""
+    contender walks it, with `unroll` > 1 asking for `#pragma unroll` (its
+    loads in flight together)."""
 
     def __init__(
         self,
@@ -143,7 +120,7 @@ class FootprintClaims:
                 )
             return carried
 
-        return _if(at, taking_part, step, lambda _: init, [v.type for v in init])
+        return emit_if(at, taking_part, step, lambda _: init, [v.type for v in init])
 
     def _edges_step(
         self,
@@ -212,7 +189,7 @@ class FootprintClaims:
             b.stmt(loop)
             return list(loop.results)
 
-        results = _if(at, taking_part, walk, lambda _: init, [v.type for v in init])
+        results = emit_if(at, taking_part, walk, lambda _: init, [v.type for v in init])
         return results[0] if checks else None
 
     def _every(
@@ -248,7 +225,7 @@ class FootprintClaims:
         """`visit` where `x` has cells; `outside` (or nothing) where not."""
         below = at.op(arith.CmpiOp(x, self.nodes, "slt"))
         ok = at.both(at.op(arith.CmpiOp(x, at.index(0), "sge")), below)
-        return _if(
+        return emit_if(
             at,
             ok,
             lambda b: visit(b, x, writes, carried),
@@ -300,7 +277,7 @@ class FootprintClaims:
             self._raise(b, self.top)
             return []
 
-        _if(at, at.both(contends, crowd), by_top)
+        emit_if(at, at.both(contends, crowd), by_top)
         settling = at.both(contends, at.negate(crowd))
 
         def held(
@@ -341,11 +318,13 @@ class FootprintClaims:
                 self._write(c, self.top, zero)
                 return []
 
-            _if(b, top, clear)
+            emit_if(b, top, clear)
             return [top]
 
         false = at.const(0, i1)
-        (topped,) = _if(at, at.both(deciding, crowd), by_top, lambda _: [false], [i1])
+        (topped,) = emit_if(
+            at, at.both(deciding, crowd), by_top, lambda _: [false], [i1]
+        )
 
         def mine(
             inner: LoweringBuilder, x: SSAValue, writes: bool, carried: list

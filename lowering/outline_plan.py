@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from xdsl.dialects import gpu, scf
-from xdsl.dialects.builtin import FileLineColLoc, MemRefType, ModuleOp
+from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from irgl_dialect.attributes import Aggregation, IteratorKind
@@ -35,7 +35,7 @@ from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
 from irgl_dialect.runtime import LaunchAttr
 from irgl_dialect.runtime_library import RuntimeFunction, overload
 from lowering.block_size import BlockConstraint, constraint_of, control_block_size
-from lowering.runtime_calls import fail, kernel_module
+from lowering.runtime_calls import fail, kernel_module, location_prefix
 
 #: Threads per SM the launch bounds of a data-driven control kernel (one
 #: that runs worklists) ask room for (half of what sm_70..sm_90 can hold): at
@@ -344,11 +344,6 @@ def remark(out: TextIO | None, op: Operation, where: str, text: str) -> None:
     to `out`, with its location; nothing when `out` is None."""
     if out is None:
         return
-    loc = op.location
-    at = (
-        f"{loc.filename.data}:{loc.line.data}:{loc.column.data}: "
-        if isinstance(loc, FileLineColLoc)
-        else ""
-    )
+    at = location_prefix(op)
     callee = f" @{op.callee.string_value()}" if isinstance(op, IterateOp) else ""
     print(f"remark: {at}{op.name}{callee} in @{where}: {text}", file=out)

@@ -16,6 +16,7 @@ from typing import NoReturn
 from xdsl.builder import Builder
 from xdsl.dialects import func, gpu, memref
 from xdsl.dialects.builtin import (
+    FileLineColLoc,
     MemRefType,
     ModuleOp,
     StringAttr,
@@ -32,6 +33,15 @@ from irgl_dialect.runtime_library import RuntimeFunction
 
 #: Name of the gpu.module that holds all lowered kernels.
 KERNEL_MODULE = "irgl_kernels"
+
+
+def location_prefix(op: Operation) -> str:
+    """`file:line:col: ` of `op`, for a remark about it; empty where it has
+    no file location."""
+    loc = op.location
+    if not isinstance(loc, FileLineColLoc):
+        return ""
+    return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}: "
 
 
 def fail(op: Operation, message: str) -> NoReturn:
