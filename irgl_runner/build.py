@@ -81,6 +81,12 @@ DEFAULT_NVCC_FLAGS: tuple[str, ...] = (
     # cubin for cubin); the host side is launches and checks, and -O1 builds
     # it in about 0.5 CPU s less than -O3 (docs/performance-notes.md)
     "-O1",
+    # cicc and ptxas take a program's kernels on every core: BFS (two control
+    # kernels) builds in about 0.8 of the time; the machine code of the
+    # kernels whose device bodies are all inlined is the same byte for byte,
+    # and colour's and DMR's (bodies called) ran as fast (H200); dropped for
+    # an nvcc that does not know it
+    "--split-compile=0",
     "-std=c++17",
     "-shared",
     "-Xcompiler",
@@ -519,9 +525,22 @@ def _link_with_library(
             obj.unlink(missing_ok=True)
 
 
+@functools.cache
+def _splits_compile(nvcc: str) -> bool:
+    """Whether `nvcc` knows ``--split-compile`` (CUDA 12 and later)."""
+    try:
+        proc = subprocess.run([nvcc, "--help"], capture_output=True, text=True)
+    except OSError:
+        return True  # (the run itself will say that nvcc is missing)
+    return "--split-compile" in proc.stdout
+
+
 def _nvcc(cmd: list[str], source: Path, output: Path) -> None:
-    """Run nvcc; raise :class:`CompileError` with its output if it fails
+    """Run nvcc (without ``--split-compile=...`` where it does not know the
+    option); raise :class:`CompileError` with its output if it fails
     (removing a partial `output`)."""
+    if not _splits_compile(cmd[0]):
+        cmd = [a for a in cmd if not a.startswith("--split-compile")]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True)
     except FileNotFoundError:

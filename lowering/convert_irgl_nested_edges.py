@@ -439,6 +439,19 @@ def _interleave_or_one(loop: ForAllOp, interleave: int) -> int:
     return interleave
 
 
+def shared_interleave(loop: ForAllOp, interleave: int, budget: int) -> int:
+    """The copies of `loop`'s body that its block and warp phases
+    interleave: `interleave`, or fewer where that many copies would hold more
+    than `budget` operations (0: no limit), at least one. These phases run
+    for nodes of 32 edges or more, whose edges the warp's or the block's
+    threads already walk side by side; a large body's copies there are most
+    of a program's device code (BFS's two-hop body: 77 operations)."""
+    if budget <= 0 or interleave <= 1:
+        return interleave
+    size = sum(1 for _ in loop.body.walk())
+    return max(1, min(interleave, budget // max(1, size)))
+
+
 def _unroll_for(unroll: int, interleave: int, unroll_interleaved: bool) -> int:
     """The unroll of an edge loop interleaved `interleave` times: `unroll`,
     or 1 for an interleaved loop unless `unroll_interleaved` (its copies
@@ -460,10 +473,13 @@ def _lower_shared_edges(
     grid_rounds: int = 0,
     site: int = 0,
     unroll_interleaved: bool = True,
+    shared_budget: int = 0,
 ) -> SSAValue | None:
     """Lower one marked edge loop in a uniform round body (see the module
     docstring); `active` says whether this thread has an iteration; a
-    reducing loop is interleaved `interleave_reduce` times (0: `interleave`);
+    reducing loop is interleaved `interleave_reduce` times (0: `interleave`),
+    its block and warp phases at most `shared_budget` operations' worth of
+    copies of the body (0: no limit; see :func:`shared_interleave`);
     an interleaved loop is unrolled only with `unroll_interleaved`;
     `grid_rounds` > 0 adds the grid phase for nodes of at least that many
     block sizes of edges (edge loop number `site`). Returns a reducing
@@ -507,6 +523,8 @@ def _lower_shared_edges(
         interleave = interleave_reduce
     interleave = _interleave_or_one(loop, interleave)
     unroll = _unroll_for(unroll, interleave, unroll_interleaved)
+    shared = shared_interleave(loop, interleave, shared_budget)
+    shared_unroll = _unroll_for(unroll, shared, unroll_interleaved)
     grid_total: SSAValue | None = None  # a reducing loop's donated total
     if (
         grid_rounds > 0
@@ -520,15 +538,15 @@ def _lower_shared_edges(
             at.table,
             at.rewriter,
             site,
-            unroll,
-            interleave,
+            shared_unroll,
+            shared,
             threshold,
             walk_kind,
         )
         wanted = at.both(active, at_least(threshold))
         hubs = _hubs(at, graph, threshold)
         donated, grid_total = _grid_phase(
-            at, loop, live, lo, hi, wanted, hubs, site, unroll, interleave, walk_kind
+            at, loop, live, lo, hi, wanted, hubs, site, shared_unroll, shared, walk_kind
         )
         huge = at.both(huge, at.negate(donated))
 
@@ -588,8 +606,8 @@ def _lower_shared_edges(
             )
         ),
         mine=mine,
-        unroll=unroll,
-        interleave=interleave,
+        unroll=shared_unroll,
+        interleave=shared,
     )
     # 2. warp phase
     mask = at.call_value(runtime_function("irgl_warp_active"), [])
@@ -618,8 +636,8 @@ def _lower_shared_edges(
             )
         ),
         mine=mine,
-        unroll=unroll,
-        interleave=interleave,
+        unroll=shared_unroll,
+        interleave=shared,
     )
     # 3. thread phase (or the warp gather)
     small = at.both(active, at.negate(at_least(WARP_THRESHOLD)))
@@ -758,8 +776,10 @@ class LowerNestedEdges(RewritePattern):
         interleave_reduce: int = 0,
         grid_rounds: int = 0,
         unroll_interleaved: bool = True,
+        interleave_budget: int = 0,
     ) -> None:
         self.warp_gather = warp_gather
+        self.interleave_budget = interleave_budget
         self.unroll = unroll
         self.interleave = interleave
         self.interleave_reduce = interleave_reduce
@@ -792,6 +812,7 @@ class LowerNestedEdges(RewritePattern):
             self.grid_rounds,
             self.sites,
             self.unroll_interleaved,
+            self.interleave_budget,
         )
         self.sites += 1
         if total is not None:  # a reducing loop: its total replaces the result
@@ -834,6 +855,11 @@ class ConvertIrglNestedEdges(ModulePass):
     the accumulator, so fewer copies can pay (PageRank's pull measured
     slower with 4)."""
 
+    interleave_budget: int = 0
+    """The block and warp phases interleave at most this many operations'
+    worth of copies of an edge loop's body (at least one copy; 0: no limit,
+    `interleave` copies). The thread phase keeps `interleave`."""
+
     grid_rounds: int = 0
     """Nodes of at least this many block sizes of edges go to the grid
     phase, shared by every block of the grid (non-reducing loops; 0, the
@@ -846,6 +872,11 @@ class ConvertIrglNestedEdges(ModulePass):
             raise DiagnosticException(
                 "convert-irgl-nested-edges: interleave_reduce must be at least 0, "
                 f"got {self.interleave_reduce}"
+            )
+        if self.interleave_budget < 0:
+            raise DiagnosticException(
+                "convert-irgl-nested-edges: interleave_budget must be at least 0, "
+                f"got {self.interleave_budget}"
             )
         if self.grid_rounds < 0:
             raise DiagnosticException(
@@ -865,6 +896,7 @@ class ConvertIrglNestedEdges(ModulePass):
             self.interleave_reduce,
             self.grid_rounds,
             self.unroll_interleaved,
+            self.interleave_budget,
         )
         for collective in [o for o in op.walk() if isinstance(o, CollectiveOp)]:
             pattern.match_and_rewrite(collective, PatternRewriter(collective))

@@ -103,6 +103,9 @@ class LowerIrgl(ModulePass):
       (convert-irgl-nested-edges `interleave`);
     - `edge_interleave_reduce` (int, 1): the same for edge loops with a
       reduction (convert-irgl-nested-edges `interleave_reduce`);
+    - `edge_interleave_budget` (int, 200; 0: no limit): the block and warp
+      phases interleave at most this many operations' worth of copies of an
+      edge loop's body (convert-irgl-nested-edges `interleave_budget`);
     - `edge_grid_rounds` (int, 0: off): nodes of at least this many
       block sizes of edges are shared by every block of the grid
       (convert-irgl-nested-edges `grid_rounds`; 64 halves CC on a star of
@@ -257,6 +260,9 @@ class LowerIrgl(ModulePass):
     """Iterations of an edge loop interleaved per thread (each phase)."""
     edge_interleave_reduce: int = 1
     """`edge_interleave` for edge loops with a reduction."""
+    edge_interleave_budget: int = 200
+    """Operations' worth of copies of an edge loop's body that its block and
+    warp phases interleave at most (0: no limit)."""
     edge_grid_rounds: int = 0
     """Nested parallelism's grid phase: nodes of at least this many block
     sizes of edges shared by the whole grid (0: none)."""
@@ -312,6 +318,11 @@ class LowerIrgl(ModulePass):
                     f"lower-irgl: {option} must be at least 1, "
                     f"got {getattr(self, option)}"
                 )
+        if self.edge_interleave_budget < 0:
+            raise DiagnosticException(
+                "lower-irgl: edge_interleave_budget must be at least 0, "
+                f"got {self.edge_interleave_budget}"
+            )
         check_small_worklist_option(self.small_worklist, "lower-irgl")
         check_small_worklist_us_option(self.small_worklist_us, "lower-irgl")
         check_small_worklist_edges_option(self.small_worklist_edges, "lower-irgl")
@@ -388,6 +399,7 @@ class LowerIrgl(ModulePass):
                 unroll=self.edge_unroll,
                 interleave=self.edge_interleave,
                 interleave_reduce=self.edge_interleave_reduce,
+                interleave_budget=self.edge_interleave_budget,
                 grid_rounds=self.edge_grid_rounds,
                 unroll_interleaved=self.edge_unroll_interleaved,
             ),

@@ -90,6 +90,30 @@ def test_edge_interleave_reduce_must_not_be_negative() -> None:
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize(
+    "pipeline",
+    [
+        "convert-irgl-nested-edges{interleave_budget=-1}",
+        "lower-irgl{edge_interleave_budget=-5}",
+    ],
+)
+def test_interleave_budget_must_not_be_negative(pipeline: str) -> None:
+    proc = irgl_opt("-p", pipeline, str(load_app("bfs").mlir))
+    assert proc.returncode != 0
+    assert "interleave_budget must be at least 0, got -" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_interleave_budget_takes_only_large_bodies() -> None:
+    """The default budget gives BFS's two-hop body (77 operations) two
+    copies in its block and warp phases, and leaves every other shipped
+    app's program as without a budget."""
+    unlimited = "lower-irgl{edge_interleave_budget=0}"
+    assert emitted_code("bfs", "lower-irgl") != emitted_code("bfs", unlimited)
+    for app in ("sssp", "cc", "tc", "mis"):
+        assert emitted_code(app, "lower-irgl") == emitted_code(app, unlimited), app
+
+
 def test_reducing_loop_keeps_the_serial_order() -> None:
     code = emitted_code("pr_pull", PIPELINE)
     # the partial adds copy 0's value, then each later copy's or 0.0

@@ -192,3 +192,34 @@ def test_emit_program_remembers_only_what_its_text_decides(tmp_path: Path) -> No
     assert "header one" in emit_program(included).cuda
     (tmp_path / "h.cuh").write_text("// header two\n")
     assert "header two" in emit_program(included).cuda
+
+
+def _fake_nvcc(folder: Path, help_text: str) -> Path:
+    """An `nvcc` that prints `help_text` for --help and otherwise records its
+    arguments in args.txt and writes the file after -o."""
+    script = folder / "nvcc"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'if [ "$1" = --help ]; then echo "{help_text}"; exit 0; fi\n'
+        f'echo "$@" > "{folder}/args.txt"\n'
+        'while [ $# -gt 0 ]; do [ "$1" = -o ] && : > "$2"; shift; done\n'
+    )
+    script.chmod(0o755)
+    return script
+
+
+@pytest.mark.parametrize(
+    ("help_text", "kept"),
+    [("--split-compile <n>  ...", True), ("--threads <n>  ...", False)],
+)
+def test_split_compile_only_where_nvcc_knows_it(
+    tmp_path: Path, help_text: str, kept: bool
+) -> None:
+    """The default flags ask for --split-compile=0; an nvcc whose --help does
+    not list the option (before CUDA 12) compiles without it."""
+    nvcc = _fake_nvcc(tmp_path, help_text)
+    assert "--split-compile=0" in DEFAULT_NVCC_FLAGS
+    compile_cuda("__global__ void k() {}\n", nvcc=str(nvcc), cache=tmp_path / "c")
+    args = (tmp_path / "args.txt").read_text().split()
+    assert ("--split-compile=0" in args) is kept
+    assert "-arch=sm_90" in args
