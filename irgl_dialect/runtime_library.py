@@ -229,6 +229,12 @@ def _functions() -> list[RuntimeFunction]:
             for t in BROADCAST_TYPES
         ),
         _fn("irgl_block_elect", (i1,), (i32,)),
+        _fn("irgl_block_sync", ()),
+        *(
+            _fn(f"irgl_block_reduce_{k}_{_suffix(t)}", (t,), (t,))
+            for k in BITWISE_KINDS
+            for t in BITWISE_TYPES
+        ),
         *(
             _fn(f"irgl_block_bcast_{_suffix(t)}", (t, i32), (t,))
             for t in BROADCAST_TYPES

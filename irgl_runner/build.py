@@ -84,8 +84,8 @@ DEFAULT_NVCC_FLAGS: tuple[str, ...] = (
     # cicc and ptxas take a program's kernels on every core: BFS (two control
     # kernels) builds in about 0.8 of the time; the machine code of the
     # kernels whose device bodies are all inlined is the same byte for byte,
-    # and colour's and DMR's (bodies called) ran as fast (H200); dropped for
-    # an nvcc that does not know it
+    # and colour's and DMR's (bodies called) ran as fast (H200); dropped
+    # where nvcc rejects it
     "--split-compile=0",
     "-std=c++17",
     "-shared",
@@ -525,28 +525,29 @@ def _link_with_library(
             obj.unlink(missing_ok=True)
 
 
-@functools.cache
-def _splits_compile(nvcc: str) -> bool:
-    """Whether `nvcc` knows ``--split-compile`` (CUDA 12 and later)."""
-    try:
-        proc = subprocess.run([nvcc, "--help"], capture_output=True, text=True)
-    except OSError:
-        return True  # (the run itself will say that nvcc is missing)
-    return "--split-compile" in proc.stdout
+#: nvcc executables that rejected ``--split-compile`` (before CUDA 12).
+_NO_SPLIT_COMPILE: set[str] = set()
 
 
 def _nvcc(cmd: list[str], source: Path, output: Path) -> None:
-    """Run nvcc (without ``--split-compile=...`` where it does not know the
-    option); raise :class:`CompileError` with its output if it fails
-    (removing a partial `output`)."""
-    if not _splits_compile(cmd[0]):
-        cmd = [a for a in cmd if not a.startswith("--split-compile")]
+    """Run nvcc; raise :class:`CompileError` with its output if it fails
+    (removing a partial `output`). An nvcc that does not know
+    ``--split-compile=...`` runs again without it (and is not given it
+    again)."""
+    split = [a for a in cmd if a.startswith("--split-compile")]
+    if split and cmd[0] in _NO_SPLIT_COMPILE:
+        cmd = [a for a in cmd if a not in split]
+        split = []
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True)
     except FileNotFoundError:
         raise CompileError(
             f"nvcc not found (tried {cmd[0]!r}); is the CUDA toolkit on PATH?"
         ) from None
+    if proc.returncode != 0 and split and "split-compile" in proc.stderr:
+        _NO_SPLIT_COMPILE.add(cmd[0])
+        _nvcc(cmd, source, output)
+        return
     if proc.returncode != 0:
         output.unlink(missing_ok=True)
         raise CompileError(

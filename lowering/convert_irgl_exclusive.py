@@ -75,7 +75,12 @@ from lowering.convert_irgl_loops import LOCKS_ATTR
 from lowering.exclusive_footprint import FOOTPRINT_ATTR, derive_footprint
 from lowering.footprint_claims import FootprintClaims
 from lowering.runtime_calls import fail, symbol_table_of
-from lowering.warp_alone import emit_warp_alone, emit_warp_each, warp_alone_suitable
+from lowering.warp_alone import (
+    emit_block_each,
+    emit_warp_alone,
+    emit_warp_each,
+    warp_alone_suitable,
+)
 
 #: One element's step of `_for_each_element`: (builder, element, carried
 #: values) -> the next carried values.
@@ -207,6 +212,7 @@ def _lower_exclusive(
     unroll: int = 1,
     warp_alone: bool = False,
     nested: bool = True,
+    block_claims: int = 0,
 ) -> None:
     """Lower one Exclusive at `at`; `active` tells whether this thread
     contends this round, its priority comes from `rank` (`_priority`), or
@@ -215,7 +221,9 @@ def _lower_exclusive(
     launch's only contender: it claims nothing and wins (the barriers stay).
     With `unroll` > 1 the body's `scf.for` loops ask to be unrolled. With
     `warp_alone` a contender alone runs its body on its warp where the body
-    allows it (lowering/warp_alone.py). An Exclusive marked `irgl.footprint`
+    allows it (lowering/warp_alone.py), and a footprint winner claiming at
+    least `WARP_CLAIMS` elements on its warp, at least `block_claims` (> 0)
+    on its block. An Exclusive marked `irgl.footprint`
     claims its body's footprint with modes (lowering/footprint_claims.py),
     its edge loops shared across threads with `nested`."""
     claims: _ElementClaims | FootprintClaims
@@ -251,12 +259,17 @@ def _lower_exclusive(
 
     # phase 3: check, then the body or the else statements
     decided = claims.decide(at, contends)
-    by_warps: SSAValue | None = None  # winners whose warps run their bodies
+    by_teams: SSAValue | None = None  # winners whose warps or blocks run them
     if decided is not None and warp_alone and warp_alone_suitable(op.body):
         size = count if sized else claims.count(at)
+        won = at.both(contends, decided)
         big = at.op(arith.CmpiOp(size, at.index(WARP_CLAIMS), "sge"))
-        by_warps = at.both(contends, at.both(decided, big))
-        emit_warp_each(op.body, by_warps, at)
+        by_teams = at.both(won, big)
+        if block_claims > 0:
+            huge = at.op(arith.CmpiOp(size, at.index(block_claims), "sge"))
+            emit_block_each(op.body, at.both(won, huge), at)
+            big = at.both(big, at.negate(huge))
+        emit_warp_each(op.body, at.both(won, big), at)
     then_block = Block()
     then_at = at.nested(InsertPoint.at_end(then_block))
 
@@ -283,8 +296,8 @@ def _lower_exclusive(
             scf.IfOp(alone, [IntegerType(1)], Region(alone_block), Region(shared_block))
         )
     body = take_body(op.body)
-    if by_warps is not None:  # done by its warp, or this thread's to run
-        mine = at.nested(InsertPoint.at_end(then_block)).negate(by_warps)
+    if by_teams is not None:  # done by its warp or block, or this thread's
+        mine = at.nested(InsertPoint.at_end(then_block)).negate(by_teams)
         body = Block([scf.IfOp(mine, [], Region(body)), scf.YieldOp()])
     then_block.add_op(scf.IfOp(won, [], Region(body), _else_region(op)))
     then_block.add_op(scf.YieldOp())
@@ -415,8 +428,10 @@ class LowerExclusive(RewritePattern):
         unroll: int = 1,
         warp_alone: bool = False,
         nested: bool = True,
+        block_claims: int = 0,
     ):
         self.nested = nested
+        self.block_claims = block_claims
         self.hashed_priority = hashed_priority
         self.sized_priority = sized_priority
         self.alone_wins = alone_wins
@@ -445,6 +460,7 @@ class LowerExclusive(RewritePattern):
                 self.unroll,
                 self.warp_alone,
                 self.nested,
+                self.block_claims,
             )
         rewriter.erase(op, safe_erase=False)
 
@@ -486,6 +502,14 @@ class ConvertIrglExclusive(ModulePass):
     RMAT-18 4.4x faster on an H200 (inlined into the control kernel it was
     1.6x slower: the shared path spilled)."""
 
+    block_claims: int = 0
+    """With `warp_alone`, a winner of an Exclusive marked `irgl.footprint`
+    that claims at least this many elements has its whole block run its
+    body (each block runs such winners' bodies in turn, the reduction loops
+    split over its threads: `emit_block_each`; 0: never). A hub of RMAT's
+    core often wins alone in a drain's window, where a warp would scan its
+    neighbours while the block's other warps wait."""
+
     nested_claims: bool = True
     """An Exclusive marked `irgl.footprint` walks the edges it claims as
     edge loops shared across the block or the warp (left to
@@ -496,6 +520,11 @@ class ConvertIrglExclusive(ModulePass):
         if self.unroll < 1:
             raise DiagnosticException(
                 f"convert-irgl-exclusive: unroll must be at least 1, got {self.unroll}"
+            )
+        if self.block_claims < 0:
+            raise DiagnosticException(
+                "convert-irgl-exclusive: block_claims must be at least 0, "
+                f"got {self.block_claims}"
             )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -508,6 +537,7 @@ class ConvertIrglExclusive(ModulePass):
             self.unroll,
             self.warp_alone,
             self.nested_claims,
+            self.block_claims,
         )
         for collective in [o for o in op.walk() if isinstance(o, CollectiveOp)]:
             pattern.match_and_rewrite(collective, PatternRewriter(collective))

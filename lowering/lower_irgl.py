@@ -141,6 +141,9 @@ class LowerIrgl(ModulePass):
       `warp_alone`, lowering/warp_alone.py; colour on an H200: rmat:18
       1.96 s -> 447 ms, rmat:16 423 -> 113 ms, hub:100000:4 273 -> 217 ms,
       star:100000 161 -> 182 ms; DMR as fast);
+    - `exclusive_block_claims` (int, 1024; 0: never): with `exclusive_warp`,
+      a footprint winner claiming at least this many elements runs its body
+      on its whole block (convert-irgl-exclusive `block_claims`);
     - `exclusive_footprint` (bool, true): an Exclusive whose body's
       footprint the compiler can name claims it, each element in the mode
       the body uses it (irgl-exclusive-footprint; off with
@@ -283,6 +286,10 @@ class LowerIrgl(ModulePass):
     """A contender alone in its launch, and a footprint winner claiming at
     least 32 elements, runs its Exclusive's body on its warp
     (convert-irgl-exclusive `warp_alone`)."""
+    exclusive_block_claims: int = 1024
+    """With `exclusive_warp`, a footprint winner claiming at least this many
+    elements runs its body on its whole block (0: never;
+    convert-irgl-exclusive `block_claims`)."""
     exclusive_footprint: bool = True
     """Exclusives claim their body's footprint with modes where it can be
     named (irgl-exclusive-footprint; not with `exclusive_locks`)."""
@@ -318,6 +325,11 @@ class LowerIrgl(ModulePass):
                     f"lower-irgl: {option} must be at least 1, "
                     f"got {getattr(self, option)}"
                 )
+        if self.exclusive_block_claims < 0:
+            raise DiagnosticException(
+                "lower-irgl: exclusive_block_claims must be at least 0, "
+                f"got {self.exclusive_block_claims}"
+            )
         if self.edge_interleave_budget < 0:
             raise DiagnosticException(
                 "lower-irgl: edge_interleave_budget must be at least 0, "
@@ -393,6 +405,7 @@ class LowerIrgl(ModulePass):
                 unroll=self.exclusive_unroll,
                 warp_alone=self.exclusive_warp,
                 nested_claims=self.nested_parallelism,
+                block_claims=self.exclusive_block_claims,
             ),
             ConvertIrglNestedEdges(
                 warp_gather=self.warp_gather,

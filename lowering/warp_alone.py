@@ -1,4 +1,4 @@
-"""A critical section that runs alone, run by its thread's warp.
+"""A critical section that runs alone, run by its thread's warp (or block).
 
 Where an Exclusive's contender is alone in its launch (a collective's
 `alone`: a retry drain's one-item windows), its body is one thread's code
@@ -23,6 +23,13 @@ warp run the body together instead:
   `irgl_warp_sync` (every lane's earlier reads are done before it, its
   write is visible to every lane after it); its results are broadcast.
 
+A winner of a footprint claim with a very large footprint
+(`emit_block_each`) has the whole block run its body the same way: the
+values are broadcast from its thread (`irgl_block_bcast_<T>`), a reduction
+loop is split over the block's threads and totalled with
+`irgl_block_reduce_<kind>_<T>`, and a write runs on its thread between two
+`irgl_block_sync`.
+
 A body qualifies only where it has a reduction loop (otherwise the warp
 would only repeat the thread's work), every region in it belongs to an
 `scf.if`/`scf.for`/`scf.while`, nothing in it allocates, and every value
@@ -33,11 +40,15 @@ before.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from xdsl.dialects import arith, func, gpu, scf
 from xdsl.dialects.builtin import (
     FunctionType,
     IntegerType,
     UnitAttr,
+    i32,
 )
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
@@ -46,11 +57,12 @@ from xdsl.traits import IsTerminator, MemoryEffectKind, get_effects
 from irgl_dialect.runtime import NOINLINE_ATTR, UNROLL_ATTR
 from irgl_dialect.runtime_library import (
     BROADCAST_TYPES,
+    RuntimeFunction,
     overload,
     runtime_function,
 )
 from lowering.builders import LoweringBuilder, unique_name, zero_of
-from lowering.reductions import combine, identity, warp_reduce
+from lowering.reductions import block_reduce, combine, identity, warp_reduce
 
 #: Lanes of a warp.
 WARP = 32
@@ -105,6 +117,7 @@ def reduction_kinds(loop: scf.ForOp) -> list[str] | None:
             or acc not in combine.operands
             or not step.has_one_use()
             or overload(f"irgl_warp_reduce_{kind}", acc.type) is None
+            or overload(f"irgl_block_reduce_{kind}", acc.type) is None
         ):
             return None
         kinds.append(kind)
@@ -182,21 +195,74 @@ def warp_alone_suitable(body: Region) -> bool:
     )
 
 
-class _WarpBody:
-    """Rewrites a detached copy of the body for the warp (module docstring)."""
+@dataclass
+class _Team:
+    """Threads that run one contender's code together: a warp or the block.
+    Its values live where the team's copy of the body starts."""
 
-    def __init__(self, at: LoweringBuilder, src: SSAValue, lead: SSAValue):
-        self.at = at  # where the broadcasts of outside values go
-        self.src = src
-        self.lead = lead
-        self.full = at.const(FULL_MASK, IntegerType(32))
-        self.lane = at.call_value(runtime_function("irgl_warp_rank"), [self.full])
+    lead: SSAValue
+    """Whether this thread is the contender's."""
+    rank: SSAValue
+    """This thread's index in the team (index)."""
+    size: SSAValue
+    """The team's threads (index)."""
+    share: Callable[[LoweringBuilder, SSAValue], SSAValue]
+    """The contender's value, on every thread of the team."""
+    total: Callable[[LoweringBuilder, str, SSAValue], SSAValue]
+    """The total of a reduction kind's partials over the team."""
+    sync: RuntimeFunction
+    """The barrier of the team (called with `sync_args`)."""
+    sync_args: list[SSAValue]
 
-    def shfl(self, b: LoweringBuilder, value: SSAValue) -> SSAValue:
-        """`value` of the contender's lane, on every lane."""
+
+def _warp_team(at: LoweringBuilder, mask: SSAValue) -> _Team:
+    """The warp, for the contender on the lowest lane of `mask`."""
+    full = at.const(FULL_MASK, IntegerType(32))
+    src = at.call_value(runtime_function("irgl_warp_first"), [mask])
+
+    def share(b: LoweringBuilder, value: SSAValue) -> SSAValue:
         fn = overload("irgl_warp_shfl", value.type)
         assert fn is not None, f"no broadcast of {value.type}"
-        return b.call_value(fn, [self.full, value, self.src])
+        return b.call_value(fn, [full, value, src])
+
+    return _Team(
+        lead=at.call_value(runtime_function("irgl_warp_is_lane"), [src]),
+        rank=at.call_value(runtime_function("irgl_warp_rank"), [full]),
+        size=at.index(WARP),
+        share=share,
+        total=lambda b, kind, v: b.call_value(warp_reduce(kind, v.type), [full, v]),
+        sync=runtime_function("irgl_warp_sync"),
+        sync_args=[full],
+    )
+
+
+def _block_team(at: LoweringBuilder, owner: SSAValue) -> _Team:
+    """The block, for the contender on thread `owner` (i32)."""
+    tid = at.op(gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum.X)))
+    mine = at.op(arith.CmpiOp(at.op(arith.IndexCastOp(tid, i32)), owner, "eq"))
+
+    def share(b: LoweringBuilder, value: SSAValue) -> SSAValue:
+        fn = overload("irgl_block_bcast", value.type)
+        assert fn is not None, f"no broadcast of {value.type}"
+        return b.call_value(fn, [value, owner])
+
+    return _Team(
+        lead=mine,
+        rank=tid,
+        size=at.op(gpu.BlockDimOp(gpu.DimensionAttr(gpu.DimensionEnum.X))),
+        share=share,
+        total=lambda b, kind, v: b.call_value(block_reduce(kind, v.type), [v]),
+        sync=runtime_function("irgl_block_sync"),
+        sync_args=[],
+    )
+
+
+class _TeamBody:
+    """Rewrites a detached copy of the body for a team (module docstring)."""
+
+    def __init__(self, at: LoweringBuilder, team: _Team):
+        self.at = at  # where the broadcasts of outside values go
+        self.team = team
 
     def share_outside(self, block: Block) -> None:
         """Replace the non-uniform values defined outside `block` and used
@@ -206,7 +272,7 @@ class _WarpBody:
             if _is_uniform_outside(value):
                 continue
             if value not in shared:
-                shared[value] = self.shfl(self.at, value)
+                shared[value] = self.team.share(self.at, value)
             op.operands[i] = shared[value]
 
     def rewrite(self, block: Block) -> None:
@@ -224,12 +290,13 @@ class _WarpBody:
                 self._on_lead(op)
 
     def _split(self, loop: scf.ForOp, kinds: list[str]) -> None:
-        """Lane l runs iterations l, l + 32, ... from the identities; the
-        lanes' partials are totalled and combined with the initial values."""
+        """Thread r of the team runs iterations r, r + size, ... from the
+        identities; the partials are totalled and combined with the initial
+        values."""
         b = LoweringBuilder(InsertPoint.before(loop), table=self.at.table)
-        offset = b.op(arith.MuliOp(self.lane, loop.step))
+        offset = b.op(arith.MuliOp(self.team.rank, loop.step))
         first = b.op(arith.AddiOp(loop.lb, offset))
-        stride = b.op(arith.MuliOp(loop.step, b.index(WARP)))
+        stride = b.op(arith.MuliOp(loop.step, self.team.size))
         loop.operands[0] = first
         loop.operands[2] = stride
         inits = list(loop.iter_args)
@@ -239,8 +306,7 @@ class _WarpBody:
         after = LoweringBuilder(InsertPoint.after(loop), table=self.at.table)
         for kind, init, partial in zip(kinds, inits, list(loop.results), strict=True):
             uses = list(partial.uses)
-            fn = warp_reduce(kind, partial.type)
-            total = after.call_value(fn, [self.full, partial])
+            total = self.team.total(after, kind, partial)
             combined = after.op(combine(kind, init, total))
             for use in uses:
                 use.operation.operands[use.index] = combined
@@ -248,10 +314,10 @@ class _WarpBody:
     def _on_lead(self, op: Operation) -> None:
         """`op` on the contender's lane only, between two warp syncs, its
         results broadcast."""
-        sync = runtime_function("irgl_warp_sync")
+        sync, args = self.team.sync, self.team.sync_args
         b = LoweringBuilder(InsertPoint.before(op), table=self.at.table)
         if not _is_call(op.prev_op, sync.name):  # one between two such ops
-            b.call(sync, [self.full])
+            b.call(sync, args)
         types = [r.type for r in op.results]
         then_block = Block()
         else_region: Region | None = None
@@ -262,14 +328,14 @@ class _WarpBody:
             else_block.add_op(scf.YieldOp(*zeros))
             else_region = Region(else_block)
         uses = [list(r.uses) for r in op.results]
-        guard = scf.IfOp(self.lead, types, Region(then_block), else_region)
+        guard = scf.IfOp(self.team.lead, types, Region(then_block), else_region)
         b.stmt(guard)
         op.detach()
         then_block.add_op(op)
         then_block.add_op(scf.YieldOp(*op.results))
         after = LoweringBuilder(InsertPoint.after(guard), table=self.at.table)
-        shared = [self.shfl(after, r) for r in guard.results]
-        after.call(sync, [self.full])
+        shared = [self.team.share(after, r) for r in guard.results]
+        after.call(sync, args)
         for result_uses, value in zip(uses, shared, strict=True):
             for use in result_uses:
                 use.operation.operands[use.index] = value
@@ -311,19 +377,48 @@ def emit_warp_each(body: Region, chosen: SSAValue, at: LoweringBuilder) -> None:
     step.stmt(scf.YieldOp(step.op(arith.AndIOp(mask, lower))))
 
 
-def _warp_copy(body: Region, mask: SSAValue, at: LoweringBuilder) -> func.CallOp:
-    """A copy of `body` for the warp of the lowest lane of `mask` (its
-    values broadcast from that lane, `_WarpBody`), outlined into a device
-    function of the symbol table `at` declares into; returns the call."""
+def emit_block_each(body: Region, chosen: SSAValue, at: LoweringBuilder) -> None:
+    """At `at`, which every thread of the block reaches together: the whole
+    block runs a copy of the Exclusive's `body` (which `warp_alone_suitable`
+    accepted) for each of its `chosen` threads in turn, the highest thread
+    first (`irgl_block_elect`), in a device function of its own."""
+    i1_, i32_ = IntegerType(1), IntegerType(32)
+    before = Block(arg_types=[i1_])
+    after = Block(arg_types=[i1_, i32_])
+    loop = scf.WhileOp([chosen], [i1_, i32_], [before], [after])
+    at.stmt(loop)
+    cond = at.nested(InsertPoint.at_end(before))
+    owner = cond.call_value(runtime_function("irgl_block_elect"), [before.args[0]])
+    more = cond.op(arith.CmpiOp(owner, cond.const(0, i32_), "sge"))
+    cond.stmt(scf.ConditionOp(more, before.args[0], owner))
+    want, elected = after.args
+    step = at.nested(InsertPoint.at_end(after))
+    step.stmt(
+        _team_copy(body, lambda b: _block_team(b, elected), at, "irgl_block_alone")
+    )
+    tid = step.op(gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum.X)))
+    mine = step.op(arith.CmpiOp(step.op(arith.IndexCastOp(tid, i32_)), elected, "eq"))
+    step.stmt(scf.YieldOp(step.both(want, step.negate(mine))))
+
+
+def _team_copy(
+    body: Region,
+    team_of: Callable[[LoweringBuilder], _Team],
+    at: LoweringBuilder,
+    name: str,
+) -> func.CallOp:
+    """A copy of `body` for the team `team_of` gives (its values broadcast
+    from the contender's thread, `_TeamBody`), outlined into a device
+    function named `name` and a number, of the symbol table `at` declares
+    into; returns the call."""
     inner_block = Block()
     inner = at.nested(InsertPoint.at_end(inner_block))
-    src = inner.call_value(runtime_function("irgl_warp_first"), [mask])
-    lead = inner.call_value(runtime_function("irgl_warp_is_lane"), [src])
+    team = team_of(inner)
     copy = body.clone()
     fresh = copy.detach_block(0)
-    warp = _WarpBody(inner, src, lead)
-    warp.share_outside(fresh)  # before the rewrite adds the warp's own values
-    warp.rewrite(fresh)
+    rewriter = _TeamBody(inner, team)
+    rewriter.share_outside(fresh)  # before the rewrite adds the team's values
+    rewriter.rewrite(fresh)
     terminator = fresh.last_op
     assert terminator is not None and _is_terminator(terminator)
     terminator.detach()
@@ -331,13 +426,19 @@ def _warp_copy(body: Region, mask: SSAValue, at: LoweringBuilder) -> func.CallOp
     for op in list(fresh.ops):
         op.detach()
         inner_block.add_op(op)
-    return _outline(inner_block, at)
+    return _outline(inner_block, at, name)
 
 
-def _outline(block: Block, at: LoweringBuilder) -> func.CallOp:
-    """`block`'s operations as a `func.func` of the symbol table `at`
-    declares into, marked `#irgl_rt.noinline` (`__noinline__`: the warp's
-    copy of the body does not take registers from the code around the
+def _warp_copy(body: Region, mask: SSAValue, at: LoweringBuilder) -> func.CallOp:
+    """The body for the warp of the lowest lane of `mask`."""
+    return _team_copy(body, lambda b: _warp_team(b, mask), at, "irgl_warp_alone")
+
+
+def _outline(block: Block, at: LoweringBuilder, prefix: str) -> func.CallOp:
+    """`block`'s operations as a `func.func` (named `prefix` and a number)
+    of the symbol table `at` declares into, marked `#irgl_rt.noinline`
+    (`__noinline__`: the team's copy of the body does not take registers
+    from the code around the
     call, which runs far more often), its parameters the values the
     operations use from outside; returns the call."""
     table = at.table
@@ -373,7 +474,7 @@ def _outline(block: Block, at: LoweringBuilder) -> func.CallOp:
         for op in table.regions[0].block.ops
         if isinstance(op, func.FuncOp | gpu.FuncOp)
     }
-    name = unique_name(names, "irgl_warp_alone")
+    name = unique_name(names, prefix)
     function = func.FuncOp(
         name,
         FunctionType.from_lists([v.type for v in outside], []),

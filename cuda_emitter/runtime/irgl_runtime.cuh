@@ -2542,8 +2542,9 @@ IRGL_REDUCE_MAX(f64, double)
 #undef IRGL_REDUCE_MAX
 
 /// irgl_warp_reduce_<or|and|xor>_<T>(mask, v): the bitwise total over the
-/// lanes of mask (a reduction loop that a warp splits, convert-irgl-exclusive
-/// `warp_alone`). Integers only.
+/// lanes of mask; irgl_block_reduce_<or|and|xor>_<T>(v): over the block
+/// (block-uniform). For a reduction loop that a warp or a block splits
+/// (convert-irgl-exclusive `warp_alone`). Integers only.
 #define IRGL_REDUCE_BITWISE(SUFFIX, T)                                                   \
   __device__ __forceinline__ T irgl_warp_reduce_or_##SUFFIX(int32_t mask, T v) {          \
     return irgl::detail::warp_reduce<irgl::detail::ReduceOr>(static_cast<unsigned>(mask), v);  \
@@ -2553,6 +2554,15 @@ IRGL_REDUCE_MAX(f64, double)
   }                                                                                       \
   __device__ __forceinline__ T irgl_warp_reduce_xor_##SUFFIX(int32_t mask, T v) {         \
     return irgl::detail::warp_reduce<irgl::detail::ReduceXor>(static_cast<unsigned>(mask), v); \
+  }                                                                                       \
+  __device__ __forceinline__ T irgl_block_reduce_or_##SUFFIX(T v) {                        \
+    return irgl::detail::block_reduce<irgl::detail::ReduceOr>(v);                         \
+  }                                                                                       \
+  __device__ __forceinline__ T irgl_block_reduce_and_##SUFFIX(T v) {                       \
+    return irgl::detail::block_reduce<irgl::detail::ReduceAnd>(v);                        \
+  }                                                                                       \
+  __device__ __forceinline__ T irgl_block_reduce_xor_##SUFFIX(T v) {                       \
+    return irgl::detail::block_reduce<irgl::detail::ReduceXor>(v);                        \
   }
 IRGL_REDUCE_BITWISE(index, irgl_index)
 IRGL_REDUCE_BITWISE(i32, int32_t)
@@ -2563,6 +2573,10 @@ IRGL_REDUCE_BITWISE(i64, int64_t)
 /// warp that runs one thread's code together (convert-irgl-exclusive
 /// `warp_alone`) around the one lane's writes.
 __device__ __forceinline__ void irgl_warp_sync(int32_t mask) { __syncwarp(static_cast<unsigned>(mask)); }
+
+/// __syncthreads: the same around the one thread's writes where the whole
+/// block runs one thread's code (block-uniform).
+__device__ __forceinline__ void irgl_block_sync() { __syncthreads(); }
 
 // A reducing edge loop in the grid phase: the donor starts its job's
 // accumulator at the reduction's identity (irgl_grid_acc_init_<T>, before

@@ -163,6 +163,34 @@ def test_reads_of_an_array_typed_like_a_written_one_are_claimed(
         assert isinstance(found, str) and "'memref.load'" in found, found
 
 
+def test_large_winners_run_on_their_block() -> None:
+    """A colour winner claiming at least `exclusive_block_claims` elements
+    (1024 by default) has its block run the body; 0 leaves it to its warp."""
+    default = irgl_opt("-p", "lower-irgl", "-t", "cuda", str(COLOR))
+    assert default.returncode == 0, default.stderr
+    assert "void irgl_block_alone(" in default.stdout
+    assert "irgl_block_reduce_or_i64(" in default.stdout
+    warps = "lower-irgl{exclusive_block_claims=0}"
+    off = irgl_opt("-p", warps, "-t", "cuda", str(COLOR))
+    assert off.returncode == 0, off.stderr
+    assert "irgl_block_alone" not in off.stdout
+    assert "void irgl_warp_alone" in off.stdout
+
+
+@pytest.mark.parametrize(
+    "pipeline",
+    [
+        "lower-irgl{exclusive_block_claims=-1}",
+        "convert-irgl-exclusive{block_claims=-2}",
+    ],
+)
+def test_block_claims_must_not_be_negative(pipeline: str) -> None:
+    proc = irgl_opt("-p", pipeline, str(COLOR))
+    assert proc.returncode != 0
+    assert "block_claims must be at least 0, got -" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
 def test_a_kernel_iterated_keeps_its_lock_set() -> None:
     """An Iterate's operands are not only its kernel's arguments: the pass
     leaves a kernel it runs alone (the lock set is claimed as written)."""

@@ -259,6 +259,7 @@ def _run_color(tmp_path: Path, graph: str, pipeline: str) -> dict:
         "lower-irgl{retry_drain=false}",
         "lower-irgl{exclusive_warp=false}",
         "lower-irgl{exclusive_footprint=false}",
+        "lower-irgl{exclusive_block_claims=0}",
     ],
 )
 def test_color_runs_on_gpu(tmp_path: Path, graph: str, pipeline: str) -> None:

@@ -3,7 +3,7 @@
 // RUN: irgl-opt %s -p 'irgl-exclusive-footprint,convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive{nested_claims=false}' | filecheck %s --check-prefix=SERIAL
 // RUN: irgl-opt %s -p 'irgl-exclusive-footprint,convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive' | filecheck %s --check-prefix=NESTED
 // RUN: irgl-opt %s -p irgl-exclusive-footprint --print-op-generic | irgl-opt | filecheck %s
-// RUN: irgl-opt %s -p 'irgl-exclusive-footprint,convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive{warp_alone=true nested_claims=false}' | filecheck %s --check-prefix=WARPS
+// RUN: irgl-opt %s -p 'irgl-exclusive-footprint,convert-irgl-kernels,convert-irgl-loops,convert-irgl-exclusive{warp_alone=true nested_claims=false block_claims=1024}' | filecheck %s --check-prefix=WARPS
 
 // irgl-exclusive-footprint: @pick writes its node's value and reads its
 // neighbours' values: its Exclusive claims %n for writing and the
@@ -110,10 +110,33 @@ irgl.kernel host @main(%g: !irgl.graph, %locks: memref<?xi32>, %nbhd: memref<?xi
 // NESTED:       irgl_rt.collective active({{.*}}) -> i32
 // NESTED-NEXT:    irgl.forall %{{.*}} in edges(%g, %{{.*}}) reduce(min, %{{.*}} : i32)
 
-// With warp_alone, a winner claiming at least 32 elements has its warp run
-// its body (each chosen lane of a warp in turn, the lowest first); a lone
-// contender's warp runs it as before.
+// With warp_alone, a winner claiming at least 1024 elements has the whole
+// block run its body (each chosen thread in turn, the highest first: its
+// values broadcast, the reduction loop split over the block's threads and
+// totalled, the store by its thread between two block barriers), one
+// claiming at least 32 its warp (each chosen lane of a warp in turn, the
+// lowest first); a lone contender's warp runs it as before.
+// WARPS:        func.func private @irgl_block_alone(%[[OWNER:.*]]: i32, %[[LO:.*]]: index, %[[HI:.*]]: index, %[[N:.*]]: index, %g: !irgl.graph, %val: memref<?xi32>) attributes {irgl_rt.noinline} {
+// WARPS:          %[[TID:.*]] = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
+// WARPS-NEXT:     %[[TID32:.*]] = arith.index_cast %[[TID]] : index to i32
+// WARPS-NEXT:     %[[MINE:.*]] = arith.cmpi eq, %[[TID32]], %[[OWNER]] : i32
+// WARPS-NEXT:     %[[SIZE:.*]] = "gpu.block_dim"() <{dimension = #gpu<dim x>}> : () -> index
+// WARPS-NEXT:     %[[BLO:.*]] = func.call @irgl_block_bcast_index(%[[LO]], %[[OWNER]])
+// WARPS:          %[[STRIDE:.*]] = arith.muli %{{.*}}, %[[SIZE]] : index
+// WARPS:          %[[PART:.*]] = scf.for %e = %{{.*}} to %{{.*}} step %[[STRIDE]]
+// WARPS:          %[[TOTAL:.*]] = func.call @irgl_block_reduce_max_i32(%[[PART]])
+// WARPS:          func.call @irgl_block_sync()
+// WARPS-NEXT:     scf.if %[[MINE]] {
+// WARPS-NEXT:       memref.store
+// WARPS-NEXT:     }
+// WARPS-NEXT:     func.call @irgl_block_sync()
 // WARPS-LABEL:  "gpu.func"
+// WARPS:        %[[HUGE:.*]] = arith.cmpi sge, %{{.*}}, %{{.*}} : index
+// WARPS:        scf.while (%[[WANT:.*]] = %{{.*}}) : (i1) -> (i1, i32) {
+// WARPS-NEXT:     %[[ELECTED:.*]] = func.call @irgl_block_elect(%[[WANT]])
+// WARPS:          scf.condition
+// WARPS:        ^bb0(%{{.*}}: i1, %[[WHO:.*]]: i32):
+// WARPS-NEXT:     func.call @irgl_block_alone(%[[WHO]],
 // WARPS:        %[[MASK:.*]] = func.call @irgl_warp_ballot
 // WARPS-NEXT:   scf.while (%[[M:.*]] = %[[MASK]]) : (i32) -> i32 {
 // WARPS:          scf.condition

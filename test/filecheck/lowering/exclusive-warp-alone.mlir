@@ -39,17 +39,17 @@ irgl.kernel @scan(%claims: memref<?xi32>, %items: memref<4xindex>, %vals: memref
 // CHECK:       func.func private @irgl_warp_alone(%[[BALLOT:[0-9]+]]: i32, %i: index, %[[HIGH:[0-9]+]]: index, %vals: memref<?xi32>, %out: memref<?xi64>) attributes {irgl_rt.noinline} {
 // CHECK-NEXT:    %c1 = arith.constant 1 : index
 // CHECK-NEXT:    %c0 = arith.constant 0 : index
+// CHECK-NEXT:    %[[MASK:[0-9]+]] = arith.constant -1 : i32
 // CHECK-NEXT:    %[[SRC:[0-9]+]] = func.call @irgl_warp_first(%[[BALLOT]])
 // CHECK-NEXT:    %[[LEAD:[0-9]+]] = func.call @irgl_warp_is_lane(%[[SRC]])
-// CHECK-NEXT:    %[[MASK:[0-9]+]] = arith.constant -1 : i32
 // CHECK-NEXT:    %[[LANE:[0-9]+]] = func.call @irgl_warp_rank(%[[MASK]]) : (i32) -> index
+// CHECK-NEXT:    %[[C32:[0-9]+]] = arith.constant 32 : index
 // CHECK-NEXT:    %[[I:[0-9]+]] = func.call @irgl_warp_shfl_index(%[[MASK]], %i, %[[SRC]])
 // CHECK-NEXT:    %[[HI:[0-9]+]] = func.call @irgl_warp_shfl_index(%[[MASK]], %[[HIGH]], %[[SRC]])
 // CHECK-NEXT:    %zero = arith.constant 0 : i64
 // CHECK-NEXT:    %big = arith.constant 1000 : i32
 // CHECK-NEXT:    %[[SHIFT:[0-9]+]] = arith.muli %[[LANE]], %c1 : index
 // CHECK-NEXT:    %[[FIRST:[0-9]+]] = arith.addi %[[I]], %[[SHIFT]] : index
-// CHECK-NEXT:    %[[C32:[0-9]+]] = arith.constant 32 : index
 // CHECK-NEXT:    %[[STRIDE:[0-9]+]] = arith.muli %c1, %[[C32]] : index
 // CHECK-NEXT:    %[[ID_OR:[0-9]+]] = arith.constant 0 : i64
 // CHECK-NEXT:    %[[ID_MIN:[0-9]+]] = arith.constant 2147483647 : i32
