@@ -9,18 +9,18 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import COMPILE_CHECK_FLAGS
+from conftest import check_build_flags
 from test_runtime_library import _declarations  # pyright: ignore[reportPrivateUsage]
 
 from irgl_dialect.runtime_library import DIST_EXPORTS, RUNTIME_FUNCTIONS
 from irgl_runner import distributed
-from irgl_runner.build import DEFAULT_NVCC_FLAGS, CompileError, emit_program
+from irgl_runner.build import CompileError, emit_program
 from irgl_runner.errors import IrglRuntimeError, UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
 
 #: Built to be compiled, not run: the compile-check flags.
-FLAGS = (*DEFAULT_NVCC_FLAGS, *COMPILE_CHECK_FLAGS)
+FLAGS = check_build_flags()
 
 
 def _nccl_or_skip() -> None:

@@ -31,13 +31,13 @@ def test_counting_build_compiles_and_exports_the_counter() -> None:
     counter is a device variable of the program's module) and exports
     irgl_edge_ranges_take (a plain build does not: the GPU test's
     Program.edge_ranges_take says so)."""
-    from conftest import COMPILE_CHECK_FLAGS, nvcc_path, shared_build_cache
+    from conftest import check_build_flags, nvcc_path, shared_build_cache
 
-    from irgl_runner.build import DEFAULT_NVCC_FLAGS, build
+    from irgl_runner.build import build
 
     if nvcc_path() is None:
         pytest.skip("nvcc not found")
-    flags = (*DEFAULT_NVCC_FLAGS, *COMPILE_CHECK_FLAGS, "-DIRGL_COUNT_EDGES")
+    flags = check_build_flags("-DIRGL_COUNT_EDGES")
     counting = build(load_app("sssp").mlir, flags=flags, cache=shared_build_cache())
     exports = subprocess.run(
         ["nm", "-D", "--defined-only", str(counting)], capture_output=True, text=True

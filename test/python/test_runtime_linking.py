@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import COMPILE_CHECK_FLAGS, nvcc_path
+from conftest import check_build_flags, nvcc_path
 
 from irgl_runner.build import (
     DEFAULT_NVCC_FLAGS,
@@ -64,7 +64,7 @@ def _needed(so: Path) -> list[str]:
 
 #: The programs here are built to be linked and inspected, not run: the
 #: compile-check flags (every phase, little device optimization).
-FLAGS = (*DEFAULT_NVCC_FLAGS, *COMPILE_CHECK_FLAGS)
+FLAGS = check_build_flags()
 
 
 @pytest.fixture
