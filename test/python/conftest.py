@@ -12,11 +12,12 @@ instead of running nvcc again.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -174,10 +175,20 @@ def nvcc_object_errors(cuda: str) -> str | None:
 
 
 def irgl_opt(*args: str) -> subprocess.CompletedProcess[str]:
-    """Run irgl-opt (the one beside this Python, else the one on PATH)."""
-    beside = Path(sys.executable).with_name("irgl-opt")
-    exe = str(beside) if beside.is_file() else "irgl-opt"
-    return subprocess.run([exe, *args], capture_output=True, text=True)
+    """Run irgl-opt's `main` in this process (what the console script runs,
+    without half a second of interpreter start and imports a call), its
+    output captured as a process's would be."""
+    from irgl_tools.opt_main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as e:  # argparse: --help, usage errors
+            code = e.code if isinstance(e.code, int) else 1
+    return subprocess.CompletedProcess(
+        ["irgl-opt", *args], code, out.getvalue(), err.getvalue()
+    )
 
 
 def emitted_code(app: str, pipeline: str) -> str:

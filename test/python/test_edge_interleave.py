@@ -106,12 +106,12 @@ def test_interleave_budget_must_not_be_negative(pipeline: str) -> None:
 
 def test_interleave_budget_takes_only_large_bodies() -> None:
     """The default budget gives BFS's two-hop body (77 operations) two
-    copies in its block and warp phases, and leaves every other shipped
-    app's program as without a budget."""
+    copies in its block and warp phases, and leaves CC's (49 operations, the
+    next largest of the shipped apps' edge bodies) four, as without a
+    budget."""
     unlimited = "lower-irgl{edge_interleave_budget=0}"
     assert emitted_code("bfs", "lower-irgl") != emitted_code("bfs", unlimited)
-    for app in ("sssp", "cc", "tc", "mis"):
-        assert emitted_code(app, "lower-irgl") == emitted_code(app, unlimited), app
+    assert emitted_code("cc", "lower-irgl") == emitted_code("cc", unlimited)
 
 
 def test_reducing_loop_keeps_the_serial_order() -> None:
