@@ -522,8 +522,8 @@ def _lower_shared_edges(
     if reduction is not None and interleave_reduce > 0:
         interleave = interleave_reduce
     interleave = _interleave_or_one(loop, interleave)
-    unroll = _unroll_for(unroll, interleave, unroll_interleaved)
     shared = shared_interleave(loop, interleave, shared_budget)
+    # (a shared phase left one copy keeps `unroll`, as a loop not interleaved)
     shared_unroll = _unroll_for(unroll, shared, unroll_interleaved)
     grid_total: SSAValue | None = None  # a reducing loop's donated total
     if (

@@ -1,5 +1,6 @@
 // RUN: irgl-opt %s -p 'convert-irgl-kernels,irgl-nested-parallelism,convert-irgl-loops,convert-irgl-nested-edges{interleave=4 interleave_budget=24}' | filecheck %s
 // RUN: irgl-opt %s -p 'convert-irgl-kernels,irgl-nested-parallelism,convert-irgl-loops,convert-irgl-nested-edges{interleave=4}' | filecheck %s --check-prefix=FULL
+// RUN: irgl-opt %s -p 'convert-irgl-kernels,irgl-nested-parallelism,convert-irgl-loops,convert-irgl-nested-edges{interleave=4 interleave_budget=12 unroll=4 unroll_interleaved=false}' | filecheck %s --check-prefix=ONE
 // RUN: irgl-opt %s -p 'lower-irgl{edge_interleave_budget=24 outline=false}' | filecheck %s --check-prefix=LOWER
 // RUN: irgl-opt %s -p 'lower-irgl{outline=false}' | filecheck %s --check-prefix=DEFAULT
 
@@ -34,6 +35,19 @@
 // FULL:        scf.for
 // FULL-COUNT-4:  memref.store %h_{{[0-9]+}}, %level
 // FULL-NOT:      memref.store
+
+// A budget of one copy leaves the block and warp phases' loops whole, so
+// they keep `unroll` (as loops not interleaved do); the interleaved thread
+// phase does not (unroll_interleaved=false).
+// ONE:         func.call @irgl_block_elect
+// ONE:           memref.store %h, %level[%dst]
+// ONE:         } {irgl_rt.unroll = 4 : i64}
+// ONE:         func.call @irgl_warp_active
+// ONE:           memref.store %h_1, %level[%dst_1]
+// ONE:         } {irgl_rt.unroll = 4 : i64}
+// ONE:           memref.store %h_2, %level[%dst_2]
+// ONE:           memref.store %h_5, %level[%dst_5]
+// ONE-NOT:     irgl_rt.unroll
 
 // lower-irgl passes its edge_interleave_budget on (the default, 200, leaves
 // this body 4 copies everywhere).
