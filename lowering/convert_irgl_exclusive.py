@@ -262,14 +262,14 @@ def _lower_exclusive(
     by_teams: SSAValue | None = None  # winners whose warps or blocks run them
     if decided is not None and warp_alone and warp_alone_suitable(op.body):
         size = count if sized else claims.count(at)
-        won = at.both(contends, decided)
+        winner = at.both(contends, decided)
         big = at.op(arith.CmpiOp(size, at.index(WARP_CLAIMS), "sge"))
-        by_teams = at.both(won, big)
+        by_teams = at.both(winner, big)
         if block_claims > 0:
             huge = at.op(arith.CmpiOp(size, at.index(block_claims), "sge"))
-            emit_block_each(op.body, at.both(won, huge), at)
+            emit_block_each(op.body, at.both(winner, huge), at)
             big = at.both(big, at.negate(huge))
-        emit_warp_each(op.body, at.both(won, big), at)
+        emit_warp_each(op.body, at.both(winner, big), at)
     then_block = Block()
     then_at = at.nested(InsertPoint.at_end(then_block))
 

@@ -53,6 +53,16 @@ Visit = Callable[[LoweringBuilder, SSAValue, bool, list[SSAValue]], list[SSAValu
 Outside = Callable[[LoweringBuilder, list[SSAValue]], list[SSAValue]]
 
 
+def _edge_block(
+    at: LoweringBuilder, element: EdgesElement, carried: list[SSAValue]
+) -> tuple[Block, LoweringBuilder, SSAValue]:
+    """The body block of a loop over `element`'s edges (an edge index, then
+    `carried`'s types), a builder at its end and the edge's destination."""
+    block = Block(arg_types=[IndexType(), *[v.type for v in carried]])
+    inner = at.nested(InsertPoint.at_end(block))
+    return block, inner, inner.op(EdgeDstOp(element.graph, block.args[0]))
+
+
 class FootprintClaims:
     """The claims of one footprint Exclusive (see the module docstring).
 
@@ -136,9 +146,7 @@ class FootprintClaims:
         node = _edges_node(element) if self.nested else None
         if node is None:
             return self._edges_serial(at, element, taking_part, visit, checks)
-        block = Block(arg_types=[IndexType()])
-        inner = at.nested(InsertPoint.at_end(block))
-        dst = inner.op(EdgeDstOp(element.graph, block.args[0]))
+        block, inner, dst = _edge_block(at, element, [])
         if checks:
             (ok,) = visit(inner, dst, element.writes, [inner.const(1, IntegerType(1))])
             block.add_op(YieldOp([inner.op(arith.ExtUIOp(ok, i32))]))
@@ -175,9 +183,7 @@ class FootprintClaims:
         init = [true] if checks else []
 
         def walk(b: LoweringBuilder) -> list[SSAValue]:
-            block = Block(arg_types=[IndexType(), *[v.type for v in init]])
-            inner = b.nested(InsertPoint.at_end(block))
-            dst = inner.op(EdgeDstOp(element.graph, block.args[0]))
+            block, inner, dst = _edge_block(b, element, init)
             block.add_op(
                 scf.YieldOp(*visit(inner, dst, element.writes, list(block.args[1:])))
             )
