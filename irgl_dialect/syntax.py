@@ -3,7 +3,8 @@ parser that remembers where each op came from (`SourceParser`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
 from typing import NoReturn
 from weakref import WeakKeyDictionary
 
@@ -238,3 +239,47 @@ class SourceParser(Parser):
             if (span := self._forward_uses.get(value)) is not None
         ]
         return min(spans, key=lambda span: span.start, default=None)
+
+
+#: Modules parsed lately, by their text and what decided their parse (see
+#: :func:`parse_remembered`).
+_PARSED: OrderedDict[tuple[object, ...], ModuleOp] = OrderedDict()
+_PARSED_LIMIT = 32
+
+
+def parse_remembered(
+    ctx: Context,
+    input: str | bytes,
+    name: str = "<unknown>",
+    line_offset: int = 0,
+    parse: Callable[[SourceParser], ModuleOp] = SourceParser.parse_module,
+) -> ModuleOp:
+    """`parse(SourceParser(ctx, input, name, line_offset))`, remembered per
+    process: the same input parsed again (the same name, line offset, parse
+    function and dialects of `ctx`) gives a clone of the module parsed before,
+    with its `source_span`s, instead of parsing again (a clone costs a tenth
+    of a parse; the interpreter, the runner and the tests parse an app many
+    times). Errors are not remembered: a failing input is parsed each time."""
+    key = (
+        input,
+        name,
+        line_offset,
+        parse,
+        ctx.allow_unregistered,
+        tuple(sorted(ctx.registered_dialect_names)),
+        tuple(sorted(d.name for d in ctx.loaded_dialects)),
+    )
+    found = _PARSED.get(key)
+    if found is None:
+        found = parse(SourceParser(ctx, input, name, line_offset))
+        _PARSED[key] = found
+        if len(_PARSED) > _PARSED_LIMIT:
+            _PARSED.popitem(last=False)
+    else:
+        _PARSED.move_to_end(key)
+    module = found.clone()
+    for original, copy in zip(found.walk(), module.walk(), strict=True):
+        span = _SOURCE_SPANS.get(original)
+        if span is not None:
+            _SOURCE_SPANS[copy] = span
+    return module

@@ -43,7 +43,7 @@ from xdsl.utils.scoped_dict import ScopedDict
 
 from irgl_dialect.attributes import GraphType, KernelKind
 from irgl_dialect.kernels import KernelOp
-from irgl_dialect.syntax import SourceParser, source_diagnostic
+from irgl_dialect.syntax import parse_remembered, source_diagnostic
 from irgl_interpreter.c_escape import (
     DEFAULT_REGISTRY,
     CEscapeFunctions,
@@ -111,7 +111,7 @@ def parse_program(text: str, name: str = "<program>") -> ModuleOp:
         # SourceParser: an operand defined in its op's own region is a located
         # parse error (xDSL's parser leaves a placeholder that fails later
         # with a bare ValueError).
-        module = SourceParser(context(), text, name).parse_module()
+        module = parse_remembered(context(), text, name)
         module.verify()
     except (DiagnosticException, ParseError) as error:
         if isinstance(error, DiagnosticException):

@@ -45,7 +45,7 @@ from cuda_emitter.host_abi import (
 )
 from cuda_emitter.target import RUNTIME_HEADER
 from irgl_dialect.runtime import CBlockOp, CDeclOp, CExprOp, CGlobalOp
-from irgl_dialect.syntax import SourceParser
+from irgl_dialect.syntax import parse_remembered
 from irgl_tools.universe import IRGL_UNIVERSE
 from lowering.convert_irgl_c import add_include_dir
 
@@ -173,7 +173,7 @@ def _parse(ctx: Context, text: str, name: str) -> ModuleOp:
     """Parse a module (ParseError carries ``name:line:col``) with the
     project's :class:`SourceParser`: an operand defined only in its op's own
     region is a located parse error, not a failure later on."""
-    return SourceParser(ctx, text, name).parse_module()
+    return parse_remembered(ctx, text, name)
 
 
 def _verify(module: ModuleOp) -> None:

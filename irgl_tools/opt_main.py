@@ -40,7 +40,7 @@ from xdsl.utils.exceptions import (
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from irgl_dialect.placement import located_error, verify_dominance
-from irgl_dialect.syntax import SourceParser, source_diagnostic
+from irgl_dialect.syntax import parse_remembered, source_diagnostic
 from irgl_dialect.upstream_checks import verify_if_yields, verify_predicates
 from irgl_tools.universe import IRGL_UNIVERSE
 from irgl_tools.xdsl_fixes import apply_xdsl_fixes
@@ -215,6 +215,16 @@ def parse_located(parser: Parser, implicit_module: bool = True) -> ModuleOp:
         ) from error
 
 
+def _implicit_parse(parser: Parser) -> ModuleOp:
+    """`parse_located` of a file whose ops may stand outside a module."""
+    return parse_located(parser, True)
+
+
+def _explicit_parse(parser: Parser) -> ModuleOp:
+    """`parse_located` of a file that must be one `builtin.module`."""
+    return parse_located(parser, False)
+
+
 class IrglOptMain(xDSLOptMain):
     """xDSLOptMain plus `--lower-irgl`; the irgl universe comes from the
     `xdsl.universe` entry point, so nothing is registered twice."""
@@ -254,10 +264,14 @@ class IrglOptMain(xDSLOptMain):
         super().register_all_frontends()
 
         def parse_mlir(io: IO[bytes]) -> ModuleOp:
-            parser = SourceParser(
-                self.ctx, io.read(), self.get_input_name(), self._line_offset
+            implicit = not self.args.no_implicit_module
+            return parse_remembered(
+                self.ctx,
+                io.read(),
+                self.get_input_name(),
+                self._line_offset,
+                _implicit_parse if implicit else _explicit_parse,
             )
-            return parse_located(parser, not self.args.no_implicit_module)
 
         self.available_frontends["mlir"] = parse_mlir
 
@@ -287,8 +301,17 @@ class IrglOptMain(xDSLOptMain):
             action="store_true",
             help="run the lower-irgl pipeline (before any -p passes)",
         )
-        arg_parser.epilog = irgl_passes_help()
         arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        # The epilog imports every pass: only `--help` (and usage errors that
+        # print it) pay for that, not every run.
+        plain_help = arg_parser.format_help
+
+        def format_help() -> str:
+            if arg_parser.epilog is None:
+                arg_parser.epilog = irgl_passes_help()
+            return plain_help()
+
+        arg_parser.format_help = format_help
 
     def setup_pipeline(self) -> None:
         check_pipeline(self.args.passes, self.available_passes)

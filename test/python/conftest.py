@@ -20,8 +20,12 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from irgl_runner.build import EmittedProgram
 
 
 @functools.cache
@@ -149,26 +153,35 @@ def check_build_flags(*extra: str) -> tuple[str, ...]:
     return (*base, *COMPILE_CHECK_FLAGS, *extra)
 
 
-def nvcc_object_errors(cuda: str) -> str | None:
-    """Compile CUDA text with nvcc (skipping the test when nvcc is missing);
-    None on success, else nvcc's diagnostics.
+def nvcc_object_errors(cuda: str | EmittedProgram) -> str | None:
+    """Compile CUDA text (or an emitted program) with nvcc (skipping the
+    test when nvcc is missing); None on success, else nvcc's diagnostics.
 
-    The build is ``irgl_runner``'s own (``DEFAULT_NVCC_FLAGS``: ``-arch=sm_90
-    -O1 -std=c++17 -shared``, a superset of the ``-c`` object build: it
-    compiles the same code and links it) plus :data:`COMPILE_CHECK_FLAGS`
-    (:func:`check_build_flags`),
-    into :func:`shared_build_cache`, so a program that several tests check
-    is compiled once per session.
+    The build is ``irgl_runner``'s own, as ``irgl-bench run`` makes it: the
+    program compiles against the runtime's declarations and links the
+    runtime library (``compile_cuda``'s library build, once per session;
+    text is taken as having host C text, so where the declarations do not
+    do it compiles with the whole header, as such a program does), with
+    ``DEFAULT_NVCC_FLAGS`` (``-arch=sm_90 -O1 -std=c++17 -shared``) plus
+    :data:`COMPILE_CHECK_FLAGS` (:func:`check_build_flags`), into
+    :func:`shared_build_cache`, so a program that several tests check is
+    compiled once per session.
     """
-    from irgl_runner.build import compile_cuda
+    from irgl_runner.build import EmittedProgram, compile_cuda
     from irgl_runner.errors import CompileError
 
     nvcc = nvcc_path()
     if nvcc is None:
         pytest.skip("nvcc not found")
-    flags = check_build_flags()
+    program = (
+        cuda
+        if isinstance(cuda, EmittedProgram)
+        else EmittedProgram(cuda, (), host_c_text=True)
+    )
     try:
-        compile_cuda(cuda, flags=flags, nvcc=nvcc, cache=shared_build_cache())
+        compile_cuda(
+            program, flags=check_build_flags(), nvcc=nvcc, cache=shared_build_cache()
+        )
     except CompileError as e:
         return str(e)
     return None
