@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import OWN_REGION_OPERAND
 
+from irgl_dialect.syntax import source_span
 from irgl_interpreter import ProgramError, parse_program
 from irgl_tools.opt_main import EXIT_BROKEN_PIPE
 from irgl_tools.universe import IRGL_UNIVERSE
@@ -307,3 +308,39 @@ def test_help_lists_every_irgl_pass_and_option() -> None:
             assert f"      {field.name}: " in epilog, (name, field.name)
     assert "irgl target -t 'cuda{option=value}'" in epilog
     assert "block_size: int = 256" in epilog
+
+
+def test_a_remembered_parse_is_a_fresh_module_with_its_locations() -> None:
+    """`parse_remembered` (the interpreter's, the runner's and irgl-opt's
+    parse): parsing the same text again gives a new module that prints the
+    same, whose ops keep where they were written, which a change to an
+    earlier result does not reach; a program that fails to verify fails at
+    its line every time."""
+    text = Path(BFS).read_text()
+    first = parse_program(text, BFS)
+    again = parse_program(text, BFS)
+    assert again is not first
+    assert str(again) == str(first)
+    pairs = list(zip(first.walk(), again.walk(), strict=True))
+    assert all(a is not b for a, b in pairs)
+    # (the implicit module and terminators have no text of their own)
+    assert all(source_span(a) == source_span(b) for a, b in pairs)
+    assert source_span(pairs[1][1]) is not None
+    assert sum(source_span(b) is not None for _, b in pairs) > len(pairs) // 2
+    kernel = first.body.block.first_op
+    assert kernel is not None
+    kernel.detach()
+    assert str(parse_program(text, BFS)) == str(again)
+
+    bad = (
+        "irgl.kernel @k(%g: !irgl.graph) {\n"
+        "  irgl.forall %n in nodes(%g) {\n"
+        "    %item = irgl.wl.pop %n\n"
+        "  }\n"
+        "}\n"
+    )
+    for _ in range(2):
+        with pytest.raises(
+            ProgramError, match=r"^bad\.mlir:3:5: error: 'irgl\.wl\.pop'"
+        ):
+            parse_program(bad, "bad.mlir")
