@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import nvcc_path, shared_build_cache
+from conftest import irgl_opt, nvcc_path, shared_build_cache
 
 from irgl_runner.api import Program, build, compile_cuda, emit_cuda
 from irgl_runner.apps import RunContext, execute, load_app
@@ -43,16 +42,9 @@ GPU_GRAPHS = (
 )
 
 
-def irgl_opt() -> str:
-    beside = Path(sys.executable).with_name("irgl-opt")
-    return str(beside) if beside.is_file() else "irgl-opt"
-
-
 def _lowered() -> str:
     app = load_app("pr_pull")
-    proc = subprocess.run(
-        [irgl_opt(), "--lower-irgl", str(app.mlir)], capture_output=True, text=True
-    )
+    proc = irgl_opt("--lower-irgl", str(app.mlir))
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 

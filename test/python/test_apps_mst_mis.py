@@ -24,7 +24,7 @@ from types import ModuleType
 
 import numpy as np
 import pytest
-from conftest import nvcc_object_errors, nvcc_path
+from conftest import irgl_opt, nvcc_object_errors, nvcc_path
 
 from irgl_runner.apps import AppSpec, RunContext, load_app
 from irgl_runner.generators import generate
@@ -34,11 +34,6 @@ from irgl_runner.reference import cc_min_labels, mis_problem, mst_weight
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
 TICKET_PASS = "lower-irgl{ticket_locks=true}"
-
-
-def _irgl_opt() -> str:
-    beside = Path(sys.executable).with_name("irgl-opt")
-    return str(beside) if beside.is_file() else "irgl-opt"
 
 
 def _mst_module() -> ModuleType:
@@ -71,9 +66,8 @@ def _lower(tmp_path: Path, variant: str, *target: str) -> str:
     """irgl-opt on the program of `variant`; its stdout (fails on errors)."""
     src = tmp_path / f"{variant}.mlir"
     src.write_text(_program_text(variant))
-    cmd = [_irgl_opt(), *_pass_args(variant), *target, str(src)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stderr}"
+    proc = irgl_opt(*_pass_args(variant), *target, str(src))
+    assert proc.returncode == 0, f"{' '.join(proc.args)}\n{proc.stderr}"
     return proc.stdout
 
 

@@ -14,14 +14,13 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from conftest import nvcc_object_errors, nvcc_path
+from conftest import irgl_opt, nvcc_object_errors, nvcc_path
 
 from irgl_runner.api import Program, build, emit_cuda
 from irgl_runner.apps import AppSpec, execute, load_app
@@ -45,20 +44,13 @@ SMALL_GRAPHS = (
 )
 
 
-def irgl_opt() -> str:
-    beside = Path(sys.executable).with_name("irgl-opt")
-    return str(beside) if beside.is_file() else "irgl-opt"
-
-
 # ------------------------------------------------------------------ lowering
 
 
 @pytest.mark.parametrize("name", APPS)
 def test_lowers_completely(name: str) -> None:
     app = load_app(name)
-    proc = subprocess.run(
-        [irgl_opt(), "--lower-irgl", str(app.mlir)], capture_output=True, text=True
-    )
+    proc = irgl_opt("--lower-irgl", str(app.mlir))
     assert proc.returncode == 0, proc.stderr
     ops = re.findall(r'^\s*(?:%[\w#:, %]+ = )?"?([a-z_]+\.[\w.]+)', proc.stdout, re.M)
     assert ops, proc.stdout

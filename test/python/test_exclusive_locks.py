@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import nvcc_path, run_host_program
+from conftest import irgl_opt, nvcc_path, run_host_program
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
@@ -29,16 +29,10 @@ RUNTIME_DIR = ROOT / "cuda_emitter" / "runtime"
 ALL_APPS = sorted(p.parent.name for p in BENCHMARKS.glob("*/app.py"))
 
 
-def _irgl_opt() -> str:
-    beside = Path(sys.executable).with_name("irgl-opt")
-    return str(beside) if beside.is_file() else "irgl-opt"
-
-
 def _lower(app: str, pipeline: str) -> str:
     src = BENCHMARKS / app / f"{app}.mlir"
-    cmd = [_irgl_opt(), "-p", pipeline, str(src)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stderr}"
+    proc = irgl_opt("-p", pipeline, str(src))
+    assert proc.returncode == 0, f"{' '.join(proc.args)}\n{proc.stderr}"
     return proc.stdout
 
 

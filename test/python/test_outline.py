@@ -17,10 +17,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import has_gpu, nvcc_object_errors, shared_build_cache
+from conftest import has_gpu, irgl_opt, nvcc_object_errors, shared_build_cache
 
 ROOT = Path(__file__).resolve().parents[2]
-IRGL_OPT = [sys.executable, str(ROOT / "tools" / "irgl-opt")]
 
 #: An Iterate whose kernel retries each item once (the first attempt fails),
 #: then stamps it with the carried level and pushes its successor (up to
@@ -78,9 +77,7 @@ irgl.kernel host @main(%x: memref<?xi32>, %cap: index) {
 
 
 def _lower(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*IRGL_OPT, str(path), *args], capture_output=True, text=True, check=False
-    )
+    return irgl_opt(str(path), *args)
 
 
 @pytest.mark.parametrize(

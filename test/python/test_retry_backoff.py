@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import nvcc_path, run_host_program, shared_build_cache
+from conftest import irgl_opt, nvcc_path, run_host_program, shared_build_cache
 
 from irgl_runner.api import compile_cuda
 from irgl_runner.apps import RunContext, load_app
@@ -41,16 +41,10 @@ HASHED = "hashed_priority=true sized_priority=false"
 ALL_APPS = sorted(p.parent.name for p in BENCHMARKS.glob("*/app.py"))
 
 
-def _irgl_opt() -> str:
-    beside = Path(sys.executable).with_name("irgl-opt")
-    return str(beside) if beside.is_file() else "irgl-opt"
-
-
 def _lower(app: str, pipeline: str, *target: str) -> str:
     src = BENCHMARKS / app / f"{app}.mlir"
-    cmd = [_irgl_opt(), "-p", pipeline, *target, str(src)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stderr}"
+    proc = irgl_opt("-p", pipeline, *target, str(src))
+    assert proc.returncode == 0, f"{' '.join(proc.args)}\n{proc.stderr}"
     return proc.stdout
 
 

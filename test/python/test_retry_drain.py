@@ -12,21 +12,17 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_host_program
+from conftest import irgl_opt, run_host_program
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
 
 
 def _irgl_opt(app: str, pipeline: str, *extra: str) -> subprocess.CompletedProcess:
-    tool = Path(sys.executable).with_name("irgl-opt")
-    cmd = [str(tool) if tool.is_file() else "irgl-opt", "-p", pipeline, *extra]
-    cmd.append(str(BENCHMARKS / app / f"{app}.mlir"))
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    proc = irgl_opt("-p", pipeline, *extra, str(BENCHMARKS / app / f"{app}.mlir"))
     assert proc.returncode == 0, proc.stderr
     return proc
 

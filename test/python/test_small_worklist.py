@@ -17,12 +17,11 @@ from __future__ import annotations
 import functools
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import has_gpu, nvcc_object_errors, shared_build_cache
+from conftest import has_gpu, irgl_opt, nvcc_object_errors, shared_build_cache
 
 from irgl_runner import generators
 from irgl_runner.apps import execute, load_app
@@ -30,7 +29,6 @@ from irgl_runner.graph_args import default_source
 from irgl_runner.graphs import COOGraph, CSRGraph, clean
 
 ROOT = Path(__file__).resolve().parents[2]
-IRGL_OPT = [sys.executable, str(ROOT / "tools" / "irgl-opt")]
 
 #: Apps whose control loop has the mode, and those whose loop has not (why).
 MODE_APPS = ["bfs", "sssp", "mis", "pr"]
@@ -135,9 +133,7 @@ irgl.kernel host @main(%g: !irgl.graph, %level: memref<?xi32>, %src: index, %sto
 
 
 def _lower(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*IRGL_OPT, str(path), *args], capture_output=True, text=True, check=False
-    )
+    return irgl_opt(str(path), *args)
 
 
 def _remarks(path: Path, options: str = "") -> list[str]:
