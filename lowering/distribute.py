@@ -41,6 +41,11 @@ a kernel over the rank's mirrors (`@<kernel>_mirrors`, its ForAll marked
 right after the writer, and `irgl_dist.sync_nodes ... set agreed` only
 records that the copies agree.
 
+Under a vertex-cut (cvc) a rank's degree of a node is its share of the
+node's edges; a degree test that only decides whether the node is pushed
+(`scf.if (degree != 0) { push node }`, SSSP's source) becomes `true` (the
+node is pushed whatever its degree); any other degree read is refused.
+
 Where a program cannot be distributed the pass stops with a located
 diagnostic that says why: Exclusive or Atomic (locks do not span ranks), C
 text touching arrays, a node array indexed by a value loaded from memory (a
@@ -63,10 +68,11 @@ from enum import Enum
 from typing import NoReturn, TextIO
 
 from xdsl.context import Context
-from xdsl.dialects import arith, memref
+from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import (
     AnyFloat,
     IndexType,
+    IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
@@ -240,6 +246,8 @@ class _KernelAnalysis:
         self.nodes: dict[SSAValue, NodeKind] = {}
         #: (user, operand index): node ids used as data
         self.data_uses: list[tuple[Operation, int]] = []
+        #: (cvc) degree tests that only decide whether a node is pushed
+        self.push_guards: list[arith.CmpiOp] = []
         graphs = [a for a in kernel.body.block.args if isinstance(a.type, GraphType)]
         self.graph: SSAValue | None = graphs[0] if graphs else None
 
@@ -367,6 +375,10 @@ class _KernelAnalysis:
                 "edge-cut a mirror has none)",
             )
         if self.policy == Policy.CVC and isinstance(op, DegreeOp):
+            guard = _push_guard(op, node)
+            if guard is not None:
+                self.push_guards.append(guard)
+                return
             fail(
                 op,
                 f"{self.where} reads the degree of {_name(node)}: under a "
@@ -553,6 +565,17 @@ class _KernelAnalysis:
             return user.operands[1 - index] in self.nodes
         return False
 
+    def rewrite_push_guards(self, rewriter: Rewriter) -> None:
+        """(cvc) A node whose degree decides only whether it is pushed is
+        pushed whatever its degree: a rank's degree is the node's edges on
+        that rank, and pushing a node without edges costs a round."""
+        for test in self.push_guards:
+            degree = test.lhs.owner if isinstance(test.lhs.owner, DegreeOp) else None
+            true = arith.ConstantOp.from_int_and_width(1, 1)
+            rewriter.replace_op(test, true)
+            if degree is not None and not degree.result.uses:
+                rewriter.erase_op(degree)
+
     def rewrite_data_uses(self, rewriter: Rewriter) -> None:
         """Replace each node id used as data with its global id."""
         for user, index in self.data_uses:
@@ -572,6 +595,47 @@ class _KernelAnalysis:
 # --------------------------------------------------------------------------
 # the host side
 # --------------------------------------------------------------------------
+
+
+def _is_zero(value: SSAValue) -> bool:
+    owner = value.owner
+    return (
+        isinstance(owner, arith.ConstantOp)
+        and isinstance(owner.value, IntegerAttr)
+        and owner.value.value.data == 0
+    )
+
+
+def _push_guard(degree: DegreeOp, node: SSAValue) -> arith.CmpiOp | None:
+    """The test `degree != 0` (or `degree > 0`) of `node`'s degree, where it
+    is all the degree is read for and its only use is to decide whether
+    `node` is pushed (`scf.if` with no results, no else and only pushes of
+    `node` in it); else None."""
+    uses = list(degree.result.uses)
+    if len(uses) != 1 or not isinstance(test := uses[0].operation, arith.CmpiOp):
+        return None
+    predicate = test.predicate.value.data
+    if predicate == 1:  # ne, either side
+        other = test.rhs if test.lhs is degree.result else test.lhs
+    elif predicate in (4, 8) and test.lhs is degree.result:  # sgt, ugt
+        other = test.rhs
+    else:
+        return None
+    if not _is_zero(other) or not test.result.uses:
+        return None
+    for use in test.result.uses:
+        branch = use.operation
+        if not isinstance(branch, scf.IfOp) or use.index != 0 or branch.results:
+            return None
+        otherwise = [o for b in branch.false_region.blocks for o in b.ops]
+        if any(not isinstance(o, scf.YieldOp) for o in otherwise):
+            return None
+        for inner in branch.true_region.ops:
+            if isinstance(inner, scf.YieldOp):
+                continue
+            if not isinstance(inner, PushOp) or inner.item is not node:
+                return None
+    return test
 
 
 class _Roots:
@@ -1155,6 +1219,7 @@ class IrglDistribute(ModulePass):
         for distribution in distributions:
             distribution.run(rewriter)
         for analysis in analyses:
+            analysis.rewrite_push_guards(rewriter)
             analysis.rewrite_data_uses(rewriter)
         made: dict[tuple[str, tuple[int, ...]], str] = {}
         for distribution in distributions:

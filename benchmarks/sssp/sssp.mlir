@@ -25,10 +25,14 @@
 // `win` holds the window: win[0] = lo, win[1] = hi, win[2] = the smallest
 // far distance found by the last scan (INF when there is none).
 
-// Every node starts unreached (INF), the source at 0 and pushed (the first
-// worklist of the Pipe @main runs this kernel in: it is the control kernel's
-// first step, not a launch of its own); no node stamped yet; the first
-// window is [0, delta).
+// Every node starts unreached (INF), the source at 0 and pushed if it has
+// edges (the first worklist of the Pipe @main runs this kernel in: it is the
+// control kernel's first step, not a launch of its own; a source without
+// edges leaves the search with nothing to relax: no round, the scans find
+// no far node and the empty window ends it; under a vertex-cut
+// irgl-distribute pushes the source whatever its degree, which on a rank is
+// only the rank's share of its edges); no node stamped yet; the first window
+// is [0, delta).
 irgl.kernel @init(%g: !irgl.graph, %dist: memref<?xi32>, %stamp: memref<?xi32>, %win: memref<?xi32>, %src: index, %delta: i32) {
   %inf = arith.constant 1073741823 : i32
   %zero = arith.constant 0 : i32
@@ -41,7 +45,11 @@ irgl.kernel @init(%g: !irgl.graph, %dist: memref<?xi32>, %stamp: memref<?xi32>, 
     memref.store %d, %dist[%n] : memref<?xi32>
     memref.store %zero, %stamp[%n] : memref<?xi32>
     scf.if %is_src {
-      irgl.wl.push %n
+      %deg_src = irgl.graph.degree %g[%n]
+      %has_edges = arith.cmpi ne, %deg_src, %c0 : index
+      scf.if %has_edges {
+        irgl.wl.push %n
+      }
       memref.store %zero, %win[%c0] : memref<?xi32>
       memref.store %delta, %win[%c1] : memref<?xi32>
       memref.store %inf, %win[%c2] : memref<?xi32>
@@ -112,7 +120,8 @@ irgl.kernel @find_far(%g: !irgl.graph, %dist: memref<?xi32>, %stamp: memref<?xi3
 }
 
 // The next window (one thread): [hi, min(far + delta, INF)); the far
-// minimum is reset for the next phase. No far node: [hi, INF) is empty.
+// minimum is reset for the next phase. No far node: the window is empty,
+// written [INF, INF) so that @split reads no distance.
 irgl.kernel @advance(%win: memref<?xi32>, %delta: i32) {
   %inf = arith.constant 1073741823 : i32
   %c0 = arith.constant 0 : index
@@ -125,25 +134,31 @@ irgl.kernel @advance(%win: memref<?xi32>, %delta: i32) {
     %fits = arith.cmpi slt, %far, %room : i32
     %end = arith.addi %far, %delta : i32
     %next = arith.select %fits, %end, %inf : i32
-    memref.store %hi, %win[%c0] : memref<?xi32>
+    %none = arith.cmpi eq, %far, %inf : i32
+    %lo = arith.select %none, %inf, %hi : i32
+    memref.store %lo, %win[%c0] : memref<?xi32>
     memref.store %next, %win[%c1] : memref<?xi32>
     memref.store %inf, %win[%c2] : memref<?xi32>
   }
 }
 
-// Push every node of the new window [lo, hi).
+// Push every node of the new window [lo, hi); an empty window (the last
+// phase's) reads nothing.
 irgl.kernel @split(%g: !irgl.graph, %dist: memref<?xi32>, %win: memref<?xi32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   irgl.forall %n in nodes(%g) {
-    %d = memref.load %dist[%n] : memref<?xi32>
     %lo = memref.load %win[%c0] : memref<?xi32>
     %hi = memref.load %win[%c1] : memref<?xi32>
-    %above = arith.cmpi sge, %d, %lo : i32
-    %below = arith.cmpi slt, %d, %hi : i32
-    %inside = arith.andi %above, %below : i1
-    scf.if %inside {
-      irgl.wl.push %n
+    %open = arith.cmpi slt, %lo, %hi : i32
+    scf.if %open {
+      %d = memref.load %dist[%n] : memref<?xi32>
+      %above = arith.cmpi sge, %d, %lo : i32
+      %below = arith.cmpi slt, %d, %hi : i32
+      %inside = arith.andi %above, %below : i1
+      scf.if %inside {
+        irgl.wl.push %n
+      }
     }
   }
 }

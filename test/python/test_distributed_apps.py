@@ -150,6 +150,27 @@ def test_graph_with_isolated_nodes_and_components():
                 np.testing.assert_array_equal(output_of(app, run), reference)
 
 
+def test_sssp_from_a_node_without_edges_on_ranks() -> None:
+    """SSSP pushes its source only if it has edges; under a vertex-cut
+    irgl-distribute pushes it whatever its degree (a rank's degree is its
+    share of the edges): from an isolated node and from a node with edges,
+    every policy and rank count gives the single rank's distances."""
+    app = app_of("sssp")
+    graph = graph_of(CASES["sssp"][1])
+    degrees = np.diff(graph.row_start)
+    isolated = int(np.flatnonzero(degrees == 0)[0])
+    for source in (isolated, int(np.flatnonzero(degrees == 1)[0])):
+        reference = output_of(app, run_app(app, graph, source=source))
+        for policy in ("oec", "cvc"):
+            for ranks in (2, 3):
+                run = run_app_distributed(
+                    load_app("sssp"), graph, ranks, policy, "random:3", source
+                )
+                assert run.problem is None
+                np.testing.assert_array_equal(output_of(app, run), reference)
+    assert np.count_nonzero(reference < 1073741823) > 1
+
+
 def _matches_single_rank(
     name: str, program: Path, spec: str, schedule: str, mirrors: bool = True
 ) -> None:

@@ -222,6 +222,25 @@ irgl.kernel @k(%g: !irgl.graph, %a: memref<?xindex>) {
 
 // -----
 
+// A degree test that decides more than whether the node is pushed (here a
+// store too) is refused as well; one that decides only the push is not
+// (irgl-distribute-push-guard.mlir).
+irgl.kernel @k(%g: !irgl.graph, %a: memref<?xi32>) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1 : i32
+  irgl.forall %n in nodes(%g) {
+    %d = irgl.graph.degree %g[%n]
+    %has = arith.cmpi ne, %d, %c0 : index
+    scf.if %has {
+      irgl.wl.push %n
+      memref.store %one, %a[%n] : memref<?xi32>
+    }
+  }
+}
+// CVC: cannot distribute: @k reads the degree of %n: under a vertex-cut (cvc) a node's edges are split over the ranks of its grid row, so a rank's degree is not the node's; distribute with policy=oec
+
+// -----
+
 irgl.kernel @k(%g: !irgl.graph, %a: memref<?xi32>) {
   %one = arith.constant 1 : i32
   irgl.forall %n in nodes(%g) {
