@@ -3,6 +3,7 @@ parser that remembers where each op came from (`SourceParser`)."""
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from typing import NoReturn
@@ -245,6 +246,7 @@ class SourceParser(Parser):
 #: :func:`parse_remembered`).
 _PARSED: OrderedDict[tuple[object, ...], ModuleOp] = OrderedDict()
 _PARSED_LIMIT = 32
+_PARSED_LOCK = threading.Lock()
 
 
 def parse_remembered(
@@ -269,14 +271,16 @@ def parse_remembered(
         tuple(sorted(ctx.registered_dialect_names)),
         tuple(sorted(d.name for d in ctx.loaded_dialects)),
     )
-    found = _PARSED.get(key)
+    with _PARSED_LOCK:
+        found = _PARSED.get(key)
+        if found is not None:
+            _PARSED.move_to_end(key)
     if found is None:
         found = parse(SourceParser(ctx, input, name, line_offset))
-        _PARSED[key] = found
-        if len(_PARSED) > _PARSED_LIMIT:
-            _PARSED.popitem(last=False)
-    else:
-        _PARSED.move_to_end(key)
+        with _PARSED_LOCK:
+            _PARSED[key] = found
+            if len(_PARSED) > _PARSED_LIMIT:
+                _PARSED.popitem(last=False)
     module = found.clone()
     for original, copy in zip(found.walk(), module.walk(), strict=True):
         span = _SOURCE_SPANS.get(original)

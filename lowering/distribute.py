@@ -570,11 +570,11 @@ class _KernelAnalysis:
         pushed whatever its degree: a rank's degree is the node's edges on
         that rank, and pushing a node without edges costs a round."""
         for test in self.push_guards:
-            degree = test.lhs.owner if isinstance(test.lhs.owner, DegreeOp) else None
-            true = arith.ConstantOp.from_int_and_width(1, 1)
-            rewriter.replace_op(test, true)
-            if degree is not None and not degree.result.uses:
-                rewriter.erase_op(degree)
+            degrees = [v.owner for v in test.operands if isinstance(v.owner, DegreeOp)]
+            rewriter.replace_op(test, arith.ConstantOp.from_int_and_width(1, 1))
+            for degree in degrees:
+                if not degree.result.uses:
+                    rewriter.erase_op(degree)
 
     def rewrite_data_uses(self, rewriter: Rewriter) -> None:
         """Replace each node id used as data with its global id."""

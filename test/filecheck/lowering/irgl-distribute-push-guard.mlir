@@ -40,6 +40,25 @@ irgl.kernel @relax(%g: !irgl.graph, %dist: memref<?xi32>) {
     }
   }
 }
+// The zero on the left, and `degree > 0`: the same.
+irgl.kernel @either(%g: !irgl.graph, %src: index) {
+  %c0 = arith.constant 0 : index
+  irgl.forall %n in nodes(%g) {
+    %is_src = arith.cmpi eq, %n, %src : index
+    scf.if %is_src {
+      %deg = irgl.graph.degree %g[%n]
+      %any = arith.cmpi ne, %c0, %deg : index
+      scf.if %any {
+        irgl.wl.push %n
+      }
+      %deg2 = irgl.graph.degree %g[%n]
+      %some = arith.cmpi ugt, %deg2, %c0 : index
+      scf.if %some {
+        irgl.wl.push %n
+      }
+    }
+  }
+}
 irgl.kernel host @main(%g: !irgl.graph, %dist: memref<?xi32>, %src: index) {
   irgl.pipe once {
     irgl.invoke @init(%g, %dist, %src) : (!irgl.graph, memref<?xi32>, index)
@@ -55,6 +74,13 @@ irgl.kernel host @main(%g: !irgl.graph, %dist: memref<?xi32>, %src: index) {
 // CVC-NEXT:      scf.if %has_edges {
 // CVC-NEXT:        irgl.wl.push %n
 // CVC-LABEL: irgl.kernel @relax(
+// CVC-LABEL: irgl.kernel @either(
+// CVC-NOT:     irgl.graph.degree
+// CVC:         %any = arith.constant true
+// CVC-NEXT:    scf.if %any {
+// CVC:         %some = arith.constant true
+// CVC-NEXT:    scf.if %some {
+// CVC-LABEL: irgl.kernel host @main(
 
 // GENERIC:      "scf.if"(%is_src) ({
 // GENERIC-NEXT:   %has_edges = "arith.constant"() <{value = true}> : () -> i1
