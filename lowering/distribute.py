@@ -68,11 +68,10 @@ from enum import Enum
 from typing import NoReturn, TextIO
 
 from xdsl.context import Context
-from xdsl.dialects import arith, memref, scf
+from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
     AnyFloat,
     IndexType,
-    IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
@@ -119,7 +118,13 @@ from irgl_dialect.placement import is_uniform
 from irgl_dialect.sync import AtomicOp, ExclusiveOp
 from irgl_dialect.worklist import PopOp, PushOp
 from lowering.builders import unique_name
-from lowering.round_stamps import StampSite, kernel_param, unsynchronized_stamps
+from lowering.round_stamps import (
+    StampSite,
+    decides_only_pushes,
+    int_constant,
+    kernel_param,
+    unsynchronized_stamps,
+)
 from lowering.runtime_calls import location_prefix
 
 #: How a plain store at the ForAll's own node, and at the popped node, is
@@ -597,15 +602,6 @@ class _KernelAnalysis:
 # --------------------------------------------------------------------------
 
 
-def _is_zero(value: SSAValue) -> bool:
-    owner = value.owner
-    return (
-        isinstance(owner, arith.ConstantOp)
-        and isinstance(owner.value, IntegerAttr)
-        and owner.value.value.data == 0
-    )
-
-
 def _push_guard(degree: DegreeOp, node: SSAValue) -> arith.CmpiOp | None:
     """The test `degree != 0` (or `degree > 0`) of `node`'s degree, where it
     is all the degree is read for and its only use is to decide whether
@@ -621,21 +617,9 @@ def _push_guard(degree: DegreeOp, node: SSAValue) -> arith.CmpiOp | None:
         other = test.rhs
     else:
         return None
-    if not _is_zero(other) or not test.result.uses:
+    if int_constant(other) != 0 or not test.result.uses:
         return None
-    for use in test.result.uses:
-        branch = use.operation
-        if not isinstance(branch, scf.IfOp) or use.index != 0 or branch.results:
-            return None
-        otherwise = [o for b in branch.false_region.blocks for o in b.ops]
-        if any(not isinstance(o, scf.YieldOp) for o in otherwise):
-            return None
-        for inner in branch.true_region.ops:
-            if isinstance(inner, scf.YieldOp):
-                continue
-            if not isinstance(inner, PushOp) or inner.item is not node:
-                return None
-    return test
+    return test if decides_only_pushes(test.result, node) else None
 
 
 class _Roots:

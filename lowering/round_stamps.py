@@ -70,20 +70,39 @@ def kernel_param(kernel: KernelOp, value: SSAValue) -> int | None:
     return None
 
 
-def _constant(value: SSAValue) -> int | None:
+def int_constant(value: SSAValue) -> int | None:
+    """`value`'s integer if an `arith.constant` defines it."""
     owner = value.owner
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
         return owner.value.value.data
     return None
 
 
-def _only_pushes(region_block: Block | None) -> bool:
+def _only_pushes(region_block: Block | None, item: SSAValue | None) -> bool:
     if region_block is None:
         return True
-    return all(isinstance(op, PushOp | scf.YieldOp) for op in region_block.ops) and (
+    return all(
+        isinstance(op, scf.YieldOp)
+        or (isinstance(op, PushOp) and (item is None or op.item is item))
+        for op in region_block.ops
+    ) and (
         not isinstance(region_block.last_op, scf.YieldOp)
         or not region_block.last_op.operands
     )
+
+
+def decides_only_pushes(test: SSAValue, item: SSAValue | None = None) -> bool:
+    """Is every use of the i1 `test` the condition of an `scf.if` with no
+    results and no else whose block only pushes (only `item`, where given)?"""
+    for use in test.uses:
+        branch = use.operation
+        if not isinstance(branch, scf.IfOp) or use.index != 0:
+            return False
+        if branch.results or branch.false_region.blocks:
+            return False
+        if not _only_pushes(branch.true_region.block, item):
+            return False
+    return True
 
 
 def _guards_pushes(exchange: memref.AtomicRMWOp, counter: SSAValue) -> bool:
@@ -97,14 +116,8 @@ def _guards_pushes(exchange: memref.AtomicRMWOp, counter: SSAValue) -> bool:
             and cmp.operands[1 - use.index] is counter
         ):
             return False
-        for cmp_use in cmp.result.uses:
-            branch = cmp_use.operation
-            if not isinstance(branch, scf.IfOp) or cmp_use.index != 0:
-                return False
-            if branch.results or not _only_pushes(branch.true_region.block):
-                return False
-            if branch.false_region.blocks:
-                return False
+        if not decides_only_pushes(cmp.result):
+            return False
     return True
 
 
@@ -152,7 +165,7 @@ def clear_value(kernel: KernelOp, position: int) -> int | None:
             and op.indices[0] is loop.body.block.args[0]
         ):
             return None
-        value = _constant(op.value)
+        value = int_constant(op.value)
         if value is None:
             return None
         values.add(value)
@@ -188,10 +201,10 @@ def _counter_start(iterate: IterateOp, carried: SSAValue) -> int | None:
         return None
     lhs, rhs = step.operands
     other = rhs if lhs is carried else lhs if rhs is carried else None
-    increment = None if other is None else _constant(other)
+    increment = None if other is None else int_constant(other)
     if increment is None or increment <= 0:
         return None
-    return _constant(initial)
+    return int_constant(initial)
 
 
 def _runs_at_most_once(op: Operation) -> bool:

@@ -236,10 +236,19 @@ def _warp_team(at: LoweringBuilder, mask: SSAValue) -> _Team:
     )
 
 
+def _thread_id(at: LoweringBuilder) -> SSAValue:
+    return at.op(gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum.X)))
+
+
+def _is_thread(at: LoweringBuilder, tid: SSAValue, owner: SSAValue) -> SSAValue:
+    """Whether `tid` (this thread's index in the block) is `owner` (i32)."""
+    return at.op(arith.CmpiOp(at.op(arith.IndexCastOp(tid, i32)), owner, "eq"))
+
+
 def _block_team(at: LoweringBuilder, owner: SSAValue) -> _Team:
     """The block, for the contender on thread `owner` (i32)."""
-    tid = at.op(gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum.X)))
-    mine = at.op(arith.CmpiOp(at.op(arith.IndexCastOp(tid, i32)), owner, "eq"))
+    tid = _thread_id(at)
+    mine = _is_thread(at, tid, owner)
 
     def share(b: LoweringBuilder, value: SSAValue) -> SSAValue:
         fn = overload("irgl_block_bcast", value.type)
@@ -396,8 +405,7 @@ def emit_block_each(body: Region, chosen: SSAValue, at: LoweringBuilder) -> None
     step.stmt(
         _team_copy(body, lambda b: _block_team(b, elected), at, "irgl_block_alone")
     )
-    tid = step.op(gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum.X)))
-    mine = step.op(arith.CmpiOp(step.op(arith.IndexCastOp(tid, i32_)), elected, "eq"))
+    mine = _is_thread(step, _thread_id(step), elected)
     step.stmt(scf.YieldOp(step.both(want, step.negate(mine))))
 
 
