@@ -18,7 +18,9 @@ every entry holds a value other than the coming rounds' counters:
   equal a later round's counter;
 - every other write of the array is a *clear*: an unconditional store of a
   constant below the counter's start at every node (a ForAll over nodes);
-  one runs before the Iterate, and the clears' own synchronization stays;
+  one runs before the Iterate (or the counter starts above 0: the
+  allocation's zero fill is then that first clear), and the clears' own
+  synchronization stays;
 - nothing else reads or writes the array, the host allocates it, and the
   Iterate does not carry it.
 
@@ -213,13 +215,16 @@ def _runs_at_most_once(op: Operation) -> bool:
     )
 
 
-def _clear_rule(iterate: IterateOp, clears: Sequence[InvokeOp]) -> bool | None:
+def _clear_rule(
+    iterate: IterateOp, clears: Sequence[InvokeOp], zero_filled: bool
+) -> bool | None:
     """None where the stamp stays synchronized after every round; else
     whether loops enclose the Iterate (then each has a clear in its body,
     and one sync after each run of the Iterate makes the copies agree before
     the next clear). Either way a clear runs before the Iterate is first
-    reached."""
-    before = False
+    reached; with `zero_filled` (the counter starts above 0) the
+    allocation's zero fill is that clear, on every rank."""
+    before = zero_filled
     looped = False
     op: Operation = iterate
     while (block := op.parent_block()) is not None:
@@ -284,4 +289,4 @@ def _others_clear(
         if positions:
             clears.append(other.op)  # pyright: ignore[reportArgumentType]
     assert isinstance(stamp_site.op, IterateOp)
-    return _clear_rule(stamp_site.op, clears)
+    return _clear_rule(stamp_site.op, clears, zero_filled=start > 0)

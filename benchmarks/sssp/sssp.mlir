@@ -28,12 +28,13 @@
 // Every node starts unreached (INF), the source at 0 and pushed if it has
 // edges (the first worklist of the Pipe @main runs this kernel in: it is the
 // control kernel's first step, not a launch of its own; a source without
-// edges leaves the search with nothing to relax: no round, the scans find
-// no far node and the empty window ends it; under a vertex-cut
+// edges leaves the search with nothing to relax: no round, @find_far skips
+// its scan and the empty window ends it; under a vertex-cut
 // irgl-distribute pushes the source whatever its degree, which on a rank is
-// only the rank's share of its edges); no node stamped yet; the first window
-// is [0, delta).
-irgl.kernel @init(%g: !irgl.graph, %dist: memref<?xi32>, %stamp: memref<?xi32>, %win: memref<?xi32>, %src: index, %delta: i32) {
+// only the rank's share of its edges); the first window is [0, delta). No
+// node is stamped yet: @main's allocation of `stamp` is zero-filled (rounds
+// count from 1).
+irgl.kernel @init(%g: !irgl.graph, %dist: memref<?xi32>, %win: memref<?xi32>, %src: index, %delta: i32) {
   %inf = arith.constant 1073741823 : i32
   %zero = arith.constant 0 : i32
   %c0 = arith.constant 0 : index
@@ -43,7 +44,6 @@ irgl.kernel @init(%g: !irgl.graph, %dist: memref<?xi32>, %stamp: memref<?xi32>, 
     %is_src = arith.cmpi eq, %n, %src : index
     %d = arith.select %is_src, %zero, %inf : i32
     memref.store %d, %dist[%n] : memref<?xi32>
-    memref.store %zero, %stamp[%n] : memref<?xi32>
     scf.if %is_src {
       %deg_src = irgl.graph.degree %g[%n]
       %has_edges = arith.cmpi ne, %deg_src, %c0 : index
@@ -95,25 +95,34 @@ irgl.kernel @relax(%g: !irgl.graph, %dist: memref<?xi32>, %stamp: memref<?xi32>,
 }
 
 // End of a phase (every node below hi is settled): find the smallest far
-// distance (reached, at or beyond hi) and clear the round stamps.
-irgl.kernel @find_far(%g: !irgl.graph, %dist: memref<?xi32>, %stamp: memref<?xi32>, %win: memref<?xi32>) {
+// distance (reached, at or beyond hi) and clear the round stamps. ROUNDS is
+// the phase's Iterate's counter after it (1: no round ran). Only the first
+// phase can run no round (later ones start from the nodes @split pushed),
+// and then only its source is reached: nothing is far, and the scan, which
+// reads every distance, is skipped (a search from a source without edges on
+// a million-node graph is otherwise mostly this pass and init's).
+irgl.kernel @find_far(%g: !irgl.graph, %dist: memref<?xi32>, %stamp: memref<?xi32>, %win: memref<?xi32>, %ROUNDS: i32) {
   %inf = arith.constant 1073741823 : i32
   %zero = arith.constant 0 : i32
+  %one = arith.constant 1 : i32
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
   irgl.forall %n in nodes(%g) {
     memref.store %zero, %stamp[%n] : memref<?xi32>
-    %d = memref.load %dist[%n] : memref<?xi32>
-    %hi = memref.load %win[%c1] : memref<?xi32>
-    %far = arith.cmpi sge, %d, %hi : i32
-    %reached = arith.cmpi slt, %d, %inf : i32
-    %candidate = arith.andi %far, %reached : i1
-    scf.if %candidate {
-      // most far nodes see a smaller minimum already and skip the atomic
-      %best = memref.load %win[%c2] : memref<?xi32>
-      %smaller = arith.cmpi slt, %d, %best : i32
-      scf.if %smaller {
-        %old = "memref.atomic_rmw"(%d, %win, %c2) <{kind = 7 : i64}> : (i32, memref<?xi32>, index) -> i32
+    %ran = arith.cmpi ne, %ROUNDS, %one : i32
+    scf.if %ran {
+      %d = memref.load %dist[%n] : memref<?xi32>
+      %hi = memref.load %win[%c1] : memref<?xi32>
+      %far = arith.cmpi sge, %d, %hi : i32
+      %reached = arith.cmpi slt, %d, %inf : i32
+      %candidate = arith.andi %far, %reached : i1
+      scf.if %candidate {
+        // most far nodes see a smaller minimum already and skip the atomic
+        %best = memref.load %win[%c2] : memref<?xi32>
+        %smaller = arith.cmpi slt, %d, %best : i32
+        scf.if %smaller {
+          %old = "memref.atomic_rmw"(%d, %win, %c2) <{kind = 7 : i64}> : (i32, memref<?xi32>, index) -> i32
+        }
       }
     }
   }
@@ -173,14 +182,14 @@ irgl.kernel host @main(%g: !irgl.graph, %dist: memref<?xi32>, %src: index) {
   %stamp = memref.alloc(%nn) : memref<?xi32>
   %win = memref.alloc(%c3) : memref<?xi32>
   irgl.pipe once {
-    irgl.invoke @init(%g, %dist, %stamp, %win, %src, %delta) : (!irgl.graph, memref<?xi32>, memref<?xi32>, memref<?xi32>, index, i32)
+    irgl.invoke @init(%g, %dist, %win, %src, %delta) : (!irgl.graph, memref<?xi32>, memref<?xi32>, index, i32)
     // One pass per window, while the scan finds nodes to push.
     irgl.pipe {
       %rounds = irgl.iterate @relax(%g, %dist, %stamp, %win, %round = %c1) : (!irgl.graph, memref<?xi32>, memref<?xi32>, memref<?xi32>, i32) {
         %next = arith.addi %round, %c1 : i32
         irgl.yield %next : i32
       }
-      irgl.invoke @find_far(%g, %dist, %stamp, %win) : (!irgl.graph, memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      irgl.invoke @find_far(%g, %dist, %stamp, %win, %rounds) : (!irgl.graph, memref<?xi32>, memref<?xi32>, memref<?xi32>, i32)
       irgl.invoke @advance(%win, %delta) : (memref<?xi32>, i32)
       irgl.invoke @split(%g, %dist, %win) : (!irgl.graph, memref<?xi32>, memref<?xi32>)
     }

@@ -387,3 +387,99 @@ irgl.kernel host @main(%g: !irgl.graph, %dist: memref<?xi32>, %src: index) {
 // CHECK-NEXT:      irgl_dist.sync_nodes %stamp set : memref<?xi32>
 
 // REMARK: after @relax: sync_nodes %stamp set (stores one value for all at a neighbour)
+
+// -----
+
+// No clear before the Iterate (SSSP's @init leaves the stamp alone): the
+// host's allocation is zero-filled on every rank and the counter starts at 1,
+// so the fill is the first clear. The Pipe loops, with a clear in its body.
+irgl.kernel @relax(%g: !irgl.graph, %dist: memref<?xi32>, %stamp: memref<?xi32>, %ROUND: i32) {
+  irgl.forall %slot in worklist {
+    %n = irgl.wl.pop %slot
+    %d = memref.load %dist[%n] : memref<?xi32>
+    irgl.forall %e in edges(%g, %n) {
+      %v = irgl.graph.edge_dst %g[%e]
+      %old = "memref.atomic_rmw"(%d, %dist, %v) <{kind = 7 : i64}> : (i32, memref<?xi32>, index) -> i32
+      %lower = arith.cmpi slt, %d, %old : i32
+      scf.if %lower {
+        %last = "memref.atomic_rmw"(%ROUND, %stamp, %v) <{kind = 2 : i64}> : (i32, memref<?xi32>, index) -> i32
+        %first = arith.cmpi ne, %last, %ROUND : i32
+        scf.if %first {
+          irgl.wl.push %v
+        }
+      }
+    }
+  }
+}
+irgl.kernel @clear(%g: !irgl.graph, %stamp: memref<?xi32>) {
+  %zero = arith.constant 0 : i32
+  irgl.forall %n in nodes(%g) {
+    memref.store %zero, %stamp[%n] : memref<?xi32>
+  }
+}
+irgl.kernel host @main(%g: !irgl.graph, %dist: memref<?xi32>, %src: index) {
+  %c1 = arith.constant 1 : i32
+  %nn = irgl.graph.num_nodes %g
+  %stamp = memref.alloc(%nn) : memref<?xi32>
+  irgl.pipe initial [%src] {
+    %rounds = irgl.iterate @relax(%g, %dist, %stamp, %round = %c1) : (!irgl.graph, memref<?xi32>, memref<?xi32>, i32) {
+      %next = arith.addi %round, %c1 : i32
+      irgl.yield %next : i32
+    }
+    irgl.invoke @clear(%g, %stamp) : (!irgl.graph, memref<?xi32>)
+  }
+  memref.dealloc %stamp : memref<?xi32>
+}
+
+// CHECK-LABEL: irgl.kernel host @main
+// CHECK:         irgl.pipe
+// CHECK-NEXT:      %rounds = irgl.iterate @relax
+// CHECK-NEXT:        irgl_dist.sync_nodes %dist min : memref<?xi32>
+// CHECK-NEXT:        irgl_dist.sync_worklist
+// CHECK-NEXT:        %next = arith.addi %round, %c1 : i32
+
+// REMARK: after @relax: %stamp not synchronized after a round (a round stamp: it only decides pushes, and every copy holds an earlier round or a clear, so each rank's own copy decides as a synchronized one would); every clear is computed on the mirrors too, so the copies agree after each clear
+
+// -----
+
+// No clear at all and a counter that starts at 0: the zero fill holds the
+// first round's value, so a copy would read as already pushed; the stamp
+// stays synchronized after every round.
+irgl.kernel @relax(%g: !irgl.graph, %dist: memref<?xi32>, %stamp: memref<?xi32>, %ROUND: i32) {
+  irgl.forall %slot in worklist {
+    %n = irgl.wl.pop %slot
+    %d = memref.load %dist[%n] : memref<?xi32>
+    irgl.forall %e in edges(%g, %n) {
+      %v = irgl.graph.edge_dst %g[%e]
+      %old = "memref.atomic_rmw"(%d, %dist, %v) <{kind = 7 : i64}> : (i32, memref<?xi32>, index) -> i32
+      %lower = arith.cmpi slt, %d, %old : i32
+      scf.if %lower {
+        %last = "memref.atomic_rmw"(%ROUND, %stamp, %v) <{kind = 2 : i64}> : (i32, memref<?xi32>, index) -> i32
+        %first = arith.cmpi ne, %last, %ROUND : i32
+        scf.if %first {
+          irgl.wl.push %v
+        }
+      }
+    }
+  }
+}
+irgl.kernel host @main(%g: !irgl.graph, %dist: memref<?xi32>, %src: index) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %nn = irgl.graph.num_nodes %g
+  %stamp = memref.alloc(%nn) : memref<?xi32>
+  irgl.pipe once initial [%src] {
+    %rounds = irgl.iterate @relax(%g, %dist, %stamp, %round = %c0) : (!irgl.graph, memref<?xi32>, memref<?xi32>, i32) {
+      %next = arith.addi %round, %c1 : i32
+      irgl.yield %next : i32
+    }
+  }
+  memref.dealloc %stamp : memref<?xi32>
+}
+
+// CHECK-LABEL: irgl.kernel host @main
+// CHECK:         irgl.iterate @relax
+// CHECK-NEXT:      irgl_dist.sync_nodes %dist min : memref<?xi32>
+// CHECK-NEXT:      irgl_dist.sync_nodes %stamp set : memref<?xi32>
+
+// REMARK: after @relax: sync_nodes %stamp set (stores one value for all at a neighbour)
