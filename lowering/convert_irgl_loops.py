@@ -53,8 +53,12 @@ Retry and Respawn become worklist runtime calls.
   (the small-worklist mode) then takes all its 32 warps, 10 items each,
   instead of the first ten warps, whose lanes walk the items' edges one
   item after another. Only ForAlls over the worklist (a loop over the nodes or a
-  range fills the grid anyway); not one holding an Exclusive (its
-  priorities follow the mapping), nor retry backoff's blocked rounds.
+  range fills the grid anyway); one holding an Exclusive only with
+  `warp_spread_exclusive` (its contenders' ranks, from which rank
+  priorities come, stay their global ids; a retry drain's window of a few
+  hundred items in block 0 then takes every warp, instead of the first few
+  claiming and running their items one after another); not retry
+  backoff's blocked rounds.
 - Inner ForAlls, Fors and host-kernel ForAlls are sequential `scf.for`s; a
   reducing inner ForAll (`reduce(kind, %init : T)`) carries its partial as
   the `scf.for`'s iter_arg, from `%init`, combining each yielded value.
@@ -718,6 +722,7 @@ def _lower_loop(
     backoff: frozenset[gpu.FuncOp] = frozenset(),
     warp_spread: bool = False,
     least_run: int = WARP,
+    spread_exclusive: bool = False,
 ) -> None:
     outermost = (
         isinstance(loop, ForAllOp)
@@ -730,12 +735,14 @@ def _lower_loop(
         and enclosing_gpu_func(loop) in backoff
     )
     # only worklists are short enough to sit in the first blocks; an
-    # Exclusive's priorities follow the mapping: keep it for those
+    # Exclusive's rank priorities follow the mapping: keep it for those
+    # unless asked (`spread_exclusive`: the contenders' ranks stay their
+    # global ids, `_lower_uniform`)
     spread = (
         warp_spread
         and outermost
         and loop.iterator.data == IteratorKind.WORKLIST
-        and not _holds_exclusive(loop)
+        and (spread_exclusive or not _holds_exclusive(loop))
     )
     if not outermost:
         _lower_sequential(loop)
@@ -861,8 +868,8 @@ class ConvertIrglLoops(ModulePass):
     warp_spread: bool = False
     """Deal the runs of 32 consecutive iterations of an outermost ForAll over
     the worklist to the blocks in turn (warp `w` of block `k` takes run
-    `w * grid_dim + k`) instead of filling block 0 first; not where the
-    ForAll holds an Exclusive (its priorities follow the mapping)."""
+    `w * grid_dim + k`) instead of filling block 0 first; where the ForAll
+    holds an Exclusive, only with `warp_spread_exclusive`."""
 
     exclusive_locks: bool = False
     """Retry lost conflicts in place, the Exclusives taking wait-die claim
@@ -873,6 +880,12 @@ class ConvertIrglLoops(ModulePass):
     when the worklist is shorter than the grid's threads: its runs are as
     long as spread the worklist over every warp, at least this, at most 32
     (32: always runs of 32)."""
+
+    warp_spread_exclusive: bool = False
+    """`warp_spread` also for a ForAll holding an Exclusive (its contenders'
+    ranks stay their global ids): a retry drain's window of a few hundred
+    items in block 0 then takes all its warps instead of the first few,
+    whose lanes would claim and run their items one after another."""
 
     def __post_init__(self) -> None:
         check_warp_spread_run_option(self.warp_spread_run, self.name)
@@ -917,4 +930,10 @@ class ConvertIrglLoops(ModulePass):
             if loop in in_place:
                 _lower_in_place(loop, in_place[loop])
             else:
-                _lower_loop(loop, backoff, self.warp_spread, self.warp_spread_run)
+                _lower_loop(
+                    loop,
+                    backoff,
+                    self.warp_spread,
+                    self.warp_spread_run,
+                    self.warp_spread_exclusive,
+                )
