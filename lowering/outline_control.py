@@ -150,6 +150,8 @@ class ControlLowering:
         self.lone_wins: set[str] = set()
         """Drained kernels whose only retries are their lost Exclusives
         (`_Drain.lone_wins`)."""
+        self.drain_blocks = 1
+        """The blocks of a drain's team (`_Drain.blocks`)."""
         self.retry_merged = False
         """An invocation that retries runs its first attempt and its retry
         rounds from one call of its body (a do-while), not from a call
@@ -231,6 +233,7 @@ class ControlLowering:
                     size,
                     self.drain_solo,
                     self.drain_solo and name in self.lone_wins,
+                    self.drain_blocks,
                 )
             if launch.retries and self.retry_merged:
                 w_in, w_retry, w_spare = self._attempts(
@@ -611,7 +614,12 @@ class _Drain:
     each in windows of `irgl_ctl_drain_window` items, a window being one
     call of the body on `irgl_wl_window(retried, head)` with a grid of one
     block (its Exclusive phases end in block barriers); a pass's losers go
-    back to the front of the retried worklist for the next pass."""
+    back to the front of the retried worklist for the next pass. With
+    `blocks` > 1 the first `blocks` blocks of the grid take each window as a
+    team (team barriers between its phases), while windows hold at least
+    the runtime's `IRGL_DRAIN_TEAM_ITEMS` items (1 by default); from the
+    first smaller one block 0 goes on alone and the others leave the drain
+    (`irgl_ctl_drain_team`)."""
 
     call: CallBody
     out: SSAValue
@@ -627,6 +635,9 @@ class _Drain:
     """The body retries only its lost Exclusives, and a launch's only
     contender wins without claims (`solo`): a one-item window retries
     nothing, so its losers are not read back (`irgl_ctl_drain_losers`)."""
+    blocks: int = 1
+    """The blocks of a drain's team (`retry_drain_blocks`; 1: block 0
+    alone)."""
 
     def build(
         self,
@@ -636,69 +647,115 @@ class _Drain:
         losers: SSAValue,
         size: SSAValue,
     ) -> None:
-        """`if (block == 0) { passes }` at `b`: `retried` holds `size` items,
+        """`if (block == 0) { passes }` (with a team: `if (block is in the
+        first window's team)`) at `b`: `retried` holds `size` items,
         `losers` is empty; both are empty afterwards (visible to the other
         blocks after the next grid barrier)."""
-        first = b.op(arith.CmpiOp(block, b.index(0), "eq"))
+        team: SSAValue | None = None
+        if self.blocks > 1:
+            # the first window: as if every item had won (a block's worth)
+            start = rt_value(b, "irgl_ctl_drain_window", [size])
+            team = rt_value(
+                b, "irgl_ctl_drain_team_start", [b.index(self.blocks), start]
+            )
+            first = rt_value(b, "irgl_ctl_drain_member", [team])
+        else:
+            first = b.op(arith.CmpiOp(block, b.index(0), "eq"))
         only = scf.IfOp(first, [], Region(Block()))
         b.insert(only)
         at = b.nested(InsertPoint.at_end(only.true_region.block))
+        if team is None:
+            start = rt_value(at, "irgl_ctl_drain_window", [size])
         index = IndexType()
-        # passes: (items left, window size)
-        before = Block(arg_types=[index, index])
-        after = Block(arg_types=[index, index])
-        # the first window: as if every item had won (a block's worth)
-        start = rt_value(at, "irgl_ctl_drain_window", [size])
-        passes = scf.WhileOp([size, start], [index, index], [before], [after])
+        # passes: (items left, window size[, team])
+        carried = [size, start] + ([team] if team is not None else [])
+        before = Block(arg_types=[index] * len(carried))
+        after = Block(arg_types=[index] * len(carried))
+        passes = scf.WhileOp(carried, [index] * len(carried), [before], [after])
         at.insert(passes)
         cond = at.nested(InsertPoint.at_end(before))
-        cond.insert(scf.ConditionOp(positive(cond, before.args[0]), *before.args))
+        more = positive(cond, before.args[0])
+        if team is not None:  # a block that left the team leaves the drain
+            member = rt_value(cond, "irgl_ctl_drain_member", [before.args[2]])
+            more = cond.op(arith.AndIOp(more, member))
+        cond.insert(scf.ConditionOp(more, *before.args))
         body = at.nested(InsertPoint.at_end(after))
-        count, window = after.args
-        _, window, lost = self._pass(body, retried, losers, count, window)
-        rt_call(body, "irgl_ctl_drain_move", [retried, losers, lost])
-        body.insert(scf.YieldOp(lost, window))
+        count, window = after.args[:2]
+        now_team = after.args[2] if team is not None else None
+        _, window, lost, now_team = self._pass(
+            body, block, retried, losers, count, window, now_team
+        )
+        if now_team is None:
+            rt_call(body, "irgl_ctl_drain_move", [retried, losers, lost])
+            body.insert(scf.YieldOp(lost, window))
+        else:
+            rt_call(body, "irgl_ctl_team_drain_move", [retried, losers, lost, now_team])
+            body.insert(scf.YieldOp(lost, window, now_team))
         at.insert(scf.YieldOp())
 
     def _pass(
         self,
         b: LoweringBuilder,
+        block: SSAValue,
         retried: SSAValue,
         losers: SSAValue,
         count: SSAValue,
         window: SSAValue,
-    ) -> tuple[SSAValue, SSAValue, SSAValue]:
+        team: SSAValue | None,
+    ) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue | None]:
         """One pass over the `count` items of `retried` in windows; returns
-        (head, next window size, losers of the pass). With `solo` the pass
-        also carries the streak's length and its one-item windows left."""
+        (head, next window size, losers of the pass, team after it). With
+        `solo` the pass also carries the streak's length and its one-item
+        windows left; with a team, the team (a block that left it stops)."""
         index = IndexType()
-        carried = 5 if self.solo else 3
-        before = Block(arg_types=[index] * carried)
-        after = Block(arg_types=[index] * carried)
         zero = b.index(0)
-        init = [zero, window, zero] + ([b.index(1), zero] if self.solo else [])
-        loop = scf.WhileOp(init, [index] * carried, [before], [after])
+        init = [zero, window, zero]
+        if self.solo:
+            init += [b.index(1), zero]
+        if team is not None:
+            init.append(team)
+        before = Block(arg_types=[index] * len(init))
+        after = Block(arg_types=[index] * len(init))
+        loop = scf.WhileOp(init, [index] * len(init), [before], [after])
         b.insert(loop)
         cond = b.nested(InsertPoint.at_end(before))
         head = before.args[0]
         more = cond.op(arith.CmpiOp(head, count, "slt"))
+        if team is not None:
+            member = rt_value(cond, "irgl_ctl_drain_member", [before.args[-1]])
+            more = cond.op(arith.AndIOp(more, member))
         cond.insert(scf.ConditionOp(more, *before.args))
         body = b.nested(InsertPoint.at_end(after))
         head, want, lost = after.args[:3]
+        now_team = after.args[-1] if team is not None else None
         rest = body.op(arith.SubiOp(count, head))
         k = body.op(arith.MinSIOp(want, rest))
         view = rt_value(body, "irgl_wl_window", [retried, head])
-        self.call(body, [view, self.out, losers], k, [body.index(0), body.index(1)])
-        now = (
-            rt_value(body, "irgl_ctl_drain_losers", [losers, self.status, k, lost])
-            if self.lone_wins
-            else rt_value(body, "irgl_ctl_size_check", [losers, self.status])
+        geometry = (
+            [body.index(0), body.index(1)] if now_team is None else [block, now_team]
         )
+        self.call(body, [view, self.out, losers], k, geometry)
+        if now_team is None:
+            now = (
+                rt_value(body, "irgl_ctl_drain_losers", [losers, self.status, k, lost])
+                if self.lone_wins
+                else rt_value(body, "irgl_ctl_size_check", [losers, self.status])
+            )
+        elif self.lone_wins:
+            now = rt_value(
+                body,
+                "irgl_ctl_team_drain_losers",
+                [losers, self.status, k, lost, now_team],
+            )
+        else:
+            now = rt_value(
+                body, "irgl_ctl_team_size_check", [losers, self.status, now_team]
+            )
         new_losers = body.op(arith.SubiOp(now, lost))
         won = body.op(arith.SubiOp(k, new_losers))
         solo: list[SSAValue] = []  # the streak's length, its windows left
         if self.solo:
-            streak, left = after.args[3:]
+            streak, left = after.args[3:5]
             nxt = rt_value(body, "irgl_ctl_drain_next", [won, k, left])
             left_after = rt_value(body, "irgl_ctl_drain_left", [won, k, streak, left])
             streak_after = rt_value(body, "irgl_ctl_drain_streak", [won, k, streak])
@@ -706,5 +763,14 @@ class _Drain:
         else:
             nxt = rt_value(body, "irgl_ctl_drain_window", [won])
         moved = body.op(arith.AddiOp(head, k))
-        body.insert(scf.YieldOp(moved, nxt, now, *solo))
-        return loop.results[0], loop.results[1], loop.results[2]
+        rest_team: list[SSAValue] = []
+        if now_team is not None:
+            rest_team = [rt_value(body, "irgl_ctl_drain_team", [now_team, nxt])]
+        body.insert(scf.YieldOp(moved, nxt, now, *solo, *rest_team))
+        results = loop.results
+        return (
+            results[0],
+            results[1],
+            results[2],
+            results[-1] if team is not None else None,
+        )

@@ -103,6 +103,7 @@ from lowering.outline_plan import (
     captured_values,
     check_control_block_option,
     check_control_resident_option,
+    check_retry_drain_blocks_option,
     device_read,
     launch_of,
     lowered_kernels,
@@ -198,6 +199,9 @@ class _Outliner:
         self.retry_drain_solo = True
         """A drain runs streaks of one-item windows where its items contend
         (OutlineIterations option `retry_drain_solo`)."""
+        self.retry_drain_blocks = 1
+        """The blocks of a drain's team (OutlineIterations option
+        `retry_drain_blocks`)."""
         self.small_worklist_edges = 0
         """Edge bound of the small-worklist mode per control-block thread
         (OutlineIterations option `small_worklist_edges`; 0: items only)."""
@@ -270,7 +274,13 @@ class _Outliner:
                     self.remarks,
                     op,
                     where,
-                    f"@{kname}'s retry storms are drained by block 0 (retry_drain)",
+                    f"@{kname}'s retry storms are drained by block 0 (retry_drain)"
+                    + (
+                        f" and a team of up to {self.retry_drain_blocks} blocks"
+                        " (retry_drain_blocks)"
+                        if self.retry_drain_blocks > 1
+                        else ""
+                    ),
                 )
         for loop, why in small:
             if why is None:
@@ -484,6 +494,7 @@ class _Outliner:
         lowering.drained = self.drained
         lowering.lone_wins = self.lone_wins
         lowering.drain_solo = self.retry_drain_solo
+        lowering.drain_blocks = self.retry_drain_blocks
         lowering.retry_merged = self.retry_merged
         if isinstance(op, IterateOp):
             results, identities = lowering.iterate(device, op, candidates)
@@ -617,6 +628,14 @@ class OutlineIterations(ModulePass):
     contender won: `irgl_ctl_drain_losers`); false: every window reads the
     retry list's size."""
 
+    retry_drain_blocks: int = 1
+    """The first N blocks of the grid (at most the grid's) take a drain's
+    windows as a team, with team barriers between the Exclusive's phases
+    (with `-DIRGL_DRAIN_TEAM_ITEMS=M`, while windows hold at least M items;
+    block 0 alone from the first smaller one). 1: block 0 alone. One
+    block's SM limits the claims' memory requests of a window of many
+    contenders (colour on RMAT)."""
+
     small_worklist: int = SMALL_WORKLIST
     """Item threshold of the small-worklist mode (0: off): while `in` holds
     at most this many items at a round boundary, block 0 alone runs the
@@ -656,6 +675,7 @@ class OutlineIterations(ModulePass):
         check_small_worklist_edges_option(self.small_worklist_edges, self.name)
         check_control_block_option(self.control_block, self.name)
         check_control_resident_option(self.control_resident, self.name)
+        check_retry_drain_blocks_option(self.retry_drain_blocks, self.name)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not any(isinstance(o, IterateOp | PipeOp) for o in op.walk()):
@@ -674,6 +694,7 @@ class OutlineIterations(ModulePass):
         outliner.retry_drain = self.retry_drain
         outliner.retry_drain_solo = self.retry_drain_solo
         outliner.retry_drain_lone = self.retry_drain_lone
+        outliner.retry_drain_blocks = self.retry_drain_blocks
         outliner.retry_merged = self.retry_merged
         outliner.small_worklist_edges = self.small_worklist_edges
         outliner.run()

@@ -313,6 +313,15 @@ def check_control_block_option(value: int, owner: str) -> None:
         )
 
 
+def check_retry_drain_blocks_option(value: int, owner: str) -> None:
+    """A `retry_drain_blocks` option is a block count from 1 (block 0 alone)
+    to 1024; raise a ValueError naming `owner` otherwise."""
+    if not 1 <= value <= 1024:
+        raise ValueError(
+            f"{owner}: retry_drain_blocks must be from 1 to 1024, got {value}"
+        )
+
+
 def check_control_resident_option(value: int, owner: str) -> None:
     """A `control_resident` option is a thread count from 0 (by kind) to
     SM_THREADS (an SM's most); raise a ValueError naming `owner` otherwise."""

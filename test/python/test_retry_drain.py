@@ -37,7 +37,10 @@ def _function(cuda: str, name: str) -> str:
 
 def test_color_is_drained_by_default() -> None:
     remarks = _irgl_opt("color", "lower-irgl{remarks=true}", "-o", "/dev/null").stderr
-    assert "@color's retry storms are drained by block 0 (retry_drain)" in remarks
+    assert (
+        "@color's retry storms are drained by block 0 (retry_drain) and a team of"
+        " up to 32 blocks (retry_drain_blocks)"
+    ) in remarks
     cuda = _irgl_opt("color", "lower-irgl", "-t", "cuda").stdout
     body = _function(cuda, "color_device")
     # the body takes its grid; the Exclusive's three barriers follow it
@@ -51,7 +54,10 @@ def test_color_is_drained_by_default() -> None:
         "irgl_ctl_drain_next(",  # then solo streaks (retry_drain_solo)
         "irgl_ctl_drain_left(",
         "irgl_ctl_drain_streak(",
-        "irgl_ctl_drain_move(",
+        "irgl_ctl_drain_team_start((irgl_index)32, ",  # retry_drain_blocks
+        "irgl_ctl_drain_team(",
+        "irgl_ctl_team_drain_losers(",
+        "irgl_ctl_team_drain_move(",
     ):
         assert call in control, call
     # an only contender (a window of one item) claims nothing: the claim
@@ -59,8 +65,17 @@ def test_color_is_drained_by_default() -> None:
     alone = re.search(r"bool (v\d+) = (v\d+) == 1;", body)
     assert alone is not None
     assert f"bool {_not(body, alone.group(1))} " in body
-    # a window: block 0 of one block
-    assert re.search(r"color_device\([^;]*\(irgl_index\)0, \(irgl_index\)1\);", control)
+    # a window: this block of the team (block 0 alone once the team is 1)
+    team = re.search(r"irgl_index (v\d+) = irgl_ctl_drain_team_start\(", control)
+    assert team is not None
+    window = re.search(
+        r"color_device\([^;]*, (v\d+), (v\d+)\);\n"
+        r" *irgl_index v\d+ = irgl_ctl_team_drain_losers\([^;]*\2\);",
+        control,
+    )
+    assert window is not None
+    block = window.group(1)
+    assert re.search(rf"irgl_index {block} = \(irgl_index\)blockIdx.x;", control)
     # sized priorities: larger claims first
     assert "irgl_claim_priority(" in body
 
@@ -81,6 +96,29 @@ def test_retry_drain_solo_false_keeps_windows_of_winners() -> None:
     assert "irgl_ctl_drain_next(" not in control
     body = _function(cuda, "color_device")
     assert not re.search(r"bool v\d+ = v\d+ == 1;", body)
+
+
+def test_retry_drain_blocks_1_keeps_block_0_alone() -> None:
+    """`retry_drain_blocks=1`: block 0 alone takes every window (one block's
+    geometry, block barriers), no team."""
+    cuda = _irgl_opt("color", "lower-irgl{retry_drain_blocks=1}", "-t", "cuda").stdout
+    control = cuda[cuda.index("main_control(irgl::Graph v0") :]
+    assert re.search(r"color_device\([^;]*\(irgl_index\)0, \(irgl_index\)1\);", control)
+    assert "irgl_ctl_drain_move(" in control
+    assert "irgl_ctl_drain_team" not in control
+    assert "irgl_ctl_team_" not in control
+
+
+@pytest.mark.parametrize("value", ["0", "1025"])
+def test_retry_drain_blocks_out_of_range_is_rejected(value: str) -> None:
+    proc = irgl_opt(
+        "-p",
+        f"lower-irgl{{retry_drain_blocks={value}}}",
+        str(BENCHMARKS / "color" / "color.mlir"),
+    )
+    assert proc.returncode != 0
+    assert f"retry_drain_blocks must be from 1 to 1024, got {value}" in proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 def test_retry_drain_false_keeps_grid_rounds() -> None:
