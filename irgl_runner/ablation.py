@@ -101,6 +101,12 @@ OPTIMIZATIONS: tuple[Optimization, ...] = (
     Optimization.flag("block_reduce"),
     Optimization.flag("retry_backoff"),
     Optimization.flag("retry_drain", requires=("outline",)),
+    Optimization(
+        "retry_drain_blocks",
+        (("retry_drain_blocks", 32),),
+        (("retry_drain_blocks", 1),),
+        requires=("retry_drain",),
+    ),
     Optimization.flag("hashed_priority"),
     Optimization.flag("sized_priority"),
 )

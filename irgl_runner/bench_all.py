@@ -641,7 +641,9 @@ def cmd_all(args: argparse.Namespace, runner: Runner | None = None) -> int:
     kept: list[BenchRow] = []
     notes_merged: list[str] = []
     if getattr(args, "merge", False):
-        kept, columns, note = _merge_earlier(json_path, jobs, columns)
+        kept, columns, note = _merge_earlier(
+            json_path, jobs, columns, args.benchmarks_dir
+        )
         notes_merged = [note] if note else []
     meta.update(
         reps=reps,
@@ -742,11 +744,17 @@ def cmd_all(args: argparse.Namespace, runner: Runner | None = None) -> int:
 
 
 def _merge_earlier(
-    json_path: Path, jobs: Sequence[BenchJob], columns: list[tuple[str, str]]
+    json_path: Path,
+    jobs: Sequence[BenchJob],
+    columns: list[tuple[str, str]],
+    benchmarks_dir: str | Path | None = None,
 ) -> tuple[list[BenchRow], list[tuple[str, str]], str | None]:
     """``--merge``: the rows of ``json_path`` that this run does not redo, the
     configuration columns of both (in the standard order) and a note saying
-    what was merged."""
+    what was merged. A configuration whose pipeline changed since (an
+    ablation option added, say) keeps its earlier rows where each row's app
+    emits the same CUDA program under both pipelines; otherwise the merge is
+    refused, naming the apps to redo."""
     try:
         rows, meta = read_json(json_path)
     except ReportError as e:
@@ -755,13 +763,29 @@ def _merge_earlier(
     kept = [r for r in rows if (r.app, r.graph, r.config) not in planned]
     earlier = meta.get("configurations") or {}
     now = dict(columns)
+    same_programs = 0
     if columns and isinstance(earlier, dict):
-        for name, pipeline in earlier.items():
-            if name in now and now[name] != pipeline:
-                raise UsageError(
-                    f"cannot --merge: configuration {name!r} was {pipeline!r} in "
-                    f"{json_path}, now {now[name]!r}"
-                )
+        changed = {
+            name: pipeline
+            for name, pipeline in earlier.items()
+            if name in now and now[name] != pipeline
+        }
+        pairs = sorted({(r.app, r.config) for r in kept if r.config in changed})
+        differ = [
+            (app, name)
+            for app, name in pairs
+            if not _same_program(app, changed[name], now[name], benchmarks_dir)
+        ]
+        if differ:
+            name = differ[0][1]
+            apps = sorted({app for app, _ in differ})
+            raise UsageError(
+                f"cannot --merge: configuration {name!r} was {changed[name]!r} in "
+                f"{json_path}, now {now[name]!r}, and the programs of "
+                f"{', '.join(apps)} differ between them: redo them (--apps "
+                f"{','.join(apps)})"
+            )
+        same_programs = len(pairs)
         order = [c.name for c in configurations()]
         merged = {**earlier, **now}
         columns = sorted(
@@ -774,7 +798,29 @@ def _merge_earlier(
     note = f"{len(kept)} results merged from an earlier run" + (
         f" (`{command}`)." if command else "."
     )
+    if same_programs:
+        note += (
+            f" Of those, the apps' rows under {same_programs} (app, configuration) "
+            "pairs were measured under an earlier pipeline of the configuration "
+            "that emits the same CUDA program."
+        )
     return kept, columns, note
+
+
+def _same_program(
+    app: str, before: str, after: str, benchmarks_dir: str | Path | None
+) -> bool:
+    """Whether ``app`` emits the same CUDA program (text and build flags)
+    under the pipelines ``before`` and ``after`` (False where either does
+    not emit)."""
+    try:
+        mlir = load_app(app, benchmarks_dir).mlir
+        return (
+            library_path(emit_program(mlir, before)).name
+            == library_path(emit_program(mlir, after)).name
+        )
+    except (AppError, CompileError, UsageError, OSError):
+        return False
 
 
 def _where(row: BenchRow) -> str:

@@ -168,6 +168,8 @@ def test_default_graphs_have_a_chain() -> None:
 
 # ------------------------------------------------------- irgl-bench all --ablation
 
+ROOT = Path(__file__).resolve().parents[2]
+
 APP_PY = textwrap.dedent(
     """
     from pathlib import Path
@@ -499,18 +501,66 @@ def test_merge_splits_a_table_over_runs(
     assert len(doc["results"]) == len(names) + 2
     capsys.readouterr()
 
-    # another base pipeline does not mix with the earlier columns
+    # another base pipeline does not mix with the earlier columns: the rows
+    # this run keeps (sssp's) would be of other programs (here: of an app
+    # whose program cannot be emitted to compare)
     rc, _ = run_ablation(
         tmp_path,
         bench,
         FakeRunner(),
         *graphs,
+        "--apps",
+        "bfs",
         "--merge",
         "-p",
         "lower-irgl{block_size=64}",
     )
     assert rc == 2
-    assert "cannot --merge: configuration 'none' was" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "cannot --merge: configuration '" in err
+    assert "the programs of sssp differ between them: redo them (--apps sssp)" in err
+
+
+def test_merge_keeps_rows_whose_program_a_changed_configuration_keeps(
+    tmp_path: Path, bench: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An earlier run's configuration without an option added since (here
+    `retry_drain_blocks`, which only drained programs depend on) keeps its
+    rows where the app emits the same program under both pipelines; one that
+    changes the program (`nested_parallelism`) refuses the merge."""
+    cc = (ROOT / "benchmarks" / "cc" / "cc.mlir").read_text()
+    for name in ("bfs", "sssp"):
+        (bench / name / f"{name}.mlir").write_text(cc)
+    graphs = ["--graphs", "grid:2x2", "--configs", "none"]
+    first = FakeRunner({("sssp", "grid:2x2", NONE): ("passed", 7.0)})
+    rc, out = run_ablation(tmp_path, bench, first, *graphs)
+    assert rc == 0
+    doc_path = out / "ablation.json"
+    doc = json.loads(doc_path.read_text())
+    none = doc["meta"]["configurations"][NONE]
+    assert " retry_drain_blocks=1" in none
+    older = none.replace(" retry_drain_blocks=1", "")
+    doc["meta"]["configurations"][NONE] = older
+    doc_path.write_text(json.dumps(doc))
+    rc, _ = run_ablation(
+        tmp_path, bench, FakeRunner(), *graphs, "--apps", "bfs", "--merge"
+    )
+    assert rc == 0
+    md = (out / "RESULTS.md").read_text()
+    assert "emits the same CUDA program" in md
+    assert _table(md, "| app | graph | none |")[("sssp", "grid:2x2")][0] == "**7.000**"
+    doc = json.loads(doc_path.read_text())
+    assert doc["meta"]["configurations"][NONE] == none
+
+    doc["meta"]["configurations"][NONE] = none.replace(
+        "nested_parallelism=false", "nested_parallelism=true"
+    )
+    doc_path.write_text(json.dumps(doc))
+    rc, _ = run_ablation(
+        tmp_path, bench, FakeRunner(), *graphs, "--apps", "bfs", "--merge"
+    )
+    assert rc == 2
+    assert "redo them (--apps sssp)" in capsys.readouterr().err
 
 
 def test_merge_in_the_plain_table(tmp_path: Path, bench: Path) -> None:
