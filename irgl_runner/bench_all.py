@@ -25,11 +25,14 @@ import argparse
 import dataclasses
 import json
 import os
+import queue
 import shlex
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -157,6 +160,7 @@ class BenchJob:
     extra_args: list[str] = field(default_factory=list)
     config: str | None = None  # the ablation configuration (in extra_args' -p)
     same_as: str | None = None  # an earlier configuration with the same program
+    device: str | None = None  # the CUDA device it runs on (--devices)
 
 
 #: Runs one job and describes the outcome; must not raise for a failing app
@@ -226,12 +230,16 @@ class SubprocessRunner:
     def __call__(self, job: BenchJob) -> BenchRow:
         date = _now()
         start = time.monotonic()
+        env = None
+        if job.device is not None:
+            env = {**os.environ, "CUDA_VISIBLE_DEVICES": job.device}
         proc = subprocess.Popen(
             self.command(job),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
             start_new_session=True,  # so that a timeout also stops nvcc etc.
+            env=env,
         )
         try:
             out, err = proc.communicate(timeout=job.timeout_s)
@@ -335,28 +343,31 @@ def run_all(
     runner: Runner,
     progress: TextIO | None = None,
     on_row: Callable[[list[BenchRow]], None] | None = None,
+    devices: Sequence[str] = (),
 ) -> list[BenchRow]:
-    """Run every job (in order) with ``runner``; one row per job, always.
+    """Run every job with ``runner``; one row per job, always, in the jobs'
+    order.
 
     Progress goes to ``progress`` (stderr by default), one line per job;
     ``on_row(rows_so_far)`` is called after each (to write partial reports).
+    With two or more ``devices``, as many jobs run at once, each on its own
+    device (``BenchJob.device``); a job whose program is an earlier
+    configuration's takes that job's row once it is in.
     """
     out = progress if progress is not None else sys.stderr
-    rows: list[BenchRow] = []
     width = len(str(len(jobs)))
-    for k, job in enumerate(jobs, 1):
+    done: dict[int, BenchRow] = {}
+    lock = threading.Lock()
+
+    def label(k: int, job: BenchJob) -> str:
         what = f"{job.app} on {job.graph}"
         if job.config is not None:
             what += f" [{job.config}]"
-        out.write(f"[{k:>{width}}/{len(jobs)}] {what} ... ")
-        out.flush()
+        return f"[{k:>{width}}/{len(jobs)}] {what}"
+
+    def run_one(job: BenchJob) -> BenchRow:
         start = time.monotonic()
-        twin = _twin(rows, job)
-        if twin is not None:
-            row = dataclasses.replace(
-                twin, config=job.config, same_as=job.same_as, wall_s=0.0
-            )
-        elif job.error is not None:
+        if job.error is not None:
             row = BenchRow(job.app, job.graph, "error: " + job.error, date=_now())
         else:
             try:
@@ -376,12 +387,61 @@ def run_all(
             row.edges = job.edges
         if row.wall_s is None:
             row.wall_s = time.monotonic() - start
-        out.write(_summary(row) + "\n")
-        out.flush()
-        rows.append(row)
-        if on_row is not None:
-            on_row(rows)
-    return rows
+        return row
+
+    def record(k: int, row: BenchRow) -> None:
+        with lock:
+            done[k] = row
+            if on_row is not None:
+                on_row([done[i] for i in sorted(done)])
+
+    def twin_row(k: int, job: BenchJob) -> BenchRow | None:
+        twin = _twin([done[i] for i in sorted(done) if i < k], job)
+        if twin is None:
+            return None
+        return dataclasses.replace(
+            twin, config=job.config, same_as=job.same_as, wall_s=0.0
+        )
+
+    if len(devices) < 2:
+        for k, job in enumerate(jobs, 1):
+            out.write(label(k, job) + " ... ")
+            out.flush()
+            row = twin_row(k, job) or run_one(job)
+            out.write(_summary(row) + "\n")
+            out.flush()
+            record(k, row)
+        return [done[k] for k in sorted(done)]
+
+    free: queue.Queue[str] = queue.Queue()
+    for d in devices:
+        free.put(d)
+
+    def on_device(k: int, job: BenchJob) -> None:
+        device = free.get()
+        try:
+            row = run_one(dataclasses.replace(job, device=device))
+        finally:
+            free.put(device)
+        with lock:
+            out.write(f"{label(k, job)} (device {device}) ... {_summary(row)}\n")
+            out.flush()
+        record(k, row)
+
+    twins = [(k, j) for k, j in enumerate(jobs, 1) if j.same_as is not None]
+    with ThreadPoolExecutor(max_workers=len(devices)) as pool:
+        futures = [
+            pool.submit(on_device, k, j)
+            for k, j in enumerate(jobs, 1)
+            if j.same_as is None
+        ]
+        for f in futures:
+            f.result()
+    for k, job in twins:  # their configurations' rows are in now
+        row = twin_row(k, job) or run_one(job)
+        out.write(f"{label(k, job)} ... {_summary(row)}\n")
+        record(k, row)
+    return [done[k] for k in sorted(done)]
 
 
 def prepare_graph(
@@ -692,7 +752,13 @@ def cmd_all(args: argparse.Namespace, runner: Runner | None = None) -> int:
 
     rows: list[BenchRow] = []
     try:
-        rows = run_all(jobs, runner or SubprocessRunner(), progress, write_partial)
+        rows = run_all(
+            jobs,
+            runner or SubprocessRunner(),
+            progress,
+            write_partial,
+            getattr(args, "devices", ()),
+        )
     except KeyboardInterrupt:
         written = f"{md_partial}, {json_partial}" if guarded else "partial results"
         progress.write(f"\nirgl-bench all: interrupted; {written} written\n")
@@ -770,7 +836,13 @@ def _merge_earlier(
             for name, pipeline in earlier.items()
             if name in now and now[name] != pipeline
         }
-        pairs = sorted({(r.app, r.config) for r in kept if r.config in changed})
+        pairs = sorted(
+            {
+                (r.app, r.config)
+                for r in kept
+                if r.config is not None and r.config in changed
+            }
+        )
         differ = [
             (app, name)
             for app, name in pairs

@@ -444,6 +444,15 @@ def _parser() -> argparse.ArgumentParser:
         "long table over several runs)",
     )
     a.add_argument(
+        "--devices",
+        type=_device_list,
+        default=(),
+        metavar="0,1,...",
+        help="run the jobs on these CUDA devices at once, one job per device "
+        "(CUDA_VISIBLE_DEVICES of each run; e.g. 0,1,2,3 on a 4-GPU machine); "
+        "not with --robust",
+    )
+    a.add_argument(
         "--rerun-identical",
         action="store_true",
         help="with --ablation, also run a configuration whose program is the "
@@ -566,6 +575,8 @@ def main(
     try:
         _check_pipeline_backend(args)
         if args.func is cmd_all and args.robust:
+            if args.devices:
+                raise UsageError("--devices does not apply with --robust")
             return cmd_robust(args, robust_runner)
         if args.func is cmd_all and (args.sources, args.source_seed) != (None, None):
             raise UsageError("--sources and --source-seed apply only with --robust")
@@ -583,6 +594,18 @@ def main(
             f"irgl-bench: error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr
         )
         return 2
+
+
+def _device_list(text: str) -> tuple[str, ...]:
+    """``--devices``: distinct CUDA device ordinals, comma-separated."""
+    devices = tuple(d.strip() for d in text.split(","))
+    if not all(d.isdigit() for d in devices):
+        raise argparse.ArgumentTypeError(
+            f"expected device numbers separated by commas, got {text!r}"
+        )
+    if len(set(devices)) != len(devices):
+        raise argparse.ArgumentTypeError(f"a device is listed twice in {text!r}")
+    return devices
 
 
 if __name__ == "__main__":

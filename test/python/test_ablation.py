@@ -11,6 +11,8 @@ import re
 import shutil
 import stat
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -167,8 +169,6 @@ def test_default_graphs_have_a_chain() -> None:
 
 
 # ------------------------------------------------------- irgl-bench all --ablation
-
-ROOT = Path(__file__).resolve().parents[2]
 
 APP_PY = textwrap.dedent(
     """
@@ -528,7 +528,7 @@ def test_merge_keeps_rows_whose_program_a_changed_configuration_keeps(
     `retry_drain_blocks`, which only drained programs depend on) keeps its
     rows where the app emits the same program under both pipelines; one that
     changes the program (`nested_parallelism`) refuses the merge."""
-    cc = (ROOT / "benchmarks" / "cc" / "cc.mlir").read_text()
+    cc = (REPO / "benchmarks" / "cc" / "cc.mlir").read_text()
     for name in ("bfs", "sssp"):
         (bench / name / f"{name}.mlir").write_text(cc)
     graphs = ["--graphs", "grid:2x2", "--configs", "none"]
@@ -809,3 +809,90 @@ def test_build_usage_errors_exit_2(
     assert _build(*argv, "--program-cache", str(tmp_path / "c")) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "c").exists()
+
+
+class DeviceFake(FakeRunner):
+    """FakeRunner that takes a while per job and records each job's device
+    and the most jobs running at once."""
+
+    def __init__(self, outcomes: dict[tuple[str, str, str], object] | None = None):
+        super().__init__(outcomes)
+        self.lock = threading.Lock()
+        self.running = 0
+        self.most = 0
+
+    def __call__(self, job: BenchJob) -> BenchRow:
+        with self.lock:
+            self.running += 1
+            self.most = max(self.most, self.running)
+        time.sleep(0.05)
+        try:
+            return super().__call__(job)
+        finally:
+            with self.lock:
+                self.running -= 1
+
+
+def test_devices_run_jobs_at_once_with_the_same_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--devices 0,1`: two jobs at once, each on one of the devices; the
+    table and the JSON hold what a run one job at a time gives, the rows of
+    identical programs included."""
+    real = tmp_path / "real"
+    (real / "bfs").mkdir(parents=True)
+    bfs = REPO / "benchmarks" / "bfs" / "bfs.mlir"
+    (real / "bfs" / "app.py").write_text(
+        APP_PY.format(name="bfs").replace(
+            'Path(__file__).with_name("bfs.mlir")', repr(str(bfs))
+        )
+    )
+    times = {c.name: ("passed", 10.0 + k) for k, c in enumerate(configurations())}
+    outcomes = {("bfs", "grid:2x2", c): t for c, t in times.items()}
+    docs = []
+    for run, extra in (("one", []), ("two", ["--devices", "0,1"])):
+        runner = DeviceFake(outcomes)  # type: ignore[arg-type]
+        rc, out = run_ablation(
+            tmp_path / run, real, runner, "--graphs", "grid:2x2", *extra
+        )
+        assert rc == 0, capsys.readouterr().err
+        doc = json.loads((out / "ablation.json").read_text())
+        docs.append(
+            [
+                (r["config"], r["status"], r["median_ms"], r["same_as"])
+                for r in doc["results"]
+            ]
+        )
+        if extra:
+            assert runner.most == 2
+            assert {j.device for j in runner.jobs} == {"0", "1"}
+            assert "(device 0)" in capsys.readouterr().err
+        else:
+            assert runner.most == 1 and {j.device for j in runner.jobs} == {None}
+    assert docs[0] == docs[1]
+    assert any(same for *_, same in docs[1])
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("0,0", "a device is listed twice"), ("0,x", "expected device numbers")],
+)
+def test_devices_must_be_distinct_numbers(
+    tmp_path: Path,
+    bench: Path,
+    capsys: pytest.CaptureFixture[str],
+    value: str,
+    message: str,
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        run_ablation(tmp_path, bench, FakeRunner(), "--devices", value)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_devices_not_with_robust(
+    tmp_path: Path, bench: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["all", "--robust", "--devices", "0,1", "--benchmarks-dir", str(bench)]
+    assert bench_cli.main(argv) == 2
+    assert "--devices does not apply with --robust" in capsys.readouterr().err

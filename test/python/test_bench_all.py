@@ -522,6 +522,8 @@ elif app == "hang":
     time.sleep(60)
 elif app == "argv":
     print(json.dumps(dict(record, argv=sys.argv[1:])))
+elif app == "device":
+    print(json.dumps(dict(record, gpu=os.environ.get("CUDA_VISIBLE_DEVICES", "unset"))))
 """
 
 
@@ -556,6 +558,15 @@ def test_subprocess_runner_outcomes(fake_python: str, tmp_path: Path) -> None:
 
     hang = runner(BenchJob("hang", "g", timeout_s=1))
     assert hang.status == "error: timed out after 1 s"
+
+
+def test_subprocess_runner_sets_the_jobs_device(
+    fake_python: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "7")
+    runner = SubprocessRunner(python=fake_python)
+    assert runner(BenchJob("device", "g", device="2")).gpu == "2"
+    assert runner(BenchJob("device", "g")).gpu == "7"  # the environment's
 
 
 def test_subprocess_runner_command(fake_python: str, tmp_path: Path) -> None:
