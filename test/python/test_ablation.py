@@ -615,9 +615,9 @@ def test_identical_configs_have_identical_programs() -> None:
     assert identical_configs(REPO / "no-such.mlir", configs) == {}
 
 
-def test_identical_programs_are_not_run_again(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def _real_bfs(tmp_path: Path) -> tuple[Path, Path]:
+    """A benchmarks directory whose one app is the shipped BFS program;
+    (the directory, the program)."""
     real = tmp_path / "real"
     (real / "bfs").mkdir(parents=True)
     bfs = REPO / "benchmarks" / "bfs" / "bfs.mlir"
@@ -626,6 +626,13 @@ def test_identical_programs_are_not_run_again(
             'Path(__file__).with_name("bfs.mlir")', repr(str(bfs))
         )
     )
+    return real, bfs
+
+
+def test_identical_programs_are_not_run_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    real, bfs = _real_bfs(tmp_path)
     same = identical_configs(bfs, configurations())
     assert same, "BFS has no configuration without effect to test with"
     times = {c.name: ("passed", 10.0 + k) for k, c in enumerate(configurations())}
@@ -839,14 +846,7 @@ def test_devices_run_jobs_at_once_with_the_same_report(
     """`--devices 0,1`: two jobs at once, each on one of the devices; the
     table and the JSON hold what a run one job at a time gives, the rows of
     identical programs included."""
-    real = tmp_path / "real"
-    (real / "bfs").mkdir(parents=True)
-    bfs = REPO / "benchmarks" / "bfs" / "bfs.mlir"
-    (real / "bfs" / "app.py").write_text(
-        APP_PY.format(name="bfs").replace(
-            'Path(__file__).with_name("bfs.mlir")', repr(str(bfs))
-        )
-    )
+    real, bfs = _real_bfs(tmp_path)
     times = {c.name: ("passed", 10.0 + k) for k, c in enumerate(configurations())}
     outcomes = {("bfs", "grid:2x2", c): t for c, t in times.items()}
     docs = []
