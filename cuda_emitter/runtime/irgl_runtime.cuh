@@ -3111,7 +3111,8 @@ __device__ __forceinline__ irgl_index irgl_ctl_drain_team(irgl_index team, irgl_
 /// most the grid's (irgl_ctl_drain_team). Grid-uniform.
 __device__ __forceinline__ irgl_index irgl_ctl_drain_team_start(irgl_index blocks, irgl_index want) {
   const irgl_index grid = static_cast<irgl_index>(gridDim.x);
-  return irgl_ctl_drain_team(blocks < grid ? blocks : grid, want);
+  const irgl_index team = irgl_ctl_drain_team(blocks < grid ? blocks : grid, want);
+  return team;
 }
 
 /// Whether this block is in the drain's team of `team` blocks.
@@ -3126,7 +3127,8 @@ __device__ __forceinline__ bool irgl_ctl_drain_member(irgl_index team) {
 __device__ __forceinline__ irgl_index irgl_ctl_team_size_check(irgl::Worklist wl, int32_t* status,
                                                               irgl_index team) {
   if (team > 1) irgl_sync_blocks(team);
-  return irgl_ctl_size_check(wl, status);
+  const irgl_index size = irgl_ctl_size_check(wl, status);
+  return size;
 }
 
 /// irgl_ctl_drain_losers after a window taken by `team` blocks.
@@ -3134,7 +3136,8 @@ __device__ __forceinline__ irgl_index irgl_ctl_team_size_check(irgl::Worklist wl
 __device__ __forceinline__ irgl_index irgl_ctl_team_drain_losers(irgl::Worklist wl, int32_t* status,
                                                                 irgl_index k, irgl_index lost, irgl_index team) {
   if (team > 1) irgl_sync_blocks(team);
-  return irgl_ctl_drain_losers(wl, status, k, lost);
+  const irgl_index now = irgl_ctl_drain_losers(wl, status, k, lost);
+  return now;
 }
 
 /// irgl_ctl_drain_move by a team of `team` blocks (the copy strided over
