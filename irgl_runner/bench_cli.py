@@ -449,8 +449,8 @@ def _parser() -> argparse.ArgumentParser:
         default=(),
         metavar="0,1,...",
         help="run the jobs on these CUDA devices at once, one job per device "
-        "(CUDA_VISIBLE_DEVICES of each run; e.g. 0,1,2,3 on a 4-GPU machine); "
-        "not with --robust",
+        "(CUDA_VISIBLE_DEVICES of each run; e.g. 0,1,2,3 on a 4-GPU machine; "
+        "with --robust one app per device)",
     )
     a.add_argument(
         "--rerun-identical",
@@ -575,8 +575,6 @@ def main(
     try:
         _check_pipeline_backend(args)
         if args.func is cmd_all and args.robust:
-            if args.devices:
-                raise UsageError("--devices does not apply with --robust")
             return cmd_robust(args, robust_runner)
         if args.func is cmd_all and (args.sources, args.source_seed) != (None, None):
             raise UsageError("--sources and --source-seed apply only with --robust")

@@ -50,6 +50,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -155,6 +156,7 @@ class RobustJob:
     benchmarks_dir: Path | None = None
     cache_dir: Path | None = None
     extra_args: list[str] = field(default_factory=list)
+    device: str | None = None  # the CUDA device it runs on (--devices)
 
 
 #: Runs a job, calling ``on_cell`` once per graph (in order); the harness
@@ -193,12 +195,16 @@ class SubprocessRobustRunner:
         on_cell: Callable[[RobustCell], None],
     ) -> int:
         """One worker over ``graphs``; how many of them got a cell (at least 1)."""
+        env = None
+        if job.device is not None:
+            env = {**os.environ, "CUDA_VISIBLE_DEVICES": job.device}
         proc = subprocess.Popen(
             self.command(job, graphs),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
             start_new_session=True,
+            env=env,
         )
         lines: queue.Queue[str | None] = queue.Queue()
         err_tail: list[str] = []
@@ -481,21 +487,26 @@ def cmd_robust(args: argparse.Namespace, runner: RobustRunner | None = None) -> 
 
     width = len(str(planned))
     run = runner or SubprocessRobustRunner()
-    try:
-        for job in jobs:
-            got: list[RobustCell] = []
+    lock = threading.Lock()
+    devices: queue.Queue[str] = queue.Queue()
+    for d in args.devices:
+        devices.put(d)
 
-            def on_cell(
-                cell: RobustCell, job: RobustJob = job, got: list[RobustCell] = got
-            ) -> None:
-                nodes, edges, _ = sizes.get(cell.graph, (None, None, None))
-                cell.nodes = cell.nodes if cell.nodes is not None else nodes
-                cell.edges = cell.edges if cell.edges is not None else edges
+    def run_job(job: RobustJob) -> None:
+        """One app's cells (on a device of ``--devices`` if given)."""
+        got: list[RobustCell] = []
+        on = f" (device {job.device})" if job.device is not None else ""
+
+        def on_cell(cell: RobustCell) -> None:
+            nodes, edges, _ = sizes.get(cell.graph, (None, None, None))
+            cell.nodes = cell.nodes if cell.nodes is not None else nodes
+            cell.edges = cell.edges if cell.edges is not None else edges
+            with lock:
                 got.append(cell)
                 cells.append(cell)
                 progress.write(
-                    f"[{len(cells):>{width}}/{planned}] {job.app} on {cell.graph}: "
-                    f"{_summary(cell)}\n"
+                    f"[{len(cells):>{width}}/{planned}] {job.app} on {cell.graph}"
+                    f"{on}: {_summary(cell)}\n"
                 )
                 progress.flush()
                 try:
@@ -503,19 +514,36 @@ def cmd_robust(args: argparse.Namespace, runner: RobustRunner | None = None) -> 
                 except (ReportError, OSError) as e:
                     progress.write(f"irgl-bench all --robust: warning: {e}\n")
 
-            broken = {g: sizes[g][2] for g in job.graphs if g in sizes and sizes[g][2]}
-            runnable = [g for g in job.graphs if g not in broken]
-            for g, why in broken.items():
-                on_cell(RobustCell(job.app, g, f"error: {why}", date=now_iso()))
-            if runnable:
-                try:
-                    run(dataclasses.replace(job, graphs=runnable), on_cell)
-                except Exception as e:  # a broken runner must not lose the table
+        broken = {g: sizes[g][2] for g in job.graphs if g in sizes and sizes[g][2]}
+        runnable = [g for g in job.graphs if g not in broken]
+        for g, why in broken.items():
+            on_cell(RobustCell(job.app, g, f"error: {why}", date=now_iso()))
+        if runnable:
+            try:
+                run(dataclasses.replace(job, graphs=runnable), on_cell)
+            except Exception as e:  # a broken runner must not lose the table
+                with lock:
                     progress.write(f"irgl-bench all --robust: {job.app}: {e}\n")
-            seen = {c.graph for c in got}
-            for g in runnable:
-                if g not in seen:
-                    on_cell(RobustCell(job.app, g, "error: no result", date=now_iso()))
+        seen = {c.graph for c in got}
+        for g in runnable:
+            if g not in seen:
+                on_cell(RobustCell(job.app, g, "error: no result", date=now_iso()))
+
+    def on_device(job: RobustJob) -> None:
+        device = devices.get()
+        try:
+            run_job(dataclasses.replace(job, device=device))
+        finally:
+            devices.put(device)
+
+    try:
+        if len(args.devices) < 2:
+            for job in jobs:
+                run_job(job)
+        else:  # one app at a time on each device
+            with ThreadPoolExecutor(max_workers=len(args.devices)) as pool:
+                for f in [pool.submit(on_device, job) for job in jobs]:
+                    f.result()
     except KeyboardInterrupt:
         progress.write("\nirgl-bench all --robust: interrupted\n")
         return 130

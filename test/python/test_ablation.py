@@ -888,11 +888,3 @@ def test_devices_must_be_distinct_numbers(
         run_ablation(tmp_path, bench, FakeRunner(), "--devices", value)
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
-
-
-def test_devices_not_with_robust(
-    tmp_path: Path, bench: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    argv = ["all", "--robust", "--devices", "0,1", "--benchmarks-dir", str(bench)]
-    assert bench_cli.main(argv) == 2
-    assert "--devices does not apply with --robust" in capsys.readouterr().err

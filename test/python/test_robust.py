@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -508,7 +510,9 @@ for g in graphs:
         sys.stderr.write("about to crash\n"); sys.stderr.flush()
         os.kill(os.getpid(), signal.SIGSEGV)
     print(json.dumps({"app": app, "graph": g, "status": "passed",
-                      "times_ms": [1.0], "argv": sys.argv[1:]}), flush=True)
+                      "times_ms": [1.0], "argv": sys.argv[1:],
+                      "gpu": os.environ.get("CUDA_VISIBLE_DEVICES", "unset")}),
+          flush=True)
 """
 
 
@@ -533,6 +537,10 @@ def test_subprocess_runner_restarts_after_a_hang_or_crash(tmp_path: Path) -> Non
     cmd = runner.command(job, ["a"])
     assert cmd[1:5] == ["-m", "irgl_runner.robust", "bfs", "--graphs"]
     assert "--no-cache" in cmd and "--source-seed" in cmd
+    # a job's device is the worker's CUDA_VISIBLE_DEVICES
+    cells.clear()
+    runner(dataclasses.replace(job, graphs=["a"], device="3"), cells.append)
+    assert [c.gpu for c in cells] == ["3"]
 
 
 def test_worker_on_the_interpreter(tmp_path: Path) -> None:
@@ -640,3 +648,55 @@ def test_default_graphs_and_merge(tmp_path: Path, bench: Path) -> None:
         ("dmr", "random:30:0"),
     ]
     assert "3 cells merged from robust.json." in (out / "RESULTS.md").read_text()
+
+
+class DeviceRobustFake(FakeRobustRunner):
+    """FakeRobustRunner that takes a while per app and records each job's
+    device and the most apps running at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lock = threading.Lock()
+        self.running = 0
+        self.most = 0
+
+    def __call__(self, job: RobustJob, on_cell: Callable[[RobustCell], None]) -> None:
+        with self.lock:
+            self.running += 1
+            self.most = max(self.most, self.running)
+        time.sleep(0.05)
+        try:
+            super().__call__(job, on_cell)
+        finally:
+            with self.lock:
+                self.running -= 1
+
+
+def test_robust_devices_run_apps_at_once_with_the_same_report(
+    tmp_path: Path, bench: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--robust --devices 0,1`: two apps at once, one per device; the JSON
+    holds the cells a run one app at a time gives, in the apps' order."""
+    docs = []
+    for run, extra in (("one", []), ("two", ["--devices", "0,1"])):
+        out = tmp_path / run
+        runner = DeviceRobustFake()
+        args = [
+            "all",
+            "--robust",
+            "--benchmarks-dir",
+            str(bench),
+            "--out-dir",
+            str(out),
+        ]
+        args += ["--cache-dir", str(tmp_path / "cache"), "--graphs", "path:9,star:7"]
+        assert _main([*args, *extra], runner) == 0, capsys.readouterr().err
+        doc = json.loads((out / "robust.json").read_text())
+        docs.append([(c["app"], c["graph"], c["status"]) for c in doc["cells"]])
+        if extra:
+            assert runner.most == 2
+            assert {j.device for j in runner.jobs} <= {"0", "1"}
+            assert "(device " in capsys.readouterr().err
+        else:
+            assert runner.most == 1 and {j.device for j in runner.jobs} == {None}
+    assert docs[0] == docs[1]
