@@ -36,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import IO, TextIO
+from typing import IO, TextIO, TypeVar
 
 from .ablation import Configuration, configurations, select_configurations
 from .apps import AppError, AppSpec, default_benchmarks_dir, load_app
@@ -162,6 +162,8 @@ class BenchJob:
     same_as: str | None = None  # an earlier configuration with the same program
     device: str | None = None  # the CUDA device it runs on (--devices)
 
+
+T = TypeVar("T")
 
 #: Runs one job and describes the outcome; must not raise for a failing app
 #: (``run_all`` turns an exception into an error row anyway).
@@ -413,35 +415,46 @@ def run_all(
             record(k, row)
         return [done[k] for k in sorted(done)]
 
-    free: queue.Queue[str] = queue.Queue()
-    for d in devices:
-        free.put(d)
-
-    def on_device(k: int, job: BenchJob) -> None:
-        device = free.get()
-        try:
-            row = run_one(dataclasses.replace(job, device=device))
-        finally:
-            free.put(device)
+    def on_device(item: tuple[int, BenchJob], device: str) -> None:
+        k, job = item
+        row = run_one(dataclasses.replace(job, device=device))
         with lock:
             out.write(f"{label(k, job)} (device {device}) ... {_summary(row)}\n")
             out.flush()
         record(k, row)
 
-    twins = [(k, j) for k, j in enumerate(jobs, 1) if j.same_as is not None]
-    with ThreadPoolExecutor(max_workers=len(devices)) as pool:
-        futures = [
-            pool.submit(on_device, k, j)
-            for k, j in enumerate(jobs, 1)
-            if j.same_as is None
-        ]
-        for f in futures:
-            f.result()
+    numbered = list(enumerate(jobs, 1))
+    each_on_a_device(
+        [(k, j) for k, j in numbered if j.same_as is None], devices, on_device
+    )
+    twins = [(k, j) for k, j in numbered if j.same_as is not None]
     for k, job in twins:  # their configurations' rows are in now
         row = twin_row(k, job) or run_one(job)
         out.write(f"{label(k, job)} ... {_summary(row)}\n")
         record(k, row)
     return [done[k] for k in sorted(done)]
+
+
+def each_on_a_device(
+    items: Sequence[T], devices: Sequence[str], run: Callable[[T, str], None]
+) -> None:
+    """`run(item, device)` for every item, as many calls at once as there are
+    `devices`, each call holding one of them for itself (``--devices``);
+    the first exception of a call is raised once every call has ended."""
+    free: queue.Queue[str] = queue.Queue()
+    for device in devices:
+        free.put(device)
+
+    def hold(item: T) -> None:
+        device = free.get()
+        try:
+            run(item, device)
+        finally:
+            free.put(device)
+
+    with ThreadPoolExecutor(max_workers=len(devices)) as pool:
+        for future in [pool.submit(hold, item) for item in items]:
+            future.result()
 
 
 def prepare_graph(

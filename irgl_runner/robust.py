@@ -50,7 +50,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -488,9 +487,6 @@ def cmd_robust(args: argparse.Namespace, runner: RobustRunner | None = None) -> 
     width = len(str(planned))
     run = runner or SubprocessRobustRunner()
     lock = threading.Lock()
-    devices: queue.Queue[str] = queue.Queue()
-    for d in args.devices:
-        devices.put(d)
 
     def run_job(job: RobustJob) -> None:
         """One app's cells (on a device of ``--devices`` if given)."""
@@ -529,21 +525,17 @@ def cmd_robust(args: argparse.Namespace, runner: RobustRunner | None = None) -> 
             if g not in seen:
                 on_cell(RobustCell(job.app, g, "error: no result", date=now_iso()))
 
-    def on_device(job: RobustJob) -> None:
-        device = devices.get()
-        try:
-            run_job(dataclasses.replace(job, device=device))
-        finally:
-            devices.put(device)
+    def on_device(job: RobustJob, device: str) -> None:
+        run_job(dataclasses.replace(job, device=device))
+
+    from .bench_all import each_on_a_device
 
     try:
         if len(args.devices) < 2:
             for job in jobs:
                 run_job(job)
         else:  # one app at a time on each device
-            with ThreadPoolExecutor(max_workers=len(args.devices)) as pool:
-                for f in [pool.submit(on_device, job) for job in jobs]:
-                    f.result()
+            each_on_a_device(jobs, args.devices, on_device)
     except KeyboardInterrupt:
         progress.write("\nirgl-bench all --robust: interrupted\n")
         return 130

@@ -607,6 +607,16 @@ CallBody = Callable[
 size of in, grid arguments)."""
 
 
+def _teamed(
+    name: str, args: list[SSAValue], team: SSAValue | None
+) -> tuple[str, list[SSAValue]]:
+    """The control-kernel runtime call `name(args)` of a drain, or with a
+    team its team form `irgl_ctl_team_<rest of name>(args, team)`."""
+    if team is None:
+        return name, args
+    return name.replace("irgl_ctl_", "irgl_ctl_team_", 1), [*args, team]
+
+
 @dataclass
 class _Drain:
     """Block 0 draining a retry storm of a gridded, sized device body (the
@@ -685,12 +695,10 @@ class _Drain:
         _, window, lost, now_team = self._pass(
             body, block, retried, losers, count, window, now_team
         )
-        if now_team is None:
-            rt_call(body, "irgl_ctl_drain_move", [retried, losers, lost])
-            body.insert(scf.YieldOp(lost, window))
-        else:
-            rt_call(body, "irgl_ctl_team_drain_move", [retried, losers, lost, now_team])
-            body.insert(scf.YieldOp(lost, window, now_team))
+        rt_call(
+            body, *_teamed("irgl_ctl_drain_move", [retried, losers, lost], now_team)
+        )
+        body.insert(scf.YieldOp(lost, window, *([now_team] if now_team else [])))
         at.insert(scf.YieldOp())
 
     def _pass(
@@ -735,22 +743,12 @@ class _Drain:
             [body.index(0), body.index(1)] if now_team is None else [block, now_team]
         )
         self.call(body, [view, self.out, losers], k, geometry)
-        if now_team is None:
-            now = (
-                rt_value(body, "irgl_ctl_drain_losers", [losers, self.status, k, lost])
-                if self.lone_wins
-                else rt_value(body, "irgl_ctl_size_check", [losers, self.status])
-            )
-        elif self.lone_wins:
-            now = rt_value(
-                body,
-                "irgl_ctl_team_drain_losers",
-                [losers, self.status, k, lost, now_team],
-            )
-        else:
-            now = rt_value(
-                body, "irgl_ctl_team_size_check", [losers, self.status, now_team]
-            )
+        read = (
+            ("irgl_ctl_drain_losers", [losers, self.status, k, lost])
+            if self.lone_wins
+            else ("irgl_ctl_size_check", [losers, self.status])
+        )
+        now = rt_value(body, *_teamed(*read, now_team))
         new_losers = body.op(arith.SubiOp(now, lost))
         won = body.op(arith.SubiOp(k, new_losers))
         solo: list[SSAValue] = []  # the streak's length, its windows left
