@@ -3492,9 +3492,13 @@ struct State {
   // IRGL_DIST_PROFILE=1: host seconds and calls per operation, printed by
   // irgl_dist_finalize; =2 also waits for the default stream before each
   // step and counts that wait apart ("before OP": the kernels and deferred
-  // steps queued since the last step; it removes their overlap with it)
+  // steps queued since the last step; it removes their overlap with it);
+  // =3 also prints every step as it ends (a trace: rank, step, its wait
+  // before, its host time, sync_worklist's local and global counts)
   bool profile = false;
   bool profile_waits = false;
+  bool profile_trace = false;
+  std::chrono::steady_clock::time_point trace_start = std::chrono::steady_clock::now();
   const char* profiled = nullptr;  // the operation being profiled
   double waited = 0;               // its wait before the step (=2), not its own
   std::map<std::string, std::pair<double, double>> host_profile;
@@ -3503,6 +3507,11 @@ struct State {
 inline State& state() {
   static State s;
   return s;
+}
+
+/// Milliseconds since the rank's state was made (IRGL_DIST_PROFILE=3's trace).
+inline double trace_ms(const State& s) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s.trace_start).count();
 }
 
 /// Adds the host time of a scope to the operation's profile entry.
@@ -3519,8 +3528,12 @@ struct Profiled {
   ~Profiled() {
     if (!s.profile) return;
     auto& entry = s.host_profile[name];
-    entry.first += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - s.waited;
+    const double own = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - s.waited;
+    entry.first += own;
     entry.second += 1;
+    if (s.profile_trace)
+      std::fprintf(stderr, "irgl-dist trace: rank %d at %.3f ms: %s: before %.3f ms, own %.3f ms\n", s.rank,
+                   trace_ms(s), name, s.waited * 1e3, own * 1e3);
     s.waited = 0;
   }
 };
@@ -4283,6 +4296,9 @@ inline void sync_worklist(Pipe* p, bool initial) {
   s.total_items = p->in.items;
   s.total_local = s.counts_host[0];
   s.total = s.counts_host[1];
+  if (s.profile_trace)
+    std::fprintf(stderr, "irgl-dist trace: rank %d at %.3f ms: worklist %lld of %lld\n", s.rank, trace_ms(s),
+                 static_cast<long long>(s.total_local), static_cast<long long>(s.total));
 }
 
 /// The sum over the ranks of the size of p's `in` (a termination test): the
@@ -4443,8 +4459,10 @@ IRGL_EXPORT int irgl_dist_init(int rank, int world, int device, const char* uniq
     std::memcpy(id.internal, unique_id, sizeof(id.internal));
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     const char* profile = std::getenv("IRGL_DIST_PROFILE");
-    s.profile = profile != nullptr && (std::strcmp(profile, "1") == 0 || std::strcmp(profile, "2") == 0);
-    s.profile_waits = profile != nullptr && std::strcmp(profile, "2") == 0;
+    const int level = profile != nullptr && profile[0] >= '1' && profile[0] <= '3' && profile[1] == 0 ? profile[0] - '0' : 0;
+    s.profile = level >= 1;
+    s.profile_waits = level >= 2;
+    s.profile_trace = level == 3;
     const char* blocking = std::getenv("IRGL_DIST_BLOCKING");
     if (blocking == nullptr || std::strcmp(blocking, "0") != 0) {
       // A blocking communicator: its calls enqueue at once (a non-blocking
