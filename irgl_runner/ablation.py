@@ -8,7 +8,9 @@ one line there). The configurations, in the order of the table's columns:
 
 - ``none``: every optimization off;
 - one per optimization (named after it): that one on (with those it
-  ``requires``, e.g. ``warp_gather`` with ``nested``), every other off;
+  ``requires``, and those they require in turn, e.g. ``warp_gather`` with
+  ``nested``, ``retry_drain_blocks`` with ``retry_drain`` and ``outline``),
+  every other off;
 - ``all``: every optimization on;
 - ``default``: the pipeline as given (plain ``lower-irgl``: its defaults).
 
@@ -180,9 +182,20 @@ def configurations(
     unknown = {r for o in optimizations for r in o.requires} - set(names)
     if unknown:
         raise UsageError(f"optimizations require unknown {sorted(unknown)}")
+    by_name = {o.name: o for o in optimizations}
+
+    def with_required(o: Optimization) -> set[str]:
+        enabled, todo = {o.name}, list(o.requires)
+        while todo:
+            name = todo.pop()
+            if name not in enabled:
+                enabled.add(name)
+                todo += by_name[name].requires
+        return enabled
+
     configs = [Configuration(NONE, _pipeline(base, settings(set()), NONE))]
     for o in optimizations:
-        alone = _pipeline(base, settings({o.name, *o.requires}), o.name)
+        alone = _pipeline(base, settings(with_required(o)), o.name)
         configs.append(Configuration(o.name, alone))
     configs.append(Configuration(ALL, _pipeline(base, settings(set(names)), ALL)))
     configs.append(Configuration(DEFAULT, _pipeline(base, [], DEFAULT)))

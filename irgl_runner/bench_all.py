@@ -346,6 +346,7 @@ def run_all(
     progress: TextIO | None = None,
     on_row: Callable[[list[BenchRow]], None] | None = None,
     devices: Sequence[str] = (),
+    earlier: Sequence[BenchRow] = (),
 ) -> list[BenchRow]:
     """Run every job with ``runner``; one row per job, always, in the jobs'
     order.
@@ -354,7 +355,9 @@ def run_all(
     ``on_row(rows_so_far)`` is called after each (to write partial reports).
     With two or more ``devices``, as many jobs run at once, each on its own
     device (``BenchJob.device``); a job whose program is an earlier
-    configuration's takes that job's row once it is in.
+    configuration's takes that job's row once it is in, or that
+    configuration's row among ``earlier`` (rows kept by ``--merge``) where
+    this run does not redo it.
     """
     out = progress if progress is not None else sys.stderr
     width = len(str(len(jobs)))
@@ -398,7 +401,9 @@ def run_all(
                 on_row([done[i] for i in sorted(done)])
 
     def twin_row(k: int, job: BenchJob) -> BenchRow | None:
-        twin = _twin([done[i] for i in sorted(done) if i < k], job)
+        twin = _twin([done[i] for i in sorted(done) if i < k], job) or _twin(
+            earlier, job
+        )
         if twin is None:
             return None
         return dataclasses.replace(
@@ -608,7 +613,19 @@ def _plan(
             continue
         per_app[name] = (_app_graphs(spec, graphs, args.quick), None)
         if dedupe and configs is not None and spec.mlir.is_file():
-            twins[name] = identical_configs(spec.mlir, configs)
+            # with --merge, a configuration may repeat one this run leaves
+            # out: its cells then repeat that one's earlier rows
+            every = (
+                configurations(args.pipeline)
+                if getattr(args, "merge", False)
+                else configs
+            )
+            selected = {c.name for c in configs}
+            twins[name] = {
+                config: earlier
+                for config, earlier in identical_configs(spec.mlir, every).items()
+                if config in selected
+            }
             for config, earlier in twins[name].items():
                 progress.write(
                     f"irgl-bench all: {name} [{config}] is the same program as "
@@ -771,6 +788,7 @@ def cmd_all(args: argparse.Namespace, runner: Runner | None = None) -> int:
             progress,
             write_partial,
             getattr(args, "devices", ()),
+            kept,
         )
     except KeyboardInterrupt:
         written = f"{md_partial}, {json_partial}" if guarded else "partial results"

@@ -90,7 +90,17 @@ def test_configurations_none_each_alone_all_default() -> None:
     by_name = {c.name: _lower_irgl(c.pipeline) for c in configs}
     assert _enabled(by_name[NONE]) == set()
     for o in OPTIMIZATIONS:
-        assert _enabled(by_name[o.name]) == {o.name, *o.requires}
+        assert {o.name, *o.requires} <= _enabled(by_name[o.name])
+    # what is required is required in turn: the drain's team needs the
+    # drain, which needs the control kernel
+    assert _enabled(by_name["retry_drain_blocks"]) == {
+        "retry_drain_blocks",
+        "retry_drain",
+        "outline",
+    }
+    for o in OPTIMIZATIONS:
+        for r in _enabled(by_name[o.name]) - {o.name}:
+            assert _enabled(by_name[r]) <= _enabled(by_name[o.name])
     assert _enabled(by_name[ALL]) == set(names)
     assert configs[-1] == Configuration(DEFAULT, "lower-irgl")
     assert by_name[DEFAULT] == LowerIrgl()
@@ -561,6 +571,48 @@ def test_merge_keeps_rows_whose_program_a_changed_configuration_keeps(
     )
     assert rc == 2
     assert "redo them (--apps sssp)" in capsys.readouterr().err
+
+
+def test_merge_fills_a_new_column_from_the_earlier_rows_of_the_same_program(
+    tmp_path: Path, bench: Path
+) -> None:
+    """With --merge, a configuration whose program is that of one this run
+    leaves out takes that configuration's earlier row: nothing runs."""
+    sssp = (REPO / "benchmarks" / "sssp" / "sssp.mlir").read_text()
+    (bench / "sssp" / "sssp.mlir").write_text(sssp)  # no Exclusive, no Retry
+    graphs = ["--graphs", "grid:2x2", "--apps", "sssp"]
+    first = FakeRunner(
+        {
+            ("sssp", "grid:2x2", NONE): ("passed", 7.0),
+            ("sssp", "grid:2x2", "outline"): ("passed", 3.0),
+        }
+    )
+    rc, out = run_ablation(tmp_path, bench, first, *graphs, "--configs", "none,outline")
+    assert rc == 0
+    second = FakeRunner()
+    rc, _ = run_ablation(
+        tmp_path,
+        bench,
+        second,
+        *graphs,
+        "--configs",
+        "sized_priority,retry_drain",
+        "--merge",
+    )
+    assert rc == 0 and second.jobs == []
+    doc = json.loads((out / "ablation.json").read_text())
+    by_config = {r["config"]: r for r in doc["results"]}
+    assert by_config["sized_priority"]["same_as"] == NONE
+    assert by_config["sized_priority"]["median_ms"] == 7.0
+    assert by_config["retry_drain"]["same_as"] == "outline"
+    assert by_config["retry_drain"]["median_ms"] == 3.0
+    ms = _table((out / "RESULTS.md").read_text(), "| app | graph | none |")
+    assert ms[("sssp", "grid:2x2")] == [
+        "7.000",
+        "**3.000**",
+        "**3.000** (= outline)",
+        "7.000 (= none)",
+    ]
 
 
 def test_merge_in_the_plain_table(tmp_path: Path, bench: Path) -> None:
