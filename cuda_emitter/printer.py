@@ -59,6 +59,7 @@ from cuda_emitter.host_abi import (
     result_kind,
 )
 from irgl_dialect.runtime import (
+    COHERENT_LOAD_ATTR,
     NOINLINE_ATTR,
     UNROLL_ATTR,
     CBlockOp,
@@ -1380,7 +1381,10 @@ class CudaPrinter(BasePrinter):
 
     @print.register
     def _(self, op: memref.LoadOp) -> None:
-        self._define(op.res, self._element(op, op.memref, op.indices))
+        element = self._element(op, op.memref, op.indices)
+        if COHERENT_LOAD_ATTR in op.attributes:  # where atomics update it
+            element = f"__ldcg(&{element})"
+        self._define(op.res, element)
 
     @print.register
     def _(self, op: memref.StoreOp) -> None:

@@ -67,6 +67,12 @@ from xdsl.utils.exceptions import VerifyException
 #: cuda target prints `#pragma unroll N`); set by convert-irgl-nested-edges.
 UNROLL_ATTR = "irgl_rt.unroll"
 
+#: Discardable unit attribute on a `memref.load`: read the element where
+#: atomics update it (the L2 cache; the cuda target prints `__ldcg`), not a
+#: line this multiprocessor's L1 may still hold from an earlier round of a
+#: persistent kernel; set by irgl-stamp-test.
+COHERENT_LOAD_ATTR = "irgl_rt.coherent"
+
 #: Discardable unit attribute on a device `func.func`: not inlined into its
 #: callers (the cuda target prints `IRGL_NOINLINE_BODY`, `__noinline__`
 #: unless the build defines it otherwise); set by irgl-outline-kernel-bodies.

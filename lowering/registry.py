@@ -47,6 +47,7 @@ _PASSES: dict[str, tuple[str, str]] = {
         "OutlineKernelBodies",
     ),
     "irgl-distribute": ("lowering.distribute", "IrglDistribute"),
+    "irgl-stamp-test": ("lowering.stamp_test", "IrglStampTest"),
     "convert-irgl-dist": ("lowering.convert_irgl_dist", "ConvertIrglDist"),
     "convert-irgl-dist-orchestration": (
         "lowering.convert_irgl_dist",
