@@ -387,3 +387,8 @@ def console_main() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     sys.exit(code)
+
+
+if __name__ == "__main__":  # python -m irgl_tools.opt_main: as irgl-opt
+    sys.argv[0] = "irgl-opt"
+    console_main()

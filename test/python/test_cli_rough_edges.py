@@ -444,3 +444,24 @@ def test_progress_applies_only_to_interp(capsys: pytest.CaptureFixture[str]) -> 
     )
     assert code == 2
     assert "--progress applies only to --backend interp" in err
+
+
+def test_python_m_opt_main_runs_irgl_opt(tmp_path: Path) -> None:
+    """`python -m irgl_tools.opt_main` is irgl-opt (it did nothing, exit 0)."""
+    bad = tmp_path / "bad.mlir"
+    bad.write_text("irgl.kernel @k(\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "irgl_tools.opt_main", str(bad)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    assert done.returncode != 0
+    assert "bad.mlir:" in done.stderr
+    ok = subprocess.run(
+        [sys.executable, "-m", "irgl_tools.opt_main", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    assert ok.returncode == 0 and "irgl-opt" in ok.stdout
