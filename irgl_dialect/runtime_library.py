@@ -499,6 +499,7 @@ DIST_EXPORTS: Mapping[str, HostExport] = {
                 "int",
             ),
         ),
+        HostExport("irgl_dist_fold", "int", ("int64_t", "const int64_t*")),
         HostExport("irgl_dist_track", "int", ("const void*", "int64_t")),
         HostExport(
             "irgl_dist_allgather_masters",

@@ -71,7 +71,12 @@ def _distributed(
     mlir = app.distributed_mlir or app.mlir
     try:
         return DistributedInterpProgram(
-            mlir, args.gpus, args.policy, schedule, app_c_impls(app.name)
+            mlir,
+            args.gpus,
+            args.policy,
+            schedule,
+            app_c_impls(app.name),
+            fold=getattr(args, "fold", False),
         )
     except DistributionError as e:
         raise UsageError(f"{app.name} cannot run on several ranks: {e}") from None

@@ -94,6 +94,7 @@ from irgl_interpreter.state import (
 from irgl_runner.apps import AppSpec, execute
 from irgl_runner.graphs import CSRGraph
 from irgl_runner.partition import Partition, Partitioning, gather, partition_graph
+from irgl_runner.partition_fold import FoldMap
 
 #: How long a rank waits for the others at one meeting before giving up.
 BARRIER_TIMEOUT_S = 600.0
@@ -179,6 +180,7 @@ class RankGraph(Graph):
     num_masters: int = 0
     local_to_global: list[int] = field(default_factory=list[int])
     master_offset: int = 0
+    fold: FoldMap | None = None  # folded master blocks: offsets in partition ids
 
     @staticmethod
     def from_partition(part: Partition) -> RankGraph:
@@ -191,6 +193,7 @@ class RankGraph(Graph):
             num_masters=part.num_masters,
             local_to_global=part.local_to_global.tolist(),
             master_offset=part.master_offset,
+            fold=part.fold,
         )
 
 
@@ -563,6 +566,11 @@ class DistributedFunctions(InterpreterFunctions):
     ) -> PythonValues:
         graph, node = args
         assert isinstance(graph, RankGraph)
+        fold = graph.fold
+        if fold is not None:  # the masters are a block of partition ids
+            if not 0 <= node < int(fold.bounds[-1]):
+                return (-1,)
+            node = int(fold.to_part(np.int64(node)))
         local = node - graph.master_offset
         return (local if 0 <= local < graph.num_masters else -1,)
 
@@ -797,10 +805,12 @@ class DistributedInterpProgram:
         schedule: Schedule | str = "sequential",
         c_impls: Mapping[str, CImpl] | None = None,
         mirrors: bool = True,
+        fold: bool = False,
     ):
         self.module = distribute(load_program(mlir), policy, mirrors)
         self.ranks = ranks
         self.policy = policy
+        self.fold = fold
         self.schedule = (
             Schedule.parse(schedule) if isinstance(schedule, str) else schedule
         )
@@ -817,7 +827,8 @@ class DistributedInterpProgram:
 
     def device_name(self) -> str:
         return (
-            f"CPU interpreter, {self.ranks} simulated ranks ({self.policy}), "
+            f"CPU interpreter, {self.ranks} simulated ranks ({self.policy}"
+            f"{', folded' if self.fold else ''}), "
             f"schedule {self.schedule} ({cpu_model()})"
         )
 
@@ -827,7 +838,7 @@ class DistributedInterpProgram:
         graphs = [a for a in args if isinstance(a, CSRGraph)]
         if not graphs:
             raise InterpretationFailure(f"@{host_fn}: no graph argument to partition")
-        partitioning = partition_graph(graphs[0], self.policy, self.ranks)
+        partitioning = partition_graph(graphs[0], self.policy, self.ranks, self.fold)
         values = [a.data if isinstance(a, HostArray) else a for a in args]
         start = time.perf_counter()
         run = run_ranks(
@@ -857,6 +868,7 @@ class DistributedInterpProgram:
         return {
             "ranks": self.ranks,
             "policy": self.policy,
+            "fold": self.fold,
             "edge_visits_by_rank": [s.edge_visits for s in run.stats],
             "pushes_by_rank": [s.pushes for s in run.stats],
             "atomics_by_rank": [s.atomics for s in run.stats],
@@ -886,10 +898,12 @@ def run_app_distributed(
     check: bool = True,
     mlir: str | Path | None = None,
     mirrors: bool = True,
+    fold: bool = False,
 ) -> DistributedAppRun:
     """Run `app` (or the program `mlir` with the app's arguments and checker)
     on `graph` over `ranks` simulated ranks partitioned by `policy`, and check
-    it with the app's checker (`mirrors`: irgl-distribute's option).
+    it with the app's checker (`mirrors`: irgl-distribute's option; `fold`:
+    folded master blocks, irgl_runner.partition_fold).
     :class:`DistributionError` if irgl-distribute refuses the program."""
     program = DistributedInterpProgram(
         mlir if mlir is not None else app.mlir,
@@ -898,6 +912,7 @@ def run_app_distributed(
         schedule,
         app_c_impls(app.name),
         mirrors,
+        fold,
     )
     ctx = execute(app, program, graph, source, reps=1, warmup=0)
     problem = app.check(ctx) if check and app.check is not None else None

@@ -135,6 +135,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
             "--rank-partitions applies only to several GPUs (--gpus N, "
             f"--backend {DEFAULT_BACKEND})"
         )
+    if getattr(args, "fold", False) and args.gpus is None:
+        raise UsageError("--fold applies only with --gpus N")
     for other in BACKENDS.values():
         for option in other.options:
             if other is not backend and getattr(args, option, None) is not None:
@@ -355,6 +357,14 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --gpus: each rank reads only its own partition (this process "
         "partitions the graph and checks the result)",
+    )
+    r.add_argument(
+        "--fold",
+        action="store_true",
+        help="with --gpus: "
+        + "folded master blocks: each rank masters two id blocks, one from each "
+        "end of the ids (irgl_runner.partition_fold; evens out work that "
+        "follows the ids, as label propagation's first round)",
     )
     _add_compile_arguments(r)
     for backend in BACKENDS.values():

@@ -74,6 +74,7 @@ from .partition import (
     load_or_build_partition,
     master_bounds,
 )
+from .partition_fold import FoldMap
 from .rank_partitions import (
     RankGraph,
     check_in_launcher,
@@ -387,6 +388,8 @@ class DistGraph:
     device: DeviceGraph
     counts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     offsets: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    #: folded master blocks: the gathered masters come in partition ids
+    fold: FoldMap | None = None
 
 
 def _select_gpu(env: RankEnv) -> None:
@@ -417,9 +420,11 @@ class DistributedProgram:
         policy: str,
         env: RankEnv | None = None,
         timeout: float | None = None,
+        fold: bool = False,
     ) -> None:
         self.env = env or RankEnv.from_environ()
         self.policy = policy
+        self.fold = fold
         self.node_arrays = node_arrays
         self.timeout = _timeout() if timeout is None else timeout
         _select_gpu(self.env)  # before the library touches CUDA
@@ -481,7 +486,8 @@ class DistributedProgram:
             )
 
     def device_name(self) -> str:
-        return f"{self.env.world} x {self.program.device_name()} (NCCL, {self.policy})"
+        policy = self.policy + (", folded" if self.fold else "")
+        return f"{self.env.world} x {self.program.device_name()} (NCCL, {policy})"
 
     def upload_graph(self, graph: CSRGraph | RankGraph) -> DistGraph:
         """Partition ``graph`` (cached; a :class:`RankGraph` brings its
@@ -489,11 +495,17 @@ class DistributedProgram:
         env = self.env
         check_every_rank_has_masters(graph.num_nodes, env.world)
         started = time.perf_counter()
+        folding: FoldMap | None = None
         if isinstance(graph, RankGraph):
             part, bounds = graph.part, graph.bounds
         else:
-            part = load_or_build_partition(graph, self.policy, env.world, env.rank)
+            part = load_or_build_partition(
+                graph, self.policy, env.world, env.rank, fold=self.fold
+            )
             bounds = master_bounds(graph, env.world)
+            if self.fold:  # the master blocks in partition ids
+                folding = FoldMap.of(graph, env.world)
+                bounds = folding.rank_bounds
         self.host_s["partition"] = time.perf_counter() - started
         started = time.perf_counter()
         device = self.program.upload_graph(part.graph)
@@ -525,6 +537,14 @@ class DistributedProgram:
             ),
             "irgl_dist_setup",
         )
+        if part.fold_bounds is not None:
+            fold_bounds = np.ascontiguousarray(part.fold_bounds, dtype=i64)
+            self._check(
+                self._lib.irgl_dist_fold(
+                    fold_bounds.shape[0] - 1, fold_bounds.ctypes.data
+                ),
+                "irgl_dist_fold",
+            )
         self.host_s["upload"] = time.perf_counter() - started
         dist = DistGraph(
             graph,
@@ -532,6 +552,7 @@ class DistributedProgram:
             device,
             np.ascontiguousarray(np.diff(bounds), dtype=i64),
             np.ascontiguousarray(bounds[:-1], dtype=i64),
+            folding,
         )
         self.graphs.append(dist)
         return dist
@@ -627,7 +648,11 @@ class DistributedProgram:
                             ),
                             "gathering the results",
                         )
-                        arg.data[:] = whole.to_numpy()
+                        gathered = whole.to_numpy()
+                        if graph.fold is not None:  # masters in partition ids
+                            ids = np.arange(graph.graph.num_nodes, dtype=np.int64)
+                            gathered = gathered[graph.fold.to_part(ids)]
+                        arg.data[:] = gathered
                     finally:
                         whole.free()
                 else:
@@ -682,6 +707,13 @@ def _parser() -> argparse.ArgumentParser:
         help="with --gpus: the launcher partitions the graph and checks the "
         "result; each rank reads only its own partition (for a graph whose "
         "copies would not fit the host once per rank)",
+    )
+    p.add_argument(
+        "--fold",
+        action="store_true",
+        help="folded master blocks: each rank masters two id blocks, one from each "
+        "end of the ids (irgl_runner.partition_fold; evens out work that "
+        "follows the ids, as label propagation's first round)",
     )
     p.add_argument("--plan", default=None, help=argparse.SUPPRESS)
     return p
@@ -758,7 +790,9 @@ def run_rank(args: argparse.Namespace) -> int:
     built = time.perf_counter() - started
     # the launcher checks a run on rank partitions (it holds the graph)
     checks = not args.no_check and app.check is not None and shared is None
-    program = DistributedProgram(so, nodes, args.policy, env)
+    program = DistributedProgram(
+        so, nodes, args.policy, env, fold=getattr(args, "fold", False)
+    )
     try:
         # (a RankGraph: execute reads its sizes and weights only)
         started = time.perf_counter()
@@ -779,6 +813,7 @@ def run_rank(args: argparse.Namespace) -> int:
             "gpu": program.device_name(),
             "gpus": env.world,
             "policy": args.policy,
+            "fold": getattr(args, "fold", False),
             "source": source if app.uses_source else None,
             "times_ms": [round(t, 6) for t in ctx.times_ms],
             "median_ms": round(median, 6),
@@ -840,6 +875,8 @@ def launch(args: argparse.Namespace) -> int:
     gpus = int(args.gpus)
     if gpus < 1:
         raise UsageError(f"--gpus must be at least 1, got {gpus}")
+    if getattr(args, "fold", False) and getattr(args, "rank_partitions", False):
+        raise UsageError("--fold does not apply with --rank-partitions yet")
     app, graph, spec, source = _load(args)  # warms the graph cache; bad input: 2
     check_every_rank_has_masters(graph.num_nodes, gpus)
     nodes = node_array_positions(app.mlir, args.policy)
@@ -869,6 +906,8 @@ def launch(args: argparse.Namespace) -> int:
                 argv += ["--" + flag.replace("_", "-"), str(value)]
         if args.no_check:
             argv.append("--no-check")
+        if getattr(args, "fold", False):
+            argv.append("--fold")
         procs: list[subprocess.Popen[bytes]] = []
         run_id = uuid.uuid4().hex
         for rank in range(gpus):
@@ -940,6 +979,7 @@ def run_from_bench(args: argparse.Namespace) -> int:
         no_check=args.no_check,
         output=args.output,
         rank_partitions=getattr(args, "rank_partitions", False),
+        fold=getattr(args, "fold", False),
     )
     try:
         return launch(ns)

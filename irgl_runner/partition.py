@@ -29,6 +29,10 @@ rank ``r``'s ``mirrors_owned_by[q]`` and rank ``q``'s ``masters_mirrored_on[r]``
 name the same nodes in the same order: reduce (mirrors into masters) and broadcast
 (masters to mirrors) move matching index lists.
 
+With ``fold`` the master blocks are folded (:mod:`irgl_runner.partition_fold`:
+rank ``r`` masters id blocks ``r`` and ``2P - 1 - r`` of ``2P``), built as the
+contiguous blocks of a relabelled graph and named by original ids again.
+
 Everything is deterministic and vectorised (numpy; no Python loop over nodes or
 edges).  :func:`partition_graph` builds all ranks, :func:`build_partition` only one
 (what a rank needs, scanning the graph in per-block chunks) with the same result.
@@ -44,13 +48,14 @@ import math
 import os
 import zipfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
 import numpy as np
 
 from .graphs import CSRGraph
+from .partition_fold import FoldMap, balanced_bounds
 
 __all__ = [
     "POLICIES",
@@ -129,20 +134,7 @@ def master_bounds(graph: CSRGraph, num_ranks: int) -> np.ndarray:
     ``r``'s only master and the remaining ranks own nothing.
     """
     _check_ranks(num_ranks)
-    n, p = graph.num_nodes, int(num_ranks)
-    ranks = np.arange(p + 1, dtype=np.int64)
-    if n < p:
-        return np.minimum(ranks, n)
-    # cost[i] = sum over nodes < i of (degree + 1), strictly increasing.
-    cost = graph.row_start.astype(np.int64) + np.arange(n + 1, dtype=np.int64)
-    total = int(cost[-1])
-    targets = (ranks * total + p - 1) // p  # ceil(r * total / p), exact in int64
-    bounds = np.searchsorted(cost, targets, side="left").astype(np.int64)
-    # Make the blocks non-empty: strictly increasing, ending at n.
-    bounds = ranks + np.maximum.accumulate(bounds - ranks)
-    bounds = np.minimum(bounds, n - p + ranks)
-    bounds[0] = 0
-    return bounds
+    return balanced_bounds(graph.row_start, graph.num_nodes, int(num_ranks))
 
 
 def cvc_grid(num_ranks: int) -> tuple[int, int]:
@@ -243,6 +235,16 @@ class Partition:
     global_edge_ids: np.ndarray
     mirrors_owned_by: list[np.ndarray]
     masters_mirrored_on: list[np.ndarray]
+    fold_bounds: np.ndarray | None = None
+    """With folded master blocks (:mod:`irgl_runner.partition_fold`): the
+    fold's ``2P + 1`` block bounds in original ids. ``local_to_global`` and
+    ``global_edge_ids`` are then original ids, ``master_offset`` and the
+    mirrors' order partition ids."""
+
+    @property
+    def fold(self) -> FoldMap | None:
+        """The fold of the master blocks, or None (contiguous blocks)."""
+        return None if self.fold_bounds is None else FoldMap(self.fold_bounds)
 
     @property
     def num_local(self) -> int:
@@ -263,6 +265,11 @@ class Partition:
         """Local ids of global ``nodes`` (:class:`KeyError` for one not local)."""
         nodes = np.asarray(nodes, dtype=np.int64)
         mirrors = self.local_to_global[self.num_masters :]
+        fold = self.fold
+        if fold is not None:  # the masters and mirrors' order: partition ids
+            original, nodes, mirrors = nodes, fold.to_part(nodes), fold.to_part(mirrors)
+        else:
+            original = nodes
         rel = nodes - self.master_offset
         is_master = (rel >= 0) & (rel < self.num_masters)
         pos = np.searchsorted(mirrors, nodes)
@@ -270,7 +277,7 @@ class Partition:
         if mirrors.shape[0]:
             hit = mirrors[np.minimum(pos, mirrors.shape[0] - 1)] == nodes
         if not np.all(is_master | hit):
-            bad = int(nodes[~(is_master | hit)][0])
+            bad = int(original[~(is_master | hit)][0])
             raise KeyError(f"node {bad} is not local to rank {self.rank}")
         return np.where(is_master, rel, self.num_masters + pos)
 
@@ -294,7 +301,15 @@ class Partition:
             and all(map(_same, self.mirrors_owned_by, other.mirrors_owned_by))
             and len(self.masters_mirrored_on) == len(other.masters_mirrored_on)
             and all(map(_same, self.masters_mirrored_on, other.masters_mirrored_on))
+            and _same_fold(self.fold_bounds, other.fold_bounds)
         )
+
+
+def _same_fold(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """Both without a fold, or the same fold."""
+    return (a is None and b is None) or (
+        a is not None and b is not None and _same(a, b)
+    )
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
@@ -320,6 +335,9 @@ class Partitioning:
     bounds: np.ndarray
     grid: tuple[int, int]
     partitions: list[Partition]
+    fold: FoldMap | None = None
+    """Folded master blocks (:mod:`irgl_runner.partition_fold`); ``bounds``
+    are then in partition ids."""
 
     @property
     def ranks_without_masters(self) -> tuple[int, ...]:
@@ -332,7 +350,10 @@ class Partitioning:
 
     def owner(self, nodes: np.ndarray | int) -> np.ndarray:
         """The master rank of each global node id."""
-        return _owner(self.bounds, np.asarray(nodes, dtype=np.int64))
+        ids = np.asarray(nodes, dtype=np.int64)
+        if self.fold is not None:
+            ids = self.fold.to_part(ids)
+        return _owner(self.bounds, ids)
 
     @property
     def replication_factor(self) -> float:
@@ -358,6 +379,10 @@ class Partitioning:
                 other.grid,
             )
             and _same(self.bounds, other.bounds)
+            and _same_fold(
+                None if self.fold is None else self.fold.bounds,
+                None if other.fold is None else other.fold.bounds,
+            )
             and all(
                 a.equals(b)
                 for a, b in zip(self.partitions, other.partitions, strict=True)
@@ -468,21 +493,52 @@ def _finish(
 
 
 def _setup(
-    graph: CSRGraph, policy: str, num_ranks: int
+    graph: CSRGraph, policy: str, num_ranks: int, bounds: np.ndarray | None = None
 ) -> tuple[Policy, int, np.ndarray, tuple[int, int]]:
-    """Checked policy, rank count, master blocks and grid."""
+    """Checked policy, rank count, master blocks (``bounds``, else
+    :func:`master_bounds`) and grid."""
     pol = _check_args(policy, num_ranks)
     p = int(num_ranks)
     grid = cvc_grid(p) if pol == "cvc" else (p, 1)
-    return pol, p, master_bounds(graph, p), grid
+    return pol, p, master_bounds(graph, p) if bounds is None else bounds, grid
 
 
-def partition_graph(graph: CSRGraph, policy: str, num_ranks: int) -> Partitioning:
+def _unfold(part: Partition, fold: FoldMap, edges: np.ndarray) -> Partition:
+    """A partition of the folded graph (:meth:`FoldMap.relabel`, whose edge
+    ``e`` is ``edges[e]`` of the graph) naming its nodes and edges by their
+    original ids."""
+    return replace(
+        part,
+        local_to_global=fold.to_global(part.local_to_global),
+        global_edge_ids=edges[part.global_edge_ids],
+        fold_bounds=fold.bounds,
+    )
+
+
+def partition_graph(
+    graph: CSRGraph, policy: str, num_ranks: int, fold: bool = False
+) -> Partitioning:
     """Split ``graph`` into ``num_ranks`` partitions under ``policy`` (``"oec"``
-    or ``"cvc"``).  Raises :class:`ValueError` for an unknown policy or a rank
-    count below 1; more ranks than nodes is allowed (see
-    :attr:`Partitioning.ranks_without_masters`)."""
-    pol, p, bounds, grid = _setup(graph, policy, num_ranks)
+    or ``"cvc"``), with folded master blocks where ``fold``
+    (:mod:`irgl_runner.partition_fold`).  Raises :class:`ValueError` for an
+    unknown policy or a rank count below 1; more ranks than nodes is allowed
+    (see :attr:`Partitioning.ranks_without_masters`)."""
+    if fold:
+        _check_args(policy, num_ranks)
+        folding = FoldMap.of(graph, int(num_ranks))
+        relabelled, edges = folding.relabel(graph)
+        inner = _partition(relabelled, policy, num_ranks, folding.rank_bounds)
+        parts = [_unfold(part, folding, edges) for part in inner.partitions]
+        return replace(inner, partitions=parts, fold=folding)
+    return _partition(graph, policy, num_ranks)
+
+
+def _partition(
+    graph: CSRGraph, policy: str, num_ranks: int, bounds: np.ndarray | None = None
+) -> Partitioning:
+    """:func:`partition_graph` without the fold, on master blocks ``bounds``
+    (default: :func:`master_bounds`)."""
+    pol, p, bounds, grid = _setup(graph, policy, num_ranks, bounds)
     locs = [_build_local(graph, bounds, pol, grid, r) for r in range(p)]
     parts = []
     for r, loc in enumerate(locs):
@@ -499,13 +555,32 @@ def partition_graph(graph: CSRGraph, policy: str, num_ranks: int) -> Partitionin
 
 
 def build_partition(
-    graph: CSRGraph, policy: str, num_ranks: int, rank: int
+    graph: CSRGraph, policy: str, num_ranks: int, rank: int, fold: bool = False
 ) -> Partition:
     """Only rank ``rank``'s partition (equal to ``partition_graph(...)[rank]``).
 
-    Holds at most one owner block's edges beyond the rank's own at a time.
+    Holds at most one owner block's edges beyond the rank's own at a time
+    (with ``fold``, and a relabelled copy of the graph).
     """
-    pol, p, bounds, grid = _setup(graph, policy, num_ranks)
+    if fold:
+        _check_args(policy, num_ranks)
+        folding = FoldMap.of(graph, int(num_ranks))
+        relabelled, edges = folding.relabel(graph)
+        part = _build_one(relabelled, policy, num_ranks, rank, folding.rank_bounds)
+        return _unfold(part, folding, edges)
+    return _build_one(graph, policy, num_ranks, rank)
+
+
+def _build_one(
+    graph: CSRGraph,
+    policy: str,
+    num_ranks: int,
+    rank: int,
+    bounds: np.ndarray | None = None,
+) -> Partition:
+    """:func:`build_partition` without the fold, on master blocks ``bounds``
+    (default: :func:`master_bounds`)."""
+    pol, p, bounds, grid = _setup(graph, policy, num_ranks, bounds)
     if not 0 <= rank < p:
         raise ValueError(f"rank {rank} out of range for {p} ranks (valid 0..{p - 1})")
     loc = _build_local(graph, bounds, pol, grid, rank)
@@ -594,10 +669,15 @@ def default_partition_cache_dir() -> Path:
 
 
 def partition_cache_path(
-    cache_dir: str | os.PathLike[str], key: str, policy: str, num_ranks: int, rank: int
+    cache_dir: str | os.PathLike[str],
+    key: str,
+    policy: str,
+    num_ranks: int,
+    rank: int,
+    fold: bool = False,
 ) -> Path:
     """Where rank ``rank``'s partition of the graph ``key`` is cached."""
-    pol = _check_args(policy, num_ranks)
+    pol = _check_args(policy, num_ranks) + (".fold" if fold else "")
     return Path(cache_dir) / f"{key}.{pol}.p{int(num_ranks)}.r{int(rank)}.npz"
 
 
@@ -646,6 +726,8 @@ def save_partition(path: str | os.PathLike[str], part: Partition) -> None:
     }
     if part.graph.weights is not None:
         arrays["weights"] = part.graph.weights
+    if part.fold_bounds is not None:
+        arrays["fold_bounds"] = part.fold_bounds
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp.npz")
@@ -681,6 +763,7 @@ def load_partition(path: str | os.PathLike[str]) -> Partition:
             global_edge_ids=z["global_edge_ids"],
             mirrors_owned_by=_unragged(z["mirrors"], z["mirrors_ptr"]),
             masters_mirrored_on=_unragged(z["masters"], z["masters_ptr"]),
+            fold_bounds=z["fold_bounds"] if "fold_bounds" in z.files else None,
         )
 
 
@@ -691,6 +774,7 @@ def load_or_build_partition(
     rank: int,
     cache_dir: str | os.PathLike[str] | None = None,
     key: str | None = None,
+    fold: bool = False,
 ) -> Partition:
     """Rank ``rank``'s partition from the cache, or built (:func:`build_partition`)
     and cached.  ``cache_dir`` defaults to :func:`default_partition_cache_dir`;
@@ -701,15 +785,26 @@ def load_or_build_partition(
         policy,
         num_ranks,
         rank,
+        fold,
     )
     if path.is_file():
         try:
             part = load_partition(path)
-            if (part.rank, part.num_ranks, part.policy) == (rank, num_ranks, policy):
+            if (
+                part.rank,
+                part.num_ranks,
+                part.policy,
+                part.fold_bounds is not None,
+            ) == (
+                rank,
+                num_ranks,
+                policy,
+                fold,
+            ):
                 return part
         except _CACHE_ERRORS:
             pass  # corrupt or stale: rebuild below
-    part = build_partition(graph, policy, num_ranks, rank)
+    part = build_partition(graph, policy, num_ranks, rank, fold)
     save_partition(path, part)
     return part
 
@@ -720,25 +815,30 @@ def load_or_build_partitioning(
     num_ranks: int,
     cache_dir: str | os.PathLike[str] | None = None,
     key: str | None = None,
+    fold: bool = False,
 ) -> Partitioning:
     """The whole :class:`Partitioning`, every rank through the cache (built with
     :func:`partition_graph` if any rank is missing)."""
     pol, p, bounds, grid = _setup(graph, policy, num_ranks)
+    folding = FoldMap.of(graph, p) if fold else None
+    if folding is not None:  # the blocks in partition ids
+        bounds = folding.rank_bounds
     root = cache_dir if cache_dir is not None else default_partition_cache_dir()
     k = key if key is not None else graph_key(graph)
-    paths = [partition_cache_path(root, k, pol, p, r) for r in range(p)]
+    paths = [partition_cache_path(root, k, pol, p, r, fold) for r in range(p)]
     parts: list[Partition] = []
     try:
         parts = [load_partition(path) for path in paths]
     except _CACHE_ERRORS:
         parts = []
     if parts and all(
-        (q.rank, q.num_ranks, q.policy) == (r, p, pol) for r, q in enumerate(parts)
+        (q.rank, q.num_ranks, q.policy, q.fold_bounds is not None) == (r, p, pol, fold)
+        for r, q in enumerate(parts)
     ):
         return Partitioning(
-            pol, p, graph.num_nodes, graph.num_edges, bounds, grid, parts
+            pol, p, graph.num_nodes, graph.num_edges, bounds, grid, parts, folding
         )
-    whole = partition_graph(graph, pol, p)
+    whole = partition_graph(graph, pol, p, fold)
     for path, part in zip(paths, whole.partitions, strict=True):
         save_partition(path, part)
     return whole

@@ -3453,6 +3453,9 @@ struct State {
   cudaStream_t stream = nullptr;
   bool cvc = false;
   int64_t num_local = 0, num_masters = 0, master_offset = 0;
+  // folded master blocks (irgl_dist_fold): the blocks' bounds in global ids
+  // and where each starts in partition ids, in which master_offset counts
+  std::vector<int64_t> fold_bounds, fold_starts;
   int64_t* l2g = nullptr;                     // device, num_local
   irgl_index* mirrors = nullptr;              // device: mirrors_owned_by, concatenated by peer
   irgl_index* masters = nullptr;              // device: masters_mirrored_on, concatenated by peer
@@ -4345,6 +4348,8 @@ inline void free_partition(State& s) {
   if (s.counts_host != nullptr) cudaFreeHost(s.counts_host);
   s.matrix_host = nullptr;
   s.counts_host = nullptr;
+  s.fold_bounds.clear();  // irgl_dist_fold again after the next setup
+  s.fold_starts.clear();
   s.total_pipe = nullptr;
   s.send_pos = s.recv_pos = nullptr;
   s.send_dense = nullptr;
@@ -4382,7 +4387,14 @@ inline void dist_settle() {
 /// The local id of global node g: its master's on the owner, all ones elsewhere.
 inline irgl_index irgl_dist_local_node(irgl_index g) {
   const irgl::dist::State& s = irgl::dist::ready_state();
-  const int64_t local = static_cast<int64_t>(g) - s.master_offset;
+  int64_t id = static_cast<int64_t>(g);
+  if (!s.fold_bounds.empty()) {  // folded blocks: the node's partition id
+    if (id < 0 || id >= s.fold_bounds.back()) return static_cast<irgl_index>(-1);
+    const size_t block = static_cast<size_t>(
+        std::upper_bound(s.fold_bounds.begin(), s.fold_bounds.end(), id) - s.fold_bounds.begin() - 1);
+    id = s.fold_starts[block] + id - s.fold_bounds[block];
+  }
+  const int64_t local = id - s.master_offset;
   return (local >= 0 && local < s.num_masters) ? static_cast<irgl_index>(local) : static_cast<irgl_index>(-1);
 }
 
@@ -4507,6 +4519,25 @@ IRGL_EXPORT int irgl_dist_init(int rank, int world, int device, const char* uniq
 /// every local node, per peer the mirrors it owns and the masters it mirrors
 /// (counts[world] then the concatenated local ids), which local nodes have
 /// edges, and the policy (cvc: masters activate their mirrors).
+/// Folded master blocks (irgl_runner/partition_fold.py): `blocks` + 1 bounds
+/// of the 2P id blocks; block order 0, 2P-1, 1, 2P-2, ... numbers the
+/// partition ids that irgl_dist_setup's master_offset counts in. Call it
+/// after irgl_dist_setup; irgl_dist_local_node then folds a global id first.
+IRGL_EXPORT int irgl_dist_fold(int64_t blocks, const int64_t* bounds) {
+  return irgl::guard([&] {
+    irgl::dist::State& s = irgl::dist::ready_state();
+    if (blocks < 0 || blocks % 2 != 0) throw irgl::Error("irgl_dist_fold: an even number of blocks");
+    s.fold_bounds.assign(bounds, bounds + (blocks > 0 ? blocks + 1 : 0));
+    s.fold_starts.assign(static_cast<size_t>(blocks), 0);
+    int64_t start = 0;
+    for (int64_t k = 0; k < blocks; ++k) {  // the k-th block in partition ids
+      const int64_t b = k % 2 == 0 ? k / 2 : blocks - 1 - k / 2;
+      s.fold_starts[static_cast<size_t>(b)] = start;
+      start += s.fold_bounds[static_cast<size_t>(b) + 1] - s.fold_bounds[static_cast<size_t>(b)];
+    }
+  });
+}
+
 IRGL_EXPORT int irgl_dist_setup(int64_t num_local, int64_t num_masters, int64_t master_offset, const int64_t* l2g,
                                 const int64_t* mirror_counts, const int64_t* mirrors, const int64_t* master_counts,
                                 const int64_t* masters, const unsigned char* has_edges, int cvc) {

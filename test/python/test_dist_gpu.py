@@ -153,6 +153,27 @@ def test_several_gpus_match_one(
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("gpus", [2, 3])
+@pytest.mark.parametrize("app", sorted(CASES))
+def test_folded_master_blocks_match_one_gpu(
+    app: str, gpus: int, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """--fold (irgl_runner/partition_fold.py): each rank masters two id
+    blocks; the gathered masters come back in the original order, a host's
+    source goes through the fold (irgl_dist_local_node), the output is the
+    single GPU's."""
+    _needs(gpus)
+    tmp = tmp_path_factory.getbasetemp()
+    expected = single_gpu(app, str(tmp))
+    out = tmp_path_factory.mktemp(f"{app}{gpus}fold") / "out.txt"
+    record = json.loads(
+        _run(app, gpus, "oec", out, _env(), ("--fold",)).strip().splitlines()[-1]
+    )
+    assert record["fold"] is True
+    np.testing.assert_array_equal(_read(out), expected)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("app", ["bfs", "sssp"])
 def test_rank_partitions_match_one_gpu(
     app: str, tmp_path_factory: pytest.TempPathFactory

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import threading
 from pathlib import Path
 
@@ -185,3 +186,77 @@ def test_more_ranks_than_visible_gpus_is_a_usage_error(
     env = distributed.RankEnv(rank=2, world=4, local_rank=2)
     with pytest.raises(distributed.UsageError, match="at most one rank per GPU"):
         distributed._select_gpu(env)  # pyright: ignore[reportPrivateUsage]
+
+
+FOLD_PROBE = r"""
+#define IRGL_DISTRIBUTED 1
+#include "irgl_runtime.cuh"
+#include <cstdio>
+// irgl_dist_local_node under irgl_dist_fold, on the host alone (no GPU
+// call): argv = master_offset num_masters num_nodes bounds...
+int main(int argc, char** argv) {
+  irgl::dist::State& s = irgl::dist::state();
+  s.ready = s.partition = true;
+  s.master_offset = std::atoll(argv[1]);
+  s.num_masters = std::atoll(argv[2]);
+  const long long n = std::atoll(argv[3]);
+  std::vector<int64_t> bounds;
+  for (int i = 4; i < argc; ++i) bounds.push_back(std::atoll(argv[i]));
+  const int64_t blocks = static_cast<int64_t>(bounds.size()) - 1;
+  if (irgl_dist_fold(blocks, bounds.data()) != 0) return 3;
+  for (long long g = -1; g <= n; ++g)
+    std::printf("%lld\n", static_cast<long long>(irgl_dist_local_node(g)));
+  return 0;
+}
+"""
+
+
+def test_local_node_folds_a_global_id(tmp_path: Path) -> None:
+    """irgl_dist_local_node after irgl_dist_fold names a rank's masters by
+    their partition ids (irgl_runner/partition_fold.py): the runtime's fold
+    is FoldMap's, for every rank of a 3-rank folded partitioning."""
+    _nccl_or_skip()
+    from irgl_runner.generators import generate
+    from irgl_runner.partition import partition_graph
+
+    src = tmp_path / "probe.cu"
+    src.write_text(FOLD_PROBE)
+    exe = tmp_path / "probe"
+    runtime = ROOT / "cuda_emitter" / "runtime"
+    subprocess.run(
+        [
+            "nvcc",
+            "-std=c++17",
+            f"-I{runtime}",
+            *distributed.nccl_flags(),
+            str(src),
+            "-o",
+            str(exe),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    graph = generate("rmat:8")
+    whole = partition_graph(graph, "oec", 3, fold=True)
+    assert whole.fold is not None
+    n = graph.num_nodes
+    for part in whole.partitions:
+        assert part.fold_bounds is not None
+        done = subprocess.run(
+            [
+                str(exe),
+                str(part.master_offset),
+                str(part.num_masters),
+                str(n),
+                *map(str, part.fold_bounds),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        got = [int(x) for x in done.stdout.split()]
+        want = [-1] * (n + 2)  # ids -1 .. n
+        masters = part.local_to_global[: part.num_masters]
+        for local, g in enumerate(masters):
+            want[int(g) + 1] = local
+        assert got == want, part.rank

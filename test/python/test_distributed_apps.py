@@ -367,3 +367,39 @@ def test_sync_without_invocation_is_an_error():
     ctx = RankContext(0, parts[0], Communicator(1))
     with pytest.raises(IrglRuntimeError, match="follows no invocation"):
         sync_nodes(ctx, xdsl_test.TestOp(), np.zeros(4, dtype=np.int32), Reduction.MIN)
+
+
+FOLDED = [
+    (name, policy, ranks)
+    for name, (_, _, policies) in CASES.items()
+    for policy in policies
+    for ranks in (2, 3, 4)
+]
+
+
+@pytest.mark.parametrize(("name", "policy", "ranks"), FOLDED)
+def test_folded_master_blocks_give_the_single_rank_result(
+    name: str, policy: str, ranks: int
+) -> None:
+    """Folded master blocks (irgl_runner/partition_fold.py: each rank two id
+    blocks, one from each end): the same output, a program's global ids and
+    host-given nodes translated through the fold."""
+    app = app_of(name)
+    graph = graph_of(CASES[name][1])
+    run = run_app_distributed(
+        load_app(name),
+        graph,
+        ranks,
+        policy,
+        "random:5",
+        source=source_of(graph),
+        mlir=CASES[name][0],
+        fold=True,
+    )
+    assert run.problem is None, run.problem
+    result = output_of(app, run)
+    reference = output_of(app, single(name))
+    if result.dtype.kind == "f":
+        np.testing.assert_allclose(result, reference, rtol=1e-9, atol=1e-12)
+    else:
+        np.testing.assert_array_equal(result, reference)

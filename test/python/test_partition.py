@@ -373,3 +373,52 @@ def test_a_graph_read_from_a_file_is_keyed_by_the_file(tmp_path: Path) -> None:
     # without a key the content is hashed
     plain = CSRGraph(g.num_nodes, g.row_start, g.edge_dst, g.weights)
     assert plain.content_key is None and graph_key(plain) != g.content_key
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("name", list(GRAPHS))
+def test_folded_master_blocks(name: str, policy: str, tmp_path: Path) -> None:
+    """Folded master blocks (irgl_runner/partition_fold.py): the same
+    guarantees, nodes and edges by their original ids; each rank masters
+    blocks r and 2P-1-r of 2P; one rank's build and the cache agree."""
+    g = GRAPHS[name]
+    for p in RANKS:
+        pt = partition_graph(g, policy, p, fold=True)
+        assert pt.fold is not None and pt.fold.bounds.shape == (2 * p + 1,)
+        ids = np.concatenate([q.global_edge_ids for q in pt.partitions])
+        assert np.array_equal(np.sort(ids), np.arange(g.num_edges))
+        union = np.concatenate([global_edges(q) for q in pt.partitions])
+        union = union[np.lexsort(union.T[::-1])] if len(union) else union
+        assert np.array_equal(union.reshape(-1, 3), edge_table(g).reshape(-1, 3))
+        masters = np.concatenate(
+            [q.local_to_global[: q.num_masters] for q in pt.partitions]
+        )
+        assert np.array_equal(np.sort(masters), np.arange(g.num_nodes))
+        blocks = pt.fold.bounds
+        for q in pt.partitions:
+            e = q.global_edge_ids
+            assert np.array_equal(global_edges(q)[:, 0], g.edge_src()[e])
+            assert np.array_equal(global_edges(q)[:, 1], g.edge_dst[e])
+            l2g = q.local_to_global
+            assert np.all(pt.owner(l2g[: q.num_masters]) == q.rank)
+            assert np.all(pt.owner(l2g[q.num_masters :]) != q.rank)
+            assert np.array_equal(q.global_to_local(l2g), np.arange(q.num_local))
+            own = np.concatenate(
+                [
+                    np.arange(blocks[b], blocks[b + 1])
+                    for b in (q.rank, 2 * p - 1 - q.rank)
+                ]
+            )
+            assert np.array_equal(np.sort(l2g[: q.num_masters]), own)
+            for other in pt.partitions:
+                mine = q.mirrors_owned_by[other.rank]
+                theirs = other.masters_mirrored_on[q.rank]
+                assert np.array_equal(l2g[mine], other.local_to_global[theirs])
+            assert build_partition(g, policy, p, q.rank, fold=True).equals(q)
+        x = np.arange(g.num_nodes) * 7 % 11
+        assert np.array_equal(gather(pt, scatter(pt, x)), x)
+        cached = load_or_build_partitioning(g, policy, p, cache_dir=tmp_path, fold=True)
+        again = load_or_build_partitioning(g, policy, p, cache_dir=tmp_path, fold=True)
+        assert cached.equals(pt) and again.equals(pt)
+        plain = load_or_build_partitioning(g, policy, p, cache_dir=tmp_path)
+        assert plain.fold is None and plain.equals(partition_graph(g, policy, p))
