@@ -124,6 +124,19 @@ def _run(argv: list[str], timeout: float) -> tuple[int, str, str]:
     return done.returncode, done.stdout, done.stderr
 
 
+#: A policy of --policies with folded master blocks (``oec+fold``).
+FOLD_SUFFIX = "+fold"
+
+
+def split_policy(policy: str) -> tuple[str, bool]:
+    """``oec`` -> ("oec", False); ``oec+fold`` -> ("oec", True): the
+    partitioning policy and whether its master blocks are folded
+    (irgl_runner.partition_fold)."""
+    if policy.endswith(FOLD_SUFFIX):
+        return policy[: -len(FOLD_SUFFIX)], True
+    return policy, False
+
+
 def _cell(
     app: str,
     graph: str,
@@ -142,8 +155,10 @@ def _cell(
         argv = ["-m", "irgl_runner.scaling", "--one-gpu", app, graph]
         argv += [] if opts.check else ["--no-check"]
     else:
+        base, folded = split_policy(policy)
         argv = ["-m", "irgl_runner.distributed", app, "--graph", graph]
-        argv += ["--gpus", str(n), "--policy", policy]
+        argv += ["--gpus", str(n), "--policy", base]
+        argv += ["--fold"] if folded else []
         argv += [] if check_here else ["--no-check"]
         argv += ["--rank-partitions"] if getattr(opts, "rank_partitions", False) else []
     argv += ["--reps", str(opts.reps), "--output", str(out)]
@@ -421,7 +436,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--policies",
         default="oec,cvc",
         help="partitioning policies for N > 1 GPUs: oec (outgoing edge-cut), "
-        "cvc (Cartesian vertex-cut) (default %(default)s)",
+        "cvc (Cartesian vertex-cut), either with +fold (folded master blocks: "
+        "rank r masters id blocks r and 2N-1-r of 2N) (default %(default)s)",
     )
     p.add_argument(
         "--reps", type=int, default=5, help="timed runs per cell after one warm-up"
@@ -532,6 +548,19 @@ def run(args: argparse.Namespace) -> int:
     from irgl_runner.distributed import gpu_count
 
     counts = [int(x) for x in args.gpus.split(",") if x]
+    policies = [p for p in args.policies.split(",") if p]
+    from .partition import POLICIES
+
+    unknown = [p for p in policies if split_policy(p)[0] not in POLICIES]
+    if unknown:
+        raise UsageError(
+            f"--policies: unknown {', '.join(unknown)} (known: oec, cvc, "
+            "each optionally +fold)"
+        )
+    if getattr(args, "rank_partitions", False) and any(
+        split_policy(p)[1] for p in policies
+    ):
+        raise UsageError("--policies ...+fold: not with --rank-partitions yet")
     weak = [g for g in (args.weak or "").split(",") if g]
     if weak and (len(weak) != len(counts) or counts[0] != 1):
         raise UsageError(
@@ -572,7 +601,7 @@ def run(args: argparse.Namespace) -> int:
         [a for a in args.apps.split(",") if a],
         weak or [g for g in args.graphs.split(",") if g],
         counts,
-        [p for p in args.policies.split(",") if p],
+        policies,
         args,
         keep,
         weak=bool(weak),

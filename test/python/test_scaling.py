@@ -441,3 +441,38 @@ def test_a_cell_keeps_its_wall_time_and_rank_0s_host_phases(
     assert row["median_ms"] == 3.0
     assert row["rank0_host_s"] == phases
     assert isinstance(row["wall_s"], float) and row["wall_s"] >= 0
+
+
+def test_a_folded_policy_runs_the_ranks_with_fold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--policies oec+fold``: the ranks get ``--policy oec --fold`` (folded
+    master blocks) and the row keeps the name ``oec+fold``."""
+    seen: list[list[str]] = []
+
+    def run(argv, timeout):  # noqa: ANN001, ANN202
+        seen.append(argv)
+        return 0, '{"median_ms": 2.0, "check": "skipped"}\n', ""
+
+    monkeypatch.setattr(scaling, "_run", run)
+    opts = argparse.Namespace(check=True, reps=1, timeout=9.0)
+    row = scaling._cell("cc", "rmat:8", 2, "oec+fold", opts, tmp_path / "o.npy")
+    (argv,) = seen
+    i = argv.index("--policy")
+    assert argv[i + 1] == "oec" and "--fold" in argv
+    assert row["policy"] == "oec+fold" and row["median_ms"] == 2.0
+    seen.clear()
+    scaling._cell("cc", "rmat:8", 2, "cvc", opts, tmp_path / "o.npy")
+    assert "--fold" not in seen[0]
+    assert scaling.split_policy("cvc+fold") == ("cvc", True)
+
+
+def test_an_unknown_policy_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("irgl_runner.distributed.gpu_count", lambda: 4)
+    out = tmp_path / "scaling.json"
+    code = main(["scaling", "--json", str(out), "--policies", "oec+fold,hvc"])
+    assert code == 2
+    assert "--policies: unknown hvc" in capsys.readouterr().err
+    assert not out.exists()
