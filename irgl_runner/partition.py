@@ -55,7 +55,7 @@ from typing import Any, Literal, cast
 import numpy as np
 
 from .graphs import CSRGraph
-from .partition_fold import FoldMap, balanced_bounds
+from .partition_fold import EdgeFold, FoldMap, balanced_bounds
 
 __all__ = [
     "POLICIES",
@@ -503,14 +503,14 @@ def _setup(
     return pol, p, master_bounds(graph, p) if bounds is None else bounds, grid
 
 
-def _unfold(part: Partition, fold: FoldMap, edges: np.ndarray) -> Partition:
-    """A partition of the folded graph (:meth:`FoldMap.relabel`, whose edge
-    ``e`` is ``edges[e]`` of the graph) naming its nodes and edges by their
+def _unfold(part: Partition, fold: FoldMap, edges: EdgeFold) -> Partition:
+    """A partition of the folded graph (:meth:`FoldMap.relabel`, its edges
+    placed in the graph by ``edges``) naming its nodes and edges by their
     original ids."""
     return replace(
         part,
         local_to_global=fold.to_global(part.local_to_global),
-        global_edge_ids=edges[part.global_edge_ids],
+        global_edge_ids=edges.to_global(part.global_edge_ids),
         fold_bounds=fold.bounds,
     )
 

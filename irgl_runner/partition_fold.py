@@ -119,15 +119,45 @@ class FoldMap:
         np.cumsum(degrees, out=row_start[1:])
         return row_start
 
-    def relabel(self, graph: CSRGraph) -> tuple[CSRGraph, np.ndarray]:
-        """``graph`` in partition ids, and each of its edges' position in
-        ``graph`` (int64)."""
+    def relabel(self, graph: CSRGraph) -> tuple[CSRGraph, EdgeFold]:
+        """``graph`` in partition ids, and where its edges were in ``graph``
+        (its blocks' rows are contiguous there: no per-edge table)."""
         rs = graph.row_start.astype(np.int64, copy=False)
         blocks = [(int(self.bounds[b]), int(self.bounds[b + 1])) for b in self.order]
         row_start = self.row_start(graph)
-        edges = np.concatenate(
-            [np.arange(rs[lo], rs[hi], dtype=np.int64) for lo, hi in blocks]
-        )
-        dst = self.to_part(graph.edge_dst[edges])
-        weights = None if graph.weights is None else graph.weights[edges]
+        dst = np.empty(graph.num_edges, dtype=np.int64)
+        at = 0
+        for lo, hi in blocks:  # block by block, in chunks: bounded temporaries
+            for e0 in range(int(rs[lo]), int(rs[hi]), _CHUNK):
+                e1 = min(e0 + _CHUNK, int(rs[hi]))
+                dst[at : at + e1 - e0] = self.to_part(graph.edge_dst[e0:e1])
+                at += e1 - e0
+        weights = None
+        if graph.weights is not None:
+            weights = np.concatenate(
+                [graph.weights[int(rs[lo]) : int(rs[hi])] for lo, hi in blocks]
+            )
+        starts = np.array([int(rs[lo]) for lo, _ in blocks], dtype=np.int64)
+        edges = EdgeFold(row_start[self.part_starts], starts)
         return CSRGraph(graph.num_nodes, row_start, dst, weights), edges
+
+
+#: Edges mapped at a time by :meth:`FoldMap.relabel`.
+_CHUNK = 1 << 24
+
+
+@dataclass(frozen=True)
+class EdgeFold:
+    """Where the edges of a graph :meth:`FoldMap.relabel` made were in the
+    original: its block ``k``'s edges, from ``part_starts[k]``, were a run
+    from ``starts[k]``."""
+
+    part_starts: np.ndarray
+    starts: np.ndarray
+
+    def to_global(self, edges: np.ndarray) -> np.ndarray:
+        """Original positions of the relabelled graph's edges."""
+        edges = np.asarray(edges, dtype=np.int64)
+        k = np.searchsorted(self.part_starts, edges, side="right") - 1
+        k = np.minimum(k, self.starts.shape[0] - 1)
+        return self.starts[k] + edges - self.part_starts[k]
