@@ -497,7 +497,7 @@ class DistributedProgram:
         started = time.perf_counter()
         folding: FoldMap | None = None
         if isinstance(graph, RankGraph):
-            part, bounds = graph.part, graph.bounds
+            part, bounds, folding = graph.part, graph.bounds, graph.part.fold
         else:
             part = load_or_build_partition(
                 graph, self.policy, env.world, env.rank, fold=self.fold
@@ -875,8 +875,6 @@ def launch(args: argparse.Namespace) -> int:
     gpus = int(args.gpus)
     if gpus < 1:
         raise UsageError(f"--gpus must be at least 1, got {gpus}")
-    if getattr(args, "fold", False) and getattr(args, "rank_partitions", False):
-        raise UsageError("--fold does not apply with --rank-partitions yet")
     app, graph, spec, source = _load(args)  # warms the graph cache; bad input: 2
     check_every_rank_has_masters(graph.num_nodes, gpus)
     nodes = node_array_positions(app.mlir, args.policy)
@@ -888,7 +886,8 @@ def launch(args: argparse.Namespace) -> int:
         contents: dict[str, Any] = {"library": str(so), "node_arrays": nodes}
         shared: dict[str, Any] | None = None
         if getattr(args, "rank_partitions", False):
-            shared = prepare_rank_partitions(graph, args.policy, gpus)
+            fold = getattr(args, "fold", False)
+            shared = prepare_rank_partitions(graph, args.policy, gpus, fold=fold)
             shared |= {
                 "graph": spec.name if spec is not None else args.graph,
                 "source": source,

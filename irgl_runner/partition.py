@@ -62,6 +62,7 @@ __all__ = [
     "Partition",
     "Partitioning",
     "Policy",
+    "build_folded_partition",
     "build_partition",
     "check_every_rank_has_masters",
     "cvc_grid",
@@ -566,9 +567,25 @@ def build_partition(
         _check_args(policy, num_ranks)
         folding = FoldMap.of(graph, int(num_ranks))
         relabelled, edges = folding.relabel(graph)
-        part = _build_one(relabelled, policy, num_ranks, rank, folding.rank_bounds)
-        return _unfold(part, folding, edges)
+        return build_folded_partition(
+            relabelled, folding, edges, policy, num_ranks, rank
+        )
     return _build_one(graph, policy, num_ranks, rank)
+
+
+def build_folded_partition(
+    relabelled: CSRGraph,
+    folding: FoldMap,
+    edges: EdgeFold,
+    policy: str,
+    num_ranks: int,
+    rank: int,
+) -> Partition:
+    """Rank ``rank``'s partition with folded master blocks, from the graph
+    ``folding`` relabelled (:meth:`FoldMap.relabel`: ``relabelled`` and
+    ``edges``), which several ranks' builds can share."""
+    part = _build_one(relabelled, policy, num_ranks, rank, folding.rank_bounds)
+    return _unfold(part, folding, edges)
 
 
 def _build_one(

@@ -23,6 +23,7 @@ from .errors import IrglError, UsageError
 from .graphs import CSRGraph
 from .partition import (
     Partition,
+    build_folded_partition,
     build_partition,
     default_partition_cache_dir,
     graph_key,
@@ -31,6 +32,7 @@ from .partition import (
     partition_cache_path,
     save_partition,
 )
+from .partition_fold import EdgeFold, FoldMap
 
 __all__ = [
     "RankGraph",
@@ -106,14 +108,21 @@ def save_outputs(path: Path, outputs: dict[str, np.ndarray]) -> None:
 
 
 #: The graph the processes of prepare_rank_partitions partition (inherited
-#: through fork, not copied).
+#: through fork, not copied); with folded master blocks, relabelled once,
+#: with its fold.
 _PREPARED: CSRGraph | None = None
+_FOLDED: tuple[FoldMap, EdgeFold] | None = None
 
 
 def _build_and_save(job: tuple[str, int, int, str]) -> None:
     policy, ranks, rank, path = job
     assert _PREPARED is not None
-    save_partition(path, build_partition(_PREPARED, policy, ranks, rank))
+    if _FOLDED is not None:
+        folding, edges = _FOLDED
+        part = build_folded_partition(_PREPARED, folding, edges, policy, ranks, rank)
+    else:
+        part = build_partition(_PREPARED, policy, ranks, rank)
+    save_partition(path, part)
 
 
 #: A partition's build peaks at about this many times its share of the
@@ -159,20 +168,32 @@ def _fits(graph: CSRGraph, policy: str, ranks: int) -> int:
 
 
 def prepare_rank_partitions(
-    graph: CSRGraph, policy: str, ranks: int, cache_dir: Path | None = None
+    graph: CSRGraph,
+    policy: str,
+    ranks: int,
+    cache_dir: Path | None = None,
+    fold: bool = False,
 ) -> dict[str, Any]:
     """Every rank's partition in the partition cache, the missing ones built
     in parallel (forked processes that share the graph: each holds one
     partition; as many at once as the available memory holds), and what a rank
-    needs besides its file: the graph's sizes and master blocks."""
-    global _PREPARED
+    needs besides its file: the graph's sizes and master blocks (with
+    ``fold``, folded master blocks: the graph relabelled once, here, and the
+    blocks in partition ids)."""
+    global _PREPARED, _FOLDED
     root = cache_dir if cache_dir is not None else default_partition_cache_dir()
     key = graph_key(graph)
     files = [
-        str(partition_cache_path(root, key, policy, ranks, r)) for r in range(ranks)
+        str(partition_cache_path(root, key, policy, ranks, r, fold))
+        for r in range(ranks)
     ]
     jobs = [(policy, ranks, r, f) for r, f in enumerate(files) if not Path(f).is_file()]
+    folding = FoldMap.of(graph, ranks) if fold else None
+    bounds = master_bounds(graph, ranks) if folding is None else folding.rank_bounds
     _PREPARED = graph
+    if folding is not None and jobs:
+        relabelled, edges = folding.relabel(graph)
+        _PREPARED, _FOLDED = relabelled, (folding, edges)
     try:
         workers = min(len(jobs), os.cpu_count() or 1, _fits(graph, policy, ranks))
         if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
@@ -182,12 +203,12 @@ def prepare_rank_partitions(
             for job in jobs:
                 _build_and_save(job)
     finally:
-        _PREPARED = None
+        _PREPARED = _FOLDED = None
     return {
         "num_nodes": graph.num_nodes,
         "num_edges": graph.num_edges,
         "max_degree": graph.max_degree(),
-        "bounds": [int(b) for b in master_bounds(graph, ranks)],
+        "bounds": [int(b) for b in bounds],
         "files": files,
     }
 

@@ -557,10 +557,6 @@ def run(args: argparse.Namespace) -> int:
             f"--policies: unknown {', '.join(unknown)} (known: oec, cvc, "
             "each optionally +fold)"
         )
-    if getattr(args, "rank_partitions", False) and any(
-        split_policy(p)[1] for p in policies
-    ):
-        raise UsageError("--policies ...+fold: not with --rank-partitions yet")
     weak = [g for g in (args.weak or "").split(",") if g]
     if weak and (len(weak) != len(counts) or counts[0] != 1):
         raise UsageError(

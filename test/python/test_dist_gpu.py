@@ -174,6 +174,20 @@ def test_folded_master_blocks_match_one_gpu(
 
 
 @pytest.mark.gpu
+def test_folded_rank_partitions_match_one_gpu(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """--fold --rank-partitions: the launcher relabels the graph once and
+    checks; each rank reads its folded partition; the single GPU's output."""
+    _needs(2)
+    tmp = tmp_path_factory.getbasetemp()
+    expected = single_gpu("sssp", str(tmp))
+    out = tmp_path_factory.mktemp("sssp2foldranks") / "out.txt"
+    _run("sssp", 2, "oec", out, _env(), ("--fold", "--rank-partitions"))
+    np.testing.assert_array_equal(_read(out), expected)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("app", ["bfs", "sssp"])
 def test_rank_partitions_match_one_gpu(
     app: str, tmp_path_factory: pytest.TempPathFactory

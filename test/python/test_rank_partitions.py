@@ -43,6 +43,27 @@ def test_each_rank_reads_its_own_partition(tmp_path: Path, policy: str) -> None:
     assert [Path(f).stat().st_mtime_ns for f in shared["files"]] == before
 
 
+@pytest.mark.parametrize("policy", ["oec", "cvc"])
+def test_folded_rank_partitions(tmp_path: Path, policy: str) -> None:
+    """With folded master blocks the launcher relabels the graph once; each
+    rank's file is the folded partition, the plan's blocks in partition
+    ids, and the contiguous files stay apart."""
+    from irgl_runner.partition_fold import FoldMap
+
+    graph = generate("rmat:7")
+    plain = _plan(tmp_path, graph, policy, 4)
+    shared = rank_partitions.prepare_rank_partitions(
+        graph, policy, 4, tmp_path, fold=True
+    )
+    assert set(shared["files"]).isdisjoint(plain["files"])
+    want = FoldMap.of(graph, 4).rank_bounds
+    assert shared["bounds"] == [int(b) for b in want]
+    for rank in range(4):
+        rg = rank_partitions.rank_graph(shared, policy, rank, 4)
+        assert rg.part.fold is not None
+        assert rg.part.equals(build_partition(graph, policy, 4, rank, fold=True))
+
+
 def test_a_rank_refuses_another_ranks_partition(tmp_path: Path) -> None:
     graph = generate("rmat:6")
     shared = _plan(tmp_path, graph, "oec", 2)
