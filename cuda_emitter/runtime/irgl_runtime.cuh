@@ -4471,7 +4471,8 @@ IRGL_EXPORT int irgl_dist_init(int rank, int world, int device, const char* uniq
     std::memcpy(id.internal, unique_id, sizeof(id.internal));
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     const char* profile = std::getenv("IRGL_DIST_PROFILE");
-    const int level = profile != nullptr && profile[0] >= '1' && profile[0] <= '3' && profile[1] == 0 ? profile[0] - '0' : 0;
+    const bool known = profile != nullptr && profile[0] >= '1' && profile[0] <= '3' && profile[1] == 0;
+    const int level = known ? profile[0] - '0' : 0;
     s.profile = level >= 1;
     s.profile_waits = level >= 2;
     s.profile_trace = level == 3;
@@ -4515,10 +4516,6 @@ IRGL_EXPORT int irgl_dist_init(int rank, int world, int device, const char* uniq
   });
 }
 
-/// Installs the rank's partition: local/master counts, the global id of
-/// every local node, per peer the mirrors it owns and the masters it mirrors
-/// (counts[world] then the concatenated local ids), which local nodes have
-/// edges, and the policy (cvc: masters activate their mirrors).
 /// Folded master blocks (irgl_runner/partition_fold.py): `blocks` + 1 bounds
 /// of the 2P id blocks; block order 0, 2P-1, 1, 2P-2, ... numbers the
 /// partition ids that irgl_dist_setup's master_offset counts in. Call it
@@ -4538,6 +4535,10 @@ IRGL_EXPORT int irgl_dist_fold(int64_t blocks, const int64_t* bounds) {
   });
 }
 
+/// Installs the rank's partition: local/master counts, the global id of
+/// every local node, per peer the mirrors it owns and the masters it mirrors
+/// (counts[world] then the concatenated local ids), which local nodes have
+/// edges, and the policy (cvc: masters activate their mirrors).
 IRGL_EXPORT int irgl_dist_setup(int64_t num_local, int64_t num_masters, int64_t master_offset, const int64_t* l2g,
                                 const int64_t* mirror_counts, const int64_t* mirrors, const int64_t* master_counts,
                                 const int64_t* masters, const unsigned char* has_edges, int cvc) {
