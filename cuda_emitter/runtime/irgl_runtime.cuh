@@ -3502,6 +3502,7 @@ struct State {
   bool profile_waits = false;
   bool profile_trace = false;
   std::chrono::steady_clock::time_point trace_start = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point trace_last = trace_start;  // the last traced step's end
   const char* profiled = nullptr;  // the operation being profiled
   double waited = 0;               // its wait before the step (=2), not its own
   std::map<std::string, std::pair<double, double>> host_profile;
@@ -3534,9 +3535,12 @@ struct Profiled {
     const double own = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - s.waited;
     entry.first += own;
     entry.second += 1;
-    if (s.profile_trace)
-      std::fprintf(stderr, "irgl-dist trace: rank %d at %.3f ms: %s: before %.3f ms, own %.3f ms\n", s.rank,
-                   trace_ms(s), name, s.waited * 1e3, own * 1e3);
+    if (s.profile_trace) {  // after: since the last step ended (the kernels launched and run between)
+      const double after = std::chrono::duration<double, std::milli>(t0 - s.trace_last).count();
+      std::fprintf(stderr, "irgl-dist trace: rank %d at %.3f ms: %s: after %.3f ms, before %.3f ms, own %.3f ms\n",
+                   s.rank, trace_ms(s), name, after, s.waited * 1e3, own * 1e3);
+      s.trace_last = std::chrono::steady_clock::now();
+    }
     s.waited = 0;
   }
 };
