@@ -3,8 +3,8 @@
 Under :mod:`irgl_runner.partition`'s contiguous blocks, rank 0 masters the
 lowest ids. Where a program's work follows the ids, that rank does more:
 connected components by label propagation (``benchmarks/cc/cc_lp.mlir``)
-lowers a neighbour's label where the node's id is the smaller, so in its
-first round three in four of rank 0's edges write on two ranks and one in
+lowers a neighbour's label where the node's id is the smaller, so on two
+ranks three in four of rank 0's edges write in its first round, one in
 four of rank 1's (2 × H200, RMAT-26: 64.0 against 33.5 ms; see
 docs/performance-notes.md, "CC's rounds rank by rank").
 
