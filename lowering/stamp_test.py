@@ -35,14 +35,14 @@ import sys
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, memref, scf
+from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import ModuleOp, UnitAttr
-from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from irgl_dialect.kernels import KernelOp
 from irgl_dialect.runtime import COHERENT_LOAD_ATTR
+from lowering.builders import LoweringBuilder, emit_if
 from lowering.round_stamps import stamp_counter
 
 _CMPI_EQ = 0
@@ -51,17 +51,20 @@ _CMPI_EQ = 0
 def _test_first(exchange: memref.AtomicRMWOp) -> None:
     """Rewrites one stamp exchange into a load and an exchange where the
     entry differs from the counter (see the module docstring)."""
+    at = LoweringBuilder(InsertPoint.before(exchange))
     load = memref.LoadOp.get(exchange.memref, exchange.indices)
     load.attributes[COHERENT_LOAD_ATTR] = UnitAttr()
-    seen = arith.CmpiOp(load.res, exchange.value, _CMPI_EQ)
-    held = Block()
-    held.add_op(scf.YieldOp(load.res))
-    other = Block()
-    branch = scf.IfOp(seen.result, [exchange.result.type], Region(held), Region(other))
-    Rewriter.insert_op([load, seen, branch], InsertPoint.before(exchange))
-    exchange.result.replace_all_uses_with(branch.results[0])
-    exchange.detach()
-    other.add_ops([exchange, scf.YieldOp(exchange.result)])
+    cur = at.op(load)
+    seen = at.op(arith.CmpiOp(cur, exchange.value, _CMPI_EQ))
+    (last,) = emit_if(
+        at,
+        seen,
+        lambda _: [cur],
+        lambda b: [b.op(exchange.clone())],
+        [exchange.result.type],
+    )
+    exchange.result.replace_all_uses_with(last)
+    Rewriter.erase_op(exchange)
 
 
 @dataclass(frozen=True)
