@@ -56,6 +56,7 @@ from .generators import SPEC_FORMS, generate, parse_spec
 from .graph_args import default_cache_dir, default_source, resolve_graph
 from .graphs import EDGE_LIST_SUFFIXES, GraphFormatError, write_graph
 from .partition import check_every_rank_has_masters
+from .partition_fold import FOLD_HELP
 from .report import write_output
 from .robust import (
     DEFAULT_ROBUST_REPS,
@@ -361,10 +362,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--fold",
         action="store_true",
-        help="with --gpus: "
-        + "folded master blocks: each rank masters two id blocks, one from each "
-        "end of the ids (irgl_runner.partition_fold; evens out work that "
-        "follows the ids, as label propagation's first round)",
+        help=f"with --gpus: {FOLD_HELP}",
     )
     _add_compile_arguments(r)
     for backend in BACKENDS.values():

@@ -74,7 +74,7 @@ from .partition import (
     load_or_build_partition,
     master_bounds,
 )
-from .partition_fold import FoldMap
+from .partition_fold import FOLD_HELP, FoldMap
 from .rank_partitions import (
     RankGraph,
     check_in_launcher,
@@ -495,17 +495,16 @@ class DistributedProgram:
         env = self.env
         check_every_rank_has_masters(graph.num_nodes, env.world)
         started = time.perf_counter()
-        folding: FoldMap | None = None
         if isinstance(graph, RankGraph):
-            part, bounds, folding = graph.part, graph.bounds, graph.part.fold
+            part, bounds = graph.part, graph.bounds
         else:
             part = load_or_build_partition(
                 graph, self.policy, env.world, env.rank, fold=self.fold
             )
             bounds = master_bounds(graph, env.world)
-            if self.fold:  # the master blocks in partition ids
-                folding = FoldMap.of(graph, env.world)
-                bounds = folding.rank_bounds
+        folding = part.fold
+        if folding is not None:  # the master blocks in partition ids
+            bounds = folding.rank_bounds
         self.host_s["partition"] = time.perf_counter() - started
         started = time.perf_counter()
         device = self.program.upload_graph(part.graph)
@@ -708,13 +707,7 @@ def _parser() -> argparse.ArgumentParser:
         "result; each rank reads only its own partition (for a graph whose "
         "copies would not fit the host once per rank)",
     )
-    p.add_argument(
-        "--fold",
-        action="store_true",
-        help="folded master blocks: each rank masters two id blocks, one from each "
-        "end of the ids (irgl_runner.partition_fold; evens out work that "
-        "follows the ids, as label propagation's first round)",
-    )
+    p.add_argument("--fold", action="store_true", help=FOLD_HELP)
     p.add_argument("--plan", default=None, help=argparse.SUPPRESS)
     return p
 

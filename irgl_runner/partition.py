@@ -504,6 +504,16 @@ def _setup(
     return pol, p, master_bounds(graph, p) if bounds is None else bounds, grid
 
 
+def _folded(
+    graph: CSRGraph, policy: str, num_ranks: int
+) -> tuple[FoldMap, CSRGraph, EdgeFold]:
+    """The arguments checked, the fold of ``graph`` for ``num_ranks`` ranks
+    and ``graph`` relabelled by it (:meth:`FoldMap.relabel`)."""
+    _check_args(policy, num_ranks)
+    folding = FoldMap.of(graph, int(num_ranks))
+    return folding, *folding.relabel(graph)
+
+
 def _unfold(part: Partition, fold: FoldMap, edges: EdgeFold) -> Partition:
     """A partition of the folded graph (:meth:`FoldMap.relabel`, its edges
     placed in the graph by ``edges``) naming its nodes and edges by their
@@ -525,9 +535,7 @@ def partition_graph(
     unknown policy or a rank count below 1; more ranks than nodes is allowed
     (see :attr:`Partitioning.ranks_without_masters`)."""
     if fold:
-        _check_args(policy, num_ranks)
-        folding = FoldMap.of(graph, int(num_ranks))
-        relabelled, edges = folding.relabel(graph)
+        folding, relabelled, edges = _folded(graph, policy, num_ranks)
         inner = _partition(relabelled, policy, num_ranks, folding.rank_bounds)
         parts = [_unfold(part, folding, edges) for part in inner.partitions]
         return replace(inner, partitions=parts, fold=folding)
@@ -564,9 +572,7 @@ def build_partition(
     (with ``fold``, and a relabelled copy of the graph).
     """
     if fold:
-        _check_args(policy, num_ranks)
-        folding = FoldMap.of(graph, int(num_ranks))
-        relabelled, edges = folding.relabel(graph)
+        folding, relabelled, edges = _folded(graph, policy, num_ranks)
         return build_folded_partition(
             relabelled, folding, edges, policy, num_ranks, rank
         )
@@ -804,20 +810,12 @@ def load_or_build_partition(
         rank,
         fold,
     )
+    want = (rank, num_ranks, policy, fold)
     if path.is_file():
         try:
             part = load_partition(path)
-            if (
-                part.rank,
-                part.num_ranks,
-                part.policy,
-                part.fold_bounds is not None,
-            ) == (
-                rank,
-                num_ranks,
-                policy,
-                fold,
-            ):
+            folded = part.fold_bounds is not None
+            if (part.rank, part.num_ranks, part.policy, folded) == want:
                 return part
         except _CACHE_ERRORS:
             pass  # corrupt or stale: rebuild below
@@ -836,10 +834,10 @@ def load_or_build_partitioning(
 ) -> Partitioning:
     """The whole :class:`Partitioning`, every rank through the cache (built with
     :func:`partition_graph` if any rank is missing)."""
-    pol, p, bounds, grid = _setup(graph, policy, num_ranks)
-    folding = FoldMap.of(graph, p) if fold else None
-    if folding is not None:  # the blocks in partition ids
-        bounds = folding.rank_bounds
+    folding = FoldMap.of(graph, int(num_ranks)) if fold else None
+    pol, p, bounds, grid = _setup(  # with a fold, the blocks in partition ids
+        graph, policy, num_ranks, None if folding is None else folding.rank_bounds
+    )
     root = cache_dir if cache_dir is not None else default_partition_cache_dir()
     k = key if key is not None else graph_key(graph)
     paths = [partition_cache_path(root, k, pol, p, r, fold) for r in range(p)]

@@ -33,6 +33,13 @@ import numpy as np
 
 from .graphs import CSRGraph
 
+#: What ``--fold`` does, for the command lines that take it.
+FOLD_HELP = (
+    "folded master blocks: each rank masters two id blocks, one from each end "
+    "of the ids (irgl_runner.partition_fold; evens out work that follows the "
+    "ids, as label propagation's first round)"
+)
+
 
 def balanced_bounds(row_start: np.ndarray, num_nodes: int, blocks: int) -> np.ndarray:
     """Bounds (int64, ``blocks + 1``) of ``blocks`` contiguous id blocks

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from irgl_runner.errors import IrglError, UsageError
+from irgl_runner.partition import POLICIES
 from irgl_runner.report import current_commit, update_markdown, write_output
 
 BEGIN_MARKER = "<!-- irgl-bench scaling: begin -->"
@@ -549,8 +550,6 @@ def run(args: argparse.Namespace) -> int:
 
     counts = [int(x) for x in args.gpus.split(",") if x]
     policies = [p for p in args.policies.split(",") if p]
-    from .partition import POLICIES
-
     unknown = [p for p in policies if split_policy(p)[0] not in POLICIES]
     if unknown:
         raise UsageError(
