@@ -385,7 +385,6 @@ def weak_markdown(rows: list[dict[str, Any]], series: list[list[Any]]) -> str:
     by_key = {(r["app"], r["graph"], int(r["gpus"]), r["policy"]): r for r in rows}
     in_series = [r for r in rows if (r["graph"], int(r["gpus"])) in cells]
     apps = list(dict.fromkeys(r["app"] for r in in_series))
-    policies = list(dict.fromkeys(r["policy"] for r in in_series if r["gpus"] > 1))
     head = " | ".join(f"{g} on {n}" for g, n in cells)
     lines = [
         "",
@@ -401,6 +400,9 @@ def weak_markdown(rows: list[dict[str, Any]], series: list[list[Any]]) -> str:
     for app in apps:
         first = by_key.get((app, cells[0][0], 1, "none"))
         t1 = first.get("median_ms") if first else None
+        policies = dict.fromkeys(  # those of this app's multi-GPU cells
+            r["policy"] for r in in_series if r["app"] == app and r["gpus"] > 1
+        )
         for policy in policies:
             out = []
             for graph, n in cells:

@@ -229,6 +229,26 @@ def test_weak_scaling_runs_a_graph_per_gpu_count(
     assert "| bfs | oec | 8.000 (1.00) | 4.000 (2.00) | 2.000 (4.00) |" in table
 
 
+def test_weak_table_lists_only_an_apps_own_policies() -> None:
+    def row(app: str, graph: str, gpus: int, policy: str, ms: float) -> dict:
+        return {"app": app, "graph": graph, "gpus": gpus, "policy": policy} | {
+            "median_ms": ms,
+            "correct": True,
+        }
+
+    rows = [
+        row("cc", "s24", 1, "none", 8.0),
+        row("cc", "s26", 4, "oec", 4.0),
+        row("cc", "s26", 4, "oec+fold", 2.0),
+        row("bfs", "s24", 1, "none", 6.0),
+        row("bfs", "s26", 4, "oec", 3.0),
+    ]
+    table = scaling.weak_markdown(rows, [["s24", 1], ["s26", 4]])
+    assert "| cc | oec+fold | 8.000 (1.00) | 2.000 (4.00) |" in table
+    assert "| bfs | oec | 6.000 (1.00) | 3.000 (2.00) |" in table
+    assert "| bfs | oec+fold |" not in table  # bfs ran no folded cell
+
+
 def test_resume_runs_only_the_missing_cells(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
