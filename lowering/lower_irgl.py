@@ -195,10 +195,11 @@ class LowerIrgl(ModulePass):
       an invoked kernel fills with values computable on every copy (CC's
       labels, stamps) are computed on the mirrors too instead of being
       broadcast (irgl-distribute `mirrors`).
-    - `stamp_test` (bool, false): a round stamp's exchange first reads the
+    - `stamp_test` (bool, true): a round stamp's exchange first reads the
       entry and is skipped where it already holds the round counter
-      (irgl-stamp-test; SSSP's and cc_lp's stamps): faster on skewed graphs
-      (RMAT), slower on grids and uniform ones, so off by default.
+      (irgl-stamp-test; SSSP's and cc_lp's stamps), on graphs whose largest
+      degree exceeds `stamp_test_skew` (int, 32; 0: every graph) times the
+      mean: faster on skewed graphs (RMAT), slower on grids and uniform ones.
     """
 
     name = "lower-irgl"
@@ -334,8 +335,11 @@ class LowerIrgl(ModulePass):
     distribute_mirrors: bool = True
     """With `distribute`: compute the mirrors of node arrays filled with
     values computable on every copy instead of broadcasting them."""
-    stamp_test: bool = False
+    stamp_test: bool = True
     """Round-stamp exchanges skipped where the entry holds the counter."""
+    stamp_test_skew: int = 32
+    """`stamp_test` only on graphs whose largest degree exceeds this many
+    times the mean (0: on every graph)."""
 
     def __post_init__(self) -> None:
         check_block_size_option(self.block_size, "lower-irgl")
@@ -417,7 +421,11 @@ class LowerIrgl(ModulePass):
         """irgl-stamp-test where `stamp_test` asks for it."""
         from lowering.stamp_test import IrglStampTest
 
-        return [IrglStampTest(remarks=self.remarks)] if self.stamp_test else []
+        return (
+            [IrglStampTest(remarks=self.remarks, skew=self.stamp_test_skew)]
+            if self.stamp_test
+            else []
+        )
 
     def _after_orchestration(self, outline: bool) -> list[ModulePass]:
         """The passes after the orchestration's lowering."""

@@ -22,9 +22,9 @@ from lowering.stamp_test import IrglStampTest
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _stamp_tested(mlir: Path, out: Path) -> Path:
+def _stamp_tested(mlir: Path, out: Path, skew: int = 0) -> Path:
     module = load_program(mlir)
-    IrglStampTest().apply(Context(), module)
+    IrglStampTest(skew=skew).apply(Context(), module)
     out.write_text(str(module))
     return out
 
@@ -57,6 +57,26 @@ def test_stamp_tested_programs_give_the_same_results(
     assert got.stats.pushes == want.stats.pushes
     assert got.stats.edge_visits == want.stats.edge_visits
     assert got.stats.atomics < want.stats.atomics
+
+
+@pytest.mark.parametrize(
+    ("graph_spec", "tested"), [("rmat:12", True), ("grid:48x48", False)]
+)
+def test_the_test_runs_only_on_graphs_with_hubs(
+    tmp_path: Path, graph_spec: str, tested: bool
+) -> None:
+    # the default skew (32): RMAT-12's largest degree is 56 times its mean,
+    # a grid's about 1; the gate is read from the graph when the kernel runs
+    app = load_app("sssp", REPO / "benchmarks")
+    gated = _stamp_tested(app.mlir, tmp_path / "gated.mlir", skew=32)
+    graph, _ = resolve_graph(graph_spec, app.symmetrize, app.weighted, None)
+    want = run_app(app, graph, "sequential")
+    got = run_app(replace(app, mlir=gated), graph, "sequential")
+    assert got.problem is None
+    assert (got.ctx.outputs["dist"] == want.ctx.outputs["dist"]).all()
+    assert (got.stats.atomics < want.stats.atomics) is tested
+    if not tested:
+        assert got.stats.atomics == want.stats.atomics
 
 
 def test_programs_without_round_stamps_are_unchanged(tmp_path: Path) -> None:
