@@ -111,6 +111,7 @@ OPTIMIZATIONS: tuple[Optimization, ...] = (
     ),
     Optimization.flag("hashed_priority"),
     Optimization.flag("sized_priority"),
+    Optimization.flag("stamp_test"),
 )
 
 
