@@ -120,8 +120,10 @@ def cuda_unavailable() -> str | None:
 
 def _cuda_load(app: AppSpec, args: argparse.Namespace) -> RunnableProgram:
     from .api import Program
-    from .build import build
+    from .build import build, prefetch_runtime_library
 
+    if "distribute" not in args.pipeline:  # (programs for several GPUs link none)
+        prefetch_runtime_library()  # nvcc builds it while the program lowers
     return Program(build(app.mlir, pipeline=args.pipeline))
 
 

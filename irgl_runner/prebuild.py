@@ -35,6 +35,7 @@ from .build import (
     compile_cuda,
     emit_program,
     library_path,
+    prefetch_runtime_library,
 )
 from .errors import CompileError
 
@@ -101,6 +102,9 @@ def build_all(
     With ``check``, only say which are there (nvcc is not run). One outcome
     per item, in order."""
     out = progress
+    if not check and any("distribute" not in item.pipeline for item in items):
+        # nvcc builds the library the programs link while the first emits
+        prefetch_runtime_library(nvcc=nvcc, cache=cache)
     emitted: list[EmittedProgram | None] = []
     outcomes: list[BuildOutcome] = []
 

@@ -496,6 +496,45 @@ def test_compile_cuda_cache_with_fake_nvcc(tmp_path: Path) -> None:
     )  # its directory joins the include path
 
 
+def test_the_runtime_library_is_prefetched_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """prefetch_runtime_library builds the library a program links before the
+    program is emitted; the program's compile then finds it."""
+    from irgl_runner.build import emit_program, prefetch_runtime_library
+
+    log = tmp_path / "calls.log"
+    fake = tmp_path / "nvcc"
+    fake.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> {log}\n'
+        'while [ "$#" -gt 0 ]; do if [ "$1" = "-o" ]; then out="$2"; fi; shift; done\n'
+        'echo built > "$out"\n'
+    )
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    cache = tmp_path / "cache"
+    monkeypatch.delenv("IRGL_NVCC_FLAGS", raising=False)
+    monkeypatch.delenv("IRGL_RUNTIME_LIBRARY", raising=False)
+    thread = prefetch_runtime_library(nvcc=str(fake), cache=cache)
+    assert thread is not None
+    thread.join()
+    assert prefetch_runtime_library(nvcc=str(fake), cache=cache) is None  # there
+    program = emit_program(Path(__file__).parents[2] / "benchmarks/cc/cc.mlir")
+    compile_cuda(program, nvcc=str(fake), cache=cache)
+    calls = log.read_text().splitlines()
+    assert sum("libirgl_runtime_" in c and ".cu" in c for c in calls) == 1
+    assert len(calls) == 2  # the library, then the program linked with it
+    # a 64-bit build links another library; none where programs link none
+    wide = prefetch_runtime_library(
+        "cuda{index-bitwidth=64}", nvcc=str(fake), cache=cache
+    )
+    assert wide is not None
+    wide.join()
+    assert sum("libirgl_runtime_" in c for c in log.read_text().splitlines()) == 2
+    monkeypatch.setenv("IRGL_RUNTIME_LIBRARY", "0")
+    assert prefetch_runtime_library(nvcc=str(fake), cache=tmp_path / "c2") is None
+
+
 def test_compile_cuda_runs_nvcc_once_for_concurrent_builders(tmp_path: Path) -> None:
     """Processes (pytest-xdist workers, `irgl-bench build -j`) that ask for the
     same library at once share one nvcc run: the others wait on the key's
