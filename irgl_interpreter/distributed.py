@@ -43,7 +43,7 @@ from xdsl.interpreter import (
     register_impls,
 )
 from xdsl.ir import Operation
-from xdsl.passes import PassPipeline
+from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import DiagnosticException
 
 from irgl_dialect.attributes import Aggregation, GraphType
@@ -629,18 +629,24 @@ class DistributedFunctions(InterpreterFunctions):
 # --------------------------------------------------------------------------
 
 
-def distribute(module: ModuleOp, policy: str, mirrors: bool = True) -> ModuleOp:
-    """A copy of `module` after `irgl-distribute{policy=... mirrors=...}`;
+def distribute(
+    module: ModuleOp, policy: str, mirrors: bool = True, stamp_skew: int | None = None
+) -> ModuleOp:
+    """A copy of `module` after `irgl-distribute{policy=... mirrors=...}`
+    and, with `stamp_skew`, `irgl-stamp-test{skew=...}` after it (as
+    `lower-irgl{distribute=...}` runs them before its conversions);
     :class:`DistributionError` with the pass's diagnostic if it refuses."""
     from lowering.distribute import IrglDistribute
+    from lowering.stamp_test import IrglStampTest
 
     distributed = module.clone()
     # the copy's ops to the parsed ones (which know where they were written)
     parsed = dict(zip(distributed.walk(), module.walk(), strict=True))
+    passes: list[ModulePass] = [IrglDistribute(policy=policy, mirrors=mirrors)]
+    if stamp_skew is not None:
+        passes.append(IrglStampTest(skew=stamp_skew))
     try:
-        PassPipeline((IrglDistribute(policy=policy, mirrors=mirrors),)).apply(
-            context(), distributed
-        )
+        PassPipeline(tuple(passes)).apply(context(), distributed)
         distributed.verify()
     except DiagnosticException as error:
         op = error_op(error)
@@ -806,8 +812,9 @@ class DistributedInterpProgram:
         c_impls: Mapping[str, CImpl] | None = None,
         mirrors: bool = True,
         fold: bool = False,
+        stamp_skew: int | None = None,
     ):
-        self.module = distribute(load_program(mlir), policy, mirrors)
+        self.module = distribute(load_program(mlir), policy, mirrors, stamp_skew)
         self.ranks = ranks
         self.policy = policy
         self.fold = fold
@@ -899,11 +906,13 @@ def run_app_distributed(
     mlir: str | Path | None = None,
     mirrors: bool = True,
     fold: bool = False,
+    stamp_skew: int | None = None,
 ) -> DistributedAppRun:
     """Run `app` (or the program `mlir` with the app's arguments and checker)
     on `graph` over `ranks` simulated ranks partitioned by `policy`, and check
     it with the app's checker (`mirrors`: irgl-distribute's option; `fold`:
-    folded master blocks, irgl_runner.partition_fold).
+    folded master blocks, irgl_runner.partition_fold; `stamp_skew`:
+    irgl-stamp-test after irgl-distribute, see :func:`distribute`).
     :class:`DistributionError` if irgl-distribute refuses the program."""
     program = DistributedInterpProgram(
         mlir if mlir is not None else app.mlir,
@@ -913,6 +922,7 @@ def run_app_distributed(
         app_c_impls(app.name),
         mirrors,
         fold,
+        stamp_skew,
     )
     ctx = execute(app, program, graph, source, reps=1, warmup=0)
     problem = app.check(ctx) if check and app.check is not None else None

@@ -403,3 +403,34 @@ def test_folded_master_blocks_give_the_single_rank_result(
         np.testing.assert_allclose(result, reference, rtol=1e-9, atol=1e-12)
     else:
         np.testing.assert_array_equal(result, reference)
+
+
+@pytest.mark.parametrize("name", ["cc", "sssp"])
+@pytest.mark.parametrize("policy", ["oec", "cvc"])
+@pytest.mark.parametrize("schedule", ["sequential", "random:5"])
+def test_round_stamps_tested_after_distribution_give_the_same_result(
+    name: str, policy: str, schedule: str
+) -> None:
+    """irgl-stamp-test after irgl-distribute, as lower-irgl{distribute} runs
+    them (`skew=0`: the test on every graph): the single-rank output, the
+    same pushes, fewer atomics on some rank."""
+    app = app_of(name)
+    graph = graph_of(CASES[name][1])
+    runs = [
+        run_app_distributed(
+            load_app(name),
+            graph,
+            3,
+            policy,
+            schedule,
+            source=source_of(graph),
+            mlir=CASES[name][0],
+            stamp_skew=skew,
+        )
+        for skew in (None, 0)
+    ]
+    plain, tested = runs
+    assert tested.problem is None, tested.problem
+    np.testing.assert_array_equal(output_of(app, tested), output_of(app, single(name)))
+    assert tested.stats.pushes == plain.stats.pushes
+    assert tested.stats.atomics < plain.stats.atomics
