@@ -570,7 +570,7 @@ class DistributedFunctions(InterpreterFunctions):
         if fold is not None:  # the masters are a block of partition ids
             if not 0 <= node < int(fold.bounds[-1]):
                 return (-1,)
-            node = int(fold.to_part(np.int64(node)))
+            node = int(fold.to_part(np.asarray(node, dtype=np.int64)))
         local = node - graph.master_offset
         return (local if 0 <= local < graph.num_masters else -1,)
 
