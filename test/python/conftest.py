@@ -17,6 +17,7 @@ import functools
 import io
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 from pathlib import Path
@@ -285,3 +286,18 @@ def run_host_program(tmp_path: Path, name: str, source: str) -> None:
         [str(tmp_path / name)], capture_output=True, text=True, timeout=60
     )
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stdout
+
+
+@pytest.fixture
+def fake_nvcc(tmp_path: Path) -> tuple[Path, Path]:
+    """An nvcc that logs its calls and writes a dummy library; (it, its log)."""
+    log = tmp_path / "nvcc.log"
+    fake = tmp_path / "nvcc"
+    fake.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> {log}\n'
+        'while [ "$#" -gt 0 ]; do if [ "$1" = "-o" ]; then out="$2"; fi; shift; done\n'
+        'echo built > "$out"\n'
+    )
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    return fake, log

@@ -720,21 +720,6 @@ def test_identical_programs_are_not_run_again(
 # ---------------------------------------------------------- irgl-bench build
 
 
-@pytest.fixture
-def fake_nvcc(tmp_path: Path) -> tuple[Path, Path]:
-    """An nvcc that logs its calls and writes a dummy library; (it, its log)."""
-    log = tmp_path / "nvcc.log"
-    fake = tmp_path / "nvcc"
-    fake.write_text(
-        "#!/bin/sh\n"
-        f'echo "$@" >> {log}\n'
-        'while [ "$#" -gt 0 ]; do if [ "$1" = "-o" ]; then out="$2"; fi; shift; done\n'
-        'echo built > "$out"\n'
-    )
-    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    return fake, log
-
-
 def _compiles(log: Path) -> int:
     """How many times the fake nvcc compiled a program's source (not
     ``--version``, the runtime library or a link of a compiled object)."""

@@ -469,16 +469,10 @@ def test_bfs_app_check_detects_errors(mock_so: Path) -> None:
 # ----------------------------------------------------------------- compilation
 
 
-def test_compile_cuda_cache_with_fake_nvcc(tmp_path: Path) -> None:
-    log = tmp_path / "calls.log"
-    fake = tmp_path / "nvcc"
-    fake.write_text(
-        "#!/bin/sh\n"
-        f'echo "$@" >> {log}\n'
-        'while [ "$#" -gt 0 ]; do if [ "$1" = "-o" ]; then out="$2"; fi; shift; done\n'
-        'echo built > "$out"\n'
-    )
-    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+def test_compile_cuda_cache_with_fake_nvcc(
+    tmp_path: Path, fake_nvcc: tuple[Path, Path]
+) -> None:
+    fake, log = fake_nvcc
     cache = tmp_path / "cache"
     so1 = compile_cuda("int x;\n", nvcc=str(fake), cache=cache)
     so2 = compile_cuda("int x;\n", nvcc=str(fake), cache=cache)
@@ -497,21 +491,13 @@ def test_compile_cuda_cache_with_fake_nvcc(tmp_path: Path) -> None:
 
 
 def test_the_runtime_library_is_prefetched_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, fake_nvcc: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """prefetch_runtime_library builds the library a program links before the
     program is emitted; the program's compile then finds it."""
     from irgl_runner.build import emit_program, prefetch_runtime_library
 
-    log = tmp_path / "calls.log"
-    fake = tmp_path / "nvcc"
-    fake.write_text(
-        "#!/bin/sh\n"
-        f'echo "$@" >> {log}\n'
-        'while [ "$#" -gt 0 ]; do if [ "$1" = "-o" ]; then out="$2"; fi; shift; done\n'
-        'echo built > "$out"\n'
-    )
-    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    fake, log = fake_nvcc
     cache = tmp_path / "cache"
     monkeypatch.delenv("IRGL_NVCC_FLAGS", raising=False)
     monkeypatch.delenv("IRGL_RUNTIME_LIBRARY", raising=False)
