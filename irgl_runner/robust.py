@@ -70,6 +70,7 @@ from .report import (
     update_markdown,
 )
 from .robust_cells import (
+    COUNTED_RUNS,
     DEFAULT_ROBUST_REPS,
     DEFAULT_ROBUST_TIMEOUT_S,
     DEFAULT_SOURCE_SEED,
@@ -109,6 +110,7 @@ from .robust_worker import (
 
 __all__ = [
     "cmd_robust",
+    "COUNTED_RUNS",
     "count_edges",
     "counting_program",
     "DEFAULT_ROBUST_REPS",

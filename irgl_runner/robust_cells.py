@@ -68,6 +68,9 @@ STARTUP_TIMEOUT_S = 1200.0
 #: fastest one needs a reason in the work (reached edges or BFS levels).
 SPREAD_LIMIT = 1.2
 
+#: Untimed runs of the counting build per source (:attr:`SourceRun.counted`).
+COUNTED_RUNS = 3
+
 #: A source at most this many ms slower than the fastest needs no reason
 #: (the jitter of a host-timed call, a few kernel launches).
 SPREAD_NOISE_MS = 0.02
@@ -156,6 +159,13 @@ class SourceRun:
     #: for every step, the most edges one thread read, summed; a hub's
     #: edges read by one block's threads), where one ran
     span: int | None = None
+    #: every counted run's totals (``edge_visits`` where counted, ``steps``
+    #: summed, ``atomics``, ``span``; :data:`COUNTED_RUNS` untimed runs of
+    #: the counting build, the first of which sets the fields above): the
+    #: work of one source varies from run to run where which thread reads a
+    #: hub's edges does (SSSP on hub graphs), and :func:`work_ratio` takes
+    #: the range
+    counted: list[dict[str, int]] | None = None
     #: the app's replay of the edges its phases read (``AppSpec.source_work``;
     #: BFS: top-down edges and bottom-up reads), where the app has one
     replayed: dict[str, int] | None = None
@@ -277,11 +287,16 @@ def _replayed(s: SourceRun, o: SourceRun) -> str:
 
 def _count(s: SourceRun, o: SourceRun, name: str, label: str) -> str:
     """``, LABEL A vs B`` for the count ``name`` (``edge_visits``,
-    ``atomics``) where both were counted."""
-    mine, theirs = getattr(s, name), getattr(o, name)
+    ``atomics``) where both were counted; a count that varied over the
+    counted runs as ``least–most``."""
+    mine, theirs = _counted_range(s, name), _counted_range(o, name)
     if mine is None or theirs is None:
         return ""
-    return f", {label} {mine:,} vs {theirs:,}"
+
+    def text(r: tuple[int, int]) -> str:
+        return f"{r[0]:,}" if r[0] == r[1] else f"{r[0]:,}–{r[1]:,}"
+
+    return f", {label} {text(mine)} vs {text(theirs)}"
 
 
 def _steps(s: SourceRun, o: SourceRun) -> str:
@@ -308,10 +323,23 @@ def _total(run: SourceRun, name: str) -> int | None:
     return sum(value.values()) if isinstance(value, dict) else value
 
 
+def _counted_range(run: SourceRun, name: str) -> tuple[int, int] | None:
+    """The least and the most of count ``name`` over ``run``'s counted runs
+    (:attr:`SourceRun.counted`; its one count where it has no list), None
+    where not counted."""
+    values = [c[name] for c in run.counted or () if name in c]
+    if not values:
+        one = _total(run, name)
+        return None if one is None else (one, one)
+    return min(values), max(values)
+
+
 def _measures(s: SourceRun, o: SourceRun) -> list[tuple[int, int]]:
     """(``s``'s, ``o``'s) amount of every measure of work both have: the
     reached edges, the levels, the depth, each count of the app's replay, the
-    edge visits, the steps, the atomics, the span."""
+    edge visits, the steps, the atomics, the span. A count that varies from
+    run to run (several counted runs) pairs ``s``'s most with ``o``'s least:
+    the time of each is a median over runs whose work varies as much."""
     pairs = [
         (s.reached_edges, o.reached_edges),
         (s.levels, o.levels),
@@ -320,9 +348,9 @@ def _measures(s: SourceRun, o: SourceRun) -> list[tuple[int, int]]:
     if s.replayed is not None and o.replayed is not None:
         pairs += [(v, o.replayed.get(k, 0)) for k, v in s.replayed.items()]
     for name in _COUNTED:
-        mine, theirs = _total(s, name), _total(o, name)
+        mine, theirs = _counted_range(s, name), _counted_range(o, name)
         if mine is not None and theirs is not None:
-            pairs.append((mine, theirs))
+            pairs.append((mine[1], theirs[0]))
     return pairs
 
 

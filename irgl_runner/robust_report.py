@@ -199,6 +199,13 @@ def render_robust_section(
         for name, text in counts
         if any(getattr(r, name) is not None for r in runs)
     )
+    several = max((len(r.counted or ()) for r in runs), default=0)
+    if several > 1:
+        counted += (
+            f"; where each source was counted in {several} untimed runs, a "
+            "count that varies between them (which thread reads a hub's edges) "
+            "is a range, the slower source's most against the other's least"
+        )
     out.append(
         f"BFS and SSSP: per graph {meta.get('sources', DEFAULT_SOURCES)} sources "
         "(the hub of highest degree, a leaf and an isolated node where the graph "

@@ -29,6 +29,7 @@ from .errors import IrglError, UsageError
 from .graph_args import default_cache_dir, resolve_graph
 from .graphs import CSRGraph, GraphFormatError
 from .robust_cells import (
+    COUNTED_RUNS,
     DEFAULT_ROBUST_REPS,
     DEFAULT_SOURCE_SEED,
     DEFAULT_SOURCES,
@@ -158,32 +159,46 @@ class EdgeCounter(RunnableProgram, Protocol):
 
 
 def count_edges(
-    app: AppSpec, counter: EdgeCounter, graph: CSRGraph, runs: Sequence[SourceRun]
+    app: AppSpec,
+    counter: EdgeCounter,
+    graph: CSRGraph,
+    runs: Sequence[SourceRun],
+    counted_runs: int = COUNTED_RUNS,
 ) -> None:
     """Set each run's ``steps``, ``atomics`` and ``span`` to the
     synchronization steps, the program's atomics and the span (the most
-    edges one thread read in a step, summed) that one untimed run of the
+    edges one thread read in a step, summed) that an untimed run of the
     counting build ``counter`` from its source takes and, for an
     app without a replay of its work (SSSP), its ``edge_visits`` to the edge
     ranges the run takes (an app with a replay stops edge loops early:
-    BFS's bottom-up pass, whose whole ranges a count would add)."""
+    BFS's bottom-up pass, whose whole ranges a count would add). It runs
+    ``counted_runs`` times a source: the first run sets those fields, and
+    every run's totals go to ``counted`` (the work varies between runs where
+    which thread reads a hub's edges does)."""
     device_graph = counter.upload_graph(graph)
     for run in runs:
-        ctx = RunContext(app, graph, run.node)
-        ctx.device_graph = device_graph
-        for name, values in alloc_outputs(app, counter, ctx).items():
-            ctx.arrays[name].from_numpy(values)
-        counter.edge_ranges_take()  # what earlier calls left
-        counter.steps_take()
-        counter.atomics_take()
-        counter.span_take()
-        counter.call(app.host_fn, *app.args(ctx))
-        ranges = counter.edge_ranges_take()
-        run.steps = counter.steps_take()
-        run.atomics = counter.atomics_take()
-        run.span = counter.span_take()
-        if app.source_work is None:
-            run.edge_visits = ranges
+        run.counted = []
+        for k in range(counted_runs):
+            ctx = RunContext(app, graph, run.node)
+            ctx.device_graph = device_graph
+            for name, values in alloc_outputs(app, counter, ctx).items():
+                ctx.arrays[name].from_numpy(values)
+            counter.edge_ranges_take()  # what earlier calls left
+            counter.steps_take()
+            counter.atomics_take()
+            counter.span_take()
+            counter.call(app.host_fn, *app.args(ctx))
+            ranges = counter.edge_ranges_take()
+            steps, atomics = counter.steps_take(), counter.atomics_take()
+            span = counter.span_take()
+            totals = {"steps": sum(steps.values()), "atomics": atomics, "span": span}
+            if app.source_work is None:
+                totals["edge_visits"] = ranges
+            run.counted.append(totals)
+            if k == 0:
+                run.steps, run.atomics, run.span = steps, atomics, span
+                if app.source_work is None:
+                    run.edge_visits = ranges
 
 
 def counting_program(app: AppSpec, args: argparse.Namespace) -> EdgeCounter | None:

@@ -18,11 +18,13 @@ from irgl_interpreter.apps import interp_program
 from irgl_runner.apps import execute, load_app
 from irgl_runner.generators import generate
 from irgl_runner.robust import (
+    COUNTED_RUNS,
     RobustCell,
     SourceRun,
     count_edges,
     explain_spread,
     pick_sources,
+    render_robust_section,
 )
 
 
@@ -91,17 +93,18 @@ class _Counting:
         return {"launches": taken, "grid barriers": 0, "block-0 rounds": 0}
 
 
-def test_count_edges_gives_each_source_one_counted_run() -> None:
-    """count_edges runs the counting build once per source and sets
-    edge_visits to what that run took: none from an isolated node, every
-    stored edge of the reached part at least once from the others."""
+def test_count_edges_gives_each_source_its_counted_runs() -> None:
+    """count_edges runs the counting build COUNTED_RUNS times per source,
+    sets edge_visits to what the first run took (none from an isolated node,
+    every stored edge of the reached part at least once from the others)
+    and keeps every run's totals."""
     app = load_app("sssp")
     graph = generate("rmat:6@1")
     sources = pick_sources(graph, 4)
     runs = [SourceRun(node, role, 0, "passed") for node, role in sources]
     counter = _Counting(interp_program(app, "sequential"))
     count_edges(app, counter, graph, runs)  # type: ignore[arg-type]
-    assert counter.calls == len(runs)
+    assert counter.calls == len(runs) * COUNTED_RUNS
     degrees = graph.degrees()
     for run in runs:
         assert run.edge_visits is not None
@@ -113,6 +116,14 @@ def test_count_edges_gives_each_source_one_counted_run() -> None:
         assert run.atomics is not None
         assert (run.atomics > 0) == (run.role != "isolated")
         assert run.span == 7
+        # the interpreter's sequential schedule does the same work each run
+        first = {
+            "edge_visits": run.edge_visits,
+            "steps": sum(run.steps.values()),
+            "atomics": run.atomics,
+            "span": 7,
+        }
+        assert run.counted == [first] * COUNTED_RUNS
 
 
 def test_count_edges_counts_only_steps_for_an_app_with_a_replay() -> None:
@@ -335,3 +346,31 @@ def test_counting_build_counts_bfs_steps(tmp_path: Path) -> None:
     assert d["grid barriers"] + d["block-0 rounds"] >= 60
     assert sum(d.values()) > 5 * sum(a.values())
     assert sum(counter.steps_take().values()) == 0
+
+
+def test_spread_takes_the_range_of_the_counted_runs() -> None:
+    """SSSP on a hub graph: a source's span varies from run to run (which
+    thread reads the hub's edges). 1.56x as slow, with spans 2,116-2,512
+    against the faster source's 1,728-2,124: explained by its most against
+    the other's least (1.45x); by the first counted runs alone (2,116 vs
+    1,728, 1.22x) it is not; the reason gives both ranges."""
+    cell = _sssp_cell(
+        (0.77, 20_000),
+        (1.20, 20_000),
+        steps=(14, 14),
+        atomics=(5_000, 5_000),
+        span=(1_728, 2_116),
+    )
+    assert explain_spread(cell).unexplained == [1]  # type: ignore[union-attr]
+    fast, slow = cell.sources or []
+    common = {"edge_visits": 20_000, "steps": 16, "atomics": 5_000}
+    fast.counted = [common | {"span": v} for v in (1_728, 2_120, 2_124)]
+    slow.counted = [common | {"span": v} for v in (2_116, 2_508, 2_512)]
+    spread = explain_spread(cell)
+    assert spread is not None and spread.explained
+    slow.counted = [common | {"span": v} for v in (2_116, 2_120, 2_118)]
+    narrow = explain_spread(cell)
+    assert narrow is not None and narrow.unexplained == [1]
+    assert "span 2,116–2,120 vs 1,728–2,124" in narrow.reason
+    section = render_robust_section([cell], {"generated": "now"})
+    assert "counted in 3 untimed runs" in section
