@@ -67,8 +67,6 @@ from lowering.builders import LoweringBuilder, emit_if
 from lowering.round_stamps import stamp_counter
 
 _CMPI_EQ = 0
-
-
 _CMPI_SGT = 4
 
 
