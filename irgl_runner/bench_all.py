@@ -232,16 +232,13 @@ class SubprocessRunner:
     def __call__(self, job: BenchJob) -> BenchRow:
         date = _now()
         start = time.monotonic()
-        env = None
-        if job.device is not None:
-            env = {**os.environ, "CUDA_VISIBLE_DEVICES": job.device}
         proc = subprocess.Popen(
             self.command(job),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
             start_new_session=True,  # so that a timeout also stops nvcc etc.
-            env=env,
+            env=device_env(job.device),
         )
         try:
             out, err = proc.communicate(timeout=job.timeout_s)
@@ -440,6 +437,14 @@ def run_all(
     return [done[k] for k in sorted(done)]
 
 
+def device_env(device: str | None) -> dict[str, str] | None:
+    """The environment of a run on CUDA device ``device`` (``--devices``):
+    this one with ``CUDA_VISIBLE_DEVICES`` set; None (inherit) without one."""
+    if device is None:
+        return None
+    return {**os.environ, "CUDA_VISIBLE_DEVICES": device}
+
+
 def each_on_a_device(
     items: Sequence[T], devices: Sequence[str], run: Callable[[T, str], None]
 ) -> None:
@@ -493,6 +498,13 @@ def _twin(rows: Sequence[BenchRow], job: BenchJob) -> BenchRow | None:
     return None
 
 
+def program_key(mlir: str | Path, pipeline: str) -> str:
+    """What names the CUDA program ``mlir`` emits under ``pipeline`` (its
+    text and build flags): its cached library's file name. Raises
+    :class:`CompileError` where it does not emit."""
+    return library_path(emit_program(mlir, pipeline)).name
+
+
 def identical_configs(mlir: Path, configs: Sequence[Configuration]) -> dict[str, str]:
     """Configuration -> the first earlier one whose CUDA program for ``mlir``
     is the same (configurations that do not lower are left out: their runs
@@ -501,7 +513,7 @@ def identical_configs(mlir: Path, configs: Sequence[Configuration]) -> dict[str,
     same: dict[str, str] = {}
     for c in configs:
         try:
-            key = library_path(emit_program(mlir, c.pipeline)).name
+            key = program_key(mlir, c.pipeline)
         except CompileError:
             continue
         if key in first:
@@ -918,10 +930,7 @@ def _same_program(
     not emit)."""
     try:
         mlir = load_app(app, benchmarks_dir).mlir
-        return (
-            library_path(emit_program(mlir, before)).name
-            == library_path(emit_program(mlir, after)).name
-        )
+        return program_key(mlir, before) == program_key(mlir, after)
     except (AppError, CompileError, UsageError, OSError):
         return False
 

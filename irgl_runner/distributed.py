@@ -501,10 +501,13 @@ class DistributedProgram:
             part = load_or_build_partition(
                 graph, self.policy, env.world, env.rank, fold=self.fold
             )
-            bounds = master_bounds(graph, env.world)
+            # folded: the master blocks in partition ids (as a RankGraph's)
+            bounds = (
+                master_bounds(graph, env.world)
+                if part.fold_bounds is None
+                else FoldMap(part.fold_bounds).rank_bounds
+            )
         folding = part.fold
-        if folding is not None:  # the master blocks in partition ids
-            bounds = folding.rank_bounds
         self.host_s["partition"] = time.perf_counter() - started
         started = time.perf_counter()
         device = self.program.upload_graph(part.graph)

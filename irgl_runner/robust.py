@@ -196,16 +196,15 @@ class SubprocessRobustRunner:
         on_cell: Callable[[RobustCell], None],
     ) -> int:
         """One worker over ``graphs``; how many of them got a cell (at least 1)."""
-        env = None
-        if job.device is not None:
-            env = {**os.environ, "CUDA_VISIBLE_DEVICES": job.device}
+        from .bench_all import device_env
+
         proc = subprocess.Popen(
             self.command(job, graphs),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
             start_new_session=True,
-            env=env,
+            env=device_env(job.device),
         )
         lines: queue.Queue[str | None] = queue.Queue()
         err_tail: list[str] = []
