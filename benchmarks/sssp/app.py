@@ -21,27 +21,37 @@ if TYPE_CHECKING:
 
 
 #: The windows' width on graphs of at least :data:`DENSE_MEAN_DEGREE` edges a
-#: node: the heaviest edge of the benchmark graphs (weights in [1, 64]).
+#: node and no hub: the heaviest edge of the benchmark graphs (weights in
+#: [1, 64]).
 NARROW_WINDOW = 64
-#: ... and on sparser graphs: 32 times that.
+#: ... and on the others: 32 times that.
 WIDE_WINDOW = 2048
 DENSE_MEAN_DEGREE = 8
+#: A hub: a node of more than this many times the mean degree (the round
+#: stamps' test uses the same bound, `lower-irgl{stamp_test_skew}`).
+HUB_SKEW = 32
 
 
 def window(graph: CSRGraph | RankGraph) -> int:
-    """The width of SSSP's distance windows for ``graph`` (from its global
-    sizes, which every rank of a several-GPU run knows alike).
+    """The width of SSSP's distance windows for ``graph``, from its global
+    sizes and largest degree, which every rank of a several-GPU run knows
+    alike.
 
-    On a graph of few levels (RMAT, uniform random) a narrow window relaxes
+    On a dense graph without hubs (uniform random) a narrow window relaxes
     a node about once, where a wide one relaxes it at each of its
-    improvements; on one of many levels (grids, paths) narrow windows
-    multiply the phases, each a pass over the nodes. One H200, 2048 → 64:
-    random:1000000:8000000 2.05 → 0.80 ms, RMAT-20 2.41 → 1.94,
-    random:200000:1600000 0.47 → 0.39, but grid:512x512 4.4 → 8.0 and
-    path:50000 106 → 220 (docs/performance-notes.md, "SSSP's window width").
+    improvements; on a sparse one (grids, paths, stars) narrow windows
+    multiply the phases, each a pass over the nodes, and where hubs are
+    (RMAT, hub graphs) a narrow window gains nothing or loses. One H200,
+    2048 → 64, medians over nine sources of each graph's ratio:
+    random:1000000:8000000 0.39× (2.0 → 0.8 ms), random:200000:1600000
+    0.79×, RMAT-16/18/20 1.06× / 0.99× / 0.98×, hub:100000:4 1.16×; from
+    node 0, grid:512x512 1.8× and path:50000 2.1× (docs/performance-notes.md,
+    "SSSP's window width").
     """
-    dense = graph.num_edges >= DENSE_MEAN_DEGREE * graph.num_nodes
-    return NARROW_WINDOW if dense else WIDE_WINDOW
+    n, m = graph.num_nodes, graph.num_edges
+    dense = m >= DENSE_MEAN_DEGREE * n
+    hubs = graph.max_degree() * n > HUB_SKEW * m
+    return NARROW_WINDOW if dense and not hubs else WIDE_WINDOW
 
 
 def check(ctx: RunContext) -> str | None:

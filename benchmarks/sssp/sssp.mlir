@@ -177,9 +177,9 @@ irgl.kernel @split(%g: !irgl.graph, %dist: memref<?xi32>, %win: memref<?xi32>) {
 // DELTA is the windows' width, at least 1; any width gives the exact
 // distances. The runner (benchmarks/sssp/app.py, `window`) passes 64, the
 // heaviest edge of the benchmark graphs, on graphs of mean degree 8 or more
-// (RMAT, uniform random: few levels, where a narrow window relaxes a node
-// about once), and 2048 on sparser ones (grids, paths, stars: many levels,
-// where narrow windows multiply the phases).
+// without hubs (uniform random: few levels, where a narrow window relaxes a
+// node about once), and 2048 on the others (grids, paths, stars: many
+// levels, where narrow windows multiply the phases; RMAT: no gain).
 irgl.kernel host @main(%g: !irgl.graph, %dist: memref<?xi32>, %src: index, %delta: i32) {
   %c1 = arith.constant 1 : i32
   %c3 = arith.constant 3 : index

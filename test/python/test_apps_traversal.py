@@ -1,7 +1,8 @@
 """BFS, SSSP and connected components compiled from IrGL: they lower and
 compile with nvcc (CI), and on a GPU they agree exactly with scipy's
 csgraph on RMAT, 2D-grid, random graphs (built from raw inputs with isolated
-nodes, duplicate edges and self loops), a star, a hub-heavy graph and a path."""
+nodes, duplicate edges and self loops; a sparse and a dense one), a star, a
+hub-heavy graph and a path."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ GRAPHS = {
     "rmat10": lambda: generators.rmat(10, seed=3),
     "grid": lambda: generators.grid2d(37, 23, seed=5),
     "random-raw": lambda: _raw_random(3000, 4000, seed=11),
+    # dense, no hub: SSSP's narrow windows (benchmarks/sssp/app.py, `window`)
+    "random-dense": lambda: _raw_random(4000, 40000, seed=13),
     "star": lambda: generators.generate("star:5000"),
     "hub": lambda: generators.generate("hub:50000:2"),
     "path": lambda: generators.generate("path:3000"),

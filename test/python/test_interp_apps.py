@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -103,6 +104,37 @@ def test_sssp_windows_are_exact_across_gaps() -> None:
         assert run.problem is None, f"{schedule}: {run.problem}"
         dist = run.ctx.outputs["dist"]
         assert dist.max() > 7 * 2048, "the distances should span several windows"
+
+
+def test_sssp_window_follows_density_and_hubs() -> None:
+    """SSSP's window is 64 wide on a dense graph without hubs and 2048 on a
+    sparse one or one with a hub, and the narrow one gives the exact
+    distances with several windows (the app's checker: the CPU reference)."""
+    from irgl_runner.rank_partitions import RankGraph
+
+    app = load_app("sssp")
+    dense = clean(generators.uniform_random(300, 3000, seed=4, raw=True), True)
+    sparse = clean(generators.uniform_random(300, 600, seed=4, raw=True), True)
+    hub = generators.generate("hub:300:1")
+
+    def width(graph: CSRGraph | RankGraph) -> int:
+        """The host function's last argument, the window's width."""
+        ctx = SimpleNamespace(
+            graph=graph, device_graph=None, arrays={"dist": None}, source=0
+        )
+        return app.args(ctx)[-1]  # type: ignore[arg-type]
+
+    assert (width(dense), width(sparse), width(hub)) == (64, 2048, 2048)
+    # a rank knows the global sizes and largest degree, not its partition's
+    rank = RankGraph(300, dense.num_edges, np.zeros(0), None, dense.max_degree())  # type: ignore[arg-type]
+    assert width(rank) == 64
+    assert dense.weights is not None
+    heavy = CSRGraph(300, dense.row_start, dense.edge_dst, dense.weights * 10)
+    assert width(heavy) == 64
+    for schedule in ("sequential", "random:2"):
+        run = run_app(app, heavy, schedule, source=0)
+        assert run.problem is None, f"{schedule}: {run.problem}"
+        assert run.ctx.outputs["dist"].max() > 2 * 64, "several windows"
 
 
 @pytest.mark.parametrize("schedule", ["sequential", "reversed", "random:4"])
