@@ -108,14 +108,17 @@ class BenchRow:
 
 
 def current_commit() -> str:
-    """The checkout's short commit id (``unknown`` outside a git checkout),
-    for the headers of generated tables; ``$IRGL_COMMIT`` where set (a copy
-    of the working tree on another machine may carry a stale ``.git``)."""
+    """The checkout's short commit id, with ``-dirty`` where its tracked
+    files differ from that commit (``unknown`` outside a git checkout), for
+    the headers of generated tables; ``$IRGL_COMMIT`` where set. A copy of
+    the working tree on another machine may carry a stale ``.git``: its
+    files then differ from the commit that ``.git`` names, and the id says
+    so instead of naming a commit whose code did not run."""
     if os.environ.get("IRGL_COMMIT"):
         return os.environ["IRGL_COMMIT"]
     try:
         done = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
+            ["git", "describe", "--always", "--dirty", "--abbrev=7"],
             capture_output=True,
             text=True,
             timeout=10,

@@ -658,3 +658,34 @@ def test_commit_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert from_git and " " not in from_git
     monkeypatch.setenv("IRGL_COMMIT", "abc1234")
     assert current_commit() == "abc1234"
+
+
+def test_commit_of_a_changed_tree_says_dirty(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tree whose tracked files differ from its `.git`'s commit (as a copy
+    of the working tree with a stale `.git` does) is named `<commit>-dirty`."""
+    import shutil
+    import subprocess
+
+    from irgl_runner import report
+
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    monkeypatch.delenv("IRGL_COMMIT", raising=False)
+    repo = tmp_path / "copy"
+    (repo / "irgl_runner").mkdir(parents=True)
+    module = repo / "irgl_runner" / "report.py"
+    module.write_text("# the runner\n")
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    monkeypatch.setattr(report, "__file__", str(module))
+    clean = report.current_commit()
+    assert len(clean) >= 7 and not clean.endswith("-dirty")
+    module.write_text("# the runner, changed since\n")
+    assert report.current_commit() == clean + "-dirty"
