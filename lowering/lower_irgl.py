@@ -154,6 +154,11 @@ class LowerIrgl(ModulePass):
       footprint the compiler can name claims it, each element in the mode
       the body uses it (irgl-exclusive-footprint; off with
       `exclusive_locks`);
+    - `outline_conditional` (bool, false; experimental): an `scf.if` in an
+      Iterate or Pipe body that invokes kernels is outlined too, the
+      control kernel taking the branch every thread computes alike
+      (irgl-outline-iterations `conditional`); false: that Iterate/Pipe
+      stays a host loop;
     - `retry_merged` (bool, true): in a control kernel, a kernel's first
       attempt and its retry rounds run from one call of its body (DMR
       compiles in about 1.5 instead of 2.0 s, and runs as fast; false: a call
@@ -320,6 +325,9 @@ class LowerIrgl(ModulePass):
     retry_merged: bool = True
     """A control kernel runs an invocation's first attempt and its retry
     rounds from one call of the kernel's body."""
+    outline_conditional: bool = False
+    """Invocations inside an `scf.if` of an Iterate/Pipe body are outlined
+    (irgl-outline-iterations `conditional`; experimental)."""
     hashed_priority: bool = False
     """Exclusive's priorities are a hash of the contender's rank."""
     sized_priority: bool = True
@@ -392,6 +400,7 @@ class LowerIrgl(ModulePass):
                     retry_drain_lone=self.retry_drain_lone,
                     retry_drain_blocks=self.retry_drain_blocks,
                     retry_merged=self.retry_merged,
+                    conditional=self.outline_conditional,
                     control_block=self.control_block,
                     control_resident=self.control_resident,
                     small_worklist_us=self.small_worklist_us,

@@ -33,7 +33,7 @@ from irgl_dialect.orchestration import InvokeOp, IterateOp, PipeOp
 from irgl_dialect.runtime import WorklistType
 from irgl_dialect.runtime_library import runtime_function
 from lowering.builders import LoweringBuilder
-from lowering.outline_plan import Plan, launch_of
+from lowering.outline_plan import Plan, holds_invocation, launch_of
 
 #: Runs one step of an invocation at a builder: its body on the given
 #: worklists (in, out, retry) and size of in, then its barrier.
@@ -424,11 +424,51 @@ class ControlLowering:
                 self.iterate(b, op)  # results mapped; no read-back inside
             elif isinstance(op, PipeOp):
                 self.pipe(b, op)
+            elif holds_invocation(op):
+                assert isinstance(op, scf.IfOp)
+                self.branch(b, op)
             elif not isinstance(op, YieldOp):
                 clone = op.clone(value_mapper=self.mapping)
                 b.insert(clone)
                 for old, new in zip(op.results, clone.results, strict=True):
                     self.mapping[old] = new
+
+    def branch(self, b: LoweringBuilder, op: scf.IfOp) -> None:
+        """An `scf.if` whose branches invoke kernels (irgl-outline-iterations
+        `conditional`): every thread takes the same branch (its condition is
+        a value they hold alike), and the state the steps carry (worklist
+        handles, the size of `in`, the step counter) leaves each branch as
+        results of the `scf.if`, beside its own."""
+        with_wls = bool(self.state.worklists)
+        self._boundary(b)
+        start = self.state
+        own = [r.type for r in op.results]
+        cond = self.mapping.get(op.cond, op.cond)
+        branch = scf.IfOp(
+            cond, [*own, *start.types()], Region(Block()), Region(Block())
+        )
+        b.insert(branch)
+        for new, old in (
+            (branch.true_region, op.true_region),
+            (branch.false_region, op.false_region),
+        ):
+            self.state = ControlState(list(start.worklists), start.size, start.epoch)
+            at = b.nested(InsertPoint.at_end(new.block))
+            ops = list(old.block.ops) if old.blocks else []
+            yielded: list[SSAValue] = []
+            if ops and isinstance(ops[-1], scf.YieldOp):
+                yielded = list(ops[-1].operands)
+                ops = ops[:-1]
+            self.lower_ops(at, ops)
+            self._boundary(at)
+            at.insert(
+                scf.YieldOp(
+                    *(self.mapping.get(v, v) for v in yielded), *self.state.values()
+                )
+            )
+        for old_result, new_result in zip(op.results, branch.results, strict=False):
+            self.mapping[old_result] = new_result
+        self.state = ControlState.of(branch.results[len(own) :], with_wls)
 
     def _in_size(self, b: LoweringBuilder) -> SSAValue:
         """The size of `in` (read once after each barrier that changes it)."""

@@ -205,6 +205,9 @@ class _Outliner:
         self.small_worklist_edges = 0
         """Edge bound of the small-worklist mode per control-block thread
         (OutlineIterations option `small_worklist_edges`; 0: items only)."""
+        self.conditional = False
+        """Invocations inside an `scf.if` of an Iterate/Pipe body are
+        outlined (OutlineIterations option `conditional`)."""
         self.names = {
             op.sym_name.data
             for table in (module, self.container)
@@ -303,7 +306,7 @@ class _Outliner:
         another block size is run as a copy pinned to this one's (one copy
         per kernel and size, named after both)."""
         try:
-            return plan_outline(op, self.kernels, self.control_block)
+            return plan_outline(op, self.kernels, self.control_block, self.conditional)
         except PinnedElsewhere as pinned:
             size = pinned.plan.block_size
             for name in pinned.names:
@@ -330,7 +333,7 @@ class _Outliner:
                         and inner.callee.string_value() == name
                     ):
                         inner.callee = SymbolRefAttr(copy)
-            return plan_outline(op, self.kernels, self.control_block)
+            return plan_outline(op, self.kernels, self.control_block, self.conditional)
 
     def _body_function(self, name: str, kernel: gpu.FuncOp) -> str:
         if name not in self.bodies:
@@ -662,6 +665,12 @@ class OutlineIterations(ModulePass):
     """Largest control block size to pick from the sizes the kernels admit
     (0: the largest they admit), a power of two from 32 to 1024."""
 
+    conditional: bool = False
+    """An `scf.if` directly in an Iterate or Pipe body may invoke kernels
+    (experimental): the control kernel takes the branch every thread
+    computes alike, the steps' state carried out of it; false: such an
+    Iterate/Pipe stays a host loop."""
+
     control_resident: int = 0
     """Threads per SM the control kernel's launch bounds ask for (the
     minimum blocks per SM is this over the block size, at least 1; fewer
@@ -697,4 +706,5 @@ class OutlineIterations(ModulePass):
         outliner.retry_drain_blocks = self.retry_drain_blocks
         outliner.retry_merged = self.retry_merged
         outliner.small_worklist_edges = self.small_worklist_edges
+        outliner.conditional = self.conditional
         outliner.run()

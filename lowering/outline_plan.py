@@ -131,6 +131,13 @@ class Plan:
         )
 
 
+def holds_invocation(op: Operation) -> bool:
+    """Whether `op` is an `scf.if` with an `irgl.invoke` in a branch."""
+    return isinstance(op, scf.IfOp) and any(
+        isinstance(inner, InvokeOp) for inner in op.walk()
+    )
+
+
 def _check_device_op(op: Operation) -> None:
     """`op` (in an Iterate/Pipe body, not orchestration) must run on the device."""
     if op.dialect_name() == "arith" or isinstance(op, scf.YieldOp):
@@ -149,11 +156,16 @@ def _check_device_op(op: Operation) -> None:
 
 
 def plan_outline(
-    op: IterateOp | PipeOp, kernels: dict[str, gpu.FuncOp], control_block: int = 0
+    op: IterateOp | PipeOp,
+    kernels: dict[str, gpu.FuncOp],
+    control_block: int = 0,
+    conditional: bool = False,
 ) -> Plan:
     """The plan of an outlinable `op` (its control block size the largest
     the kernels admit, up to `control_block` when that is set); raises
-    NotOutlinable otherwise."""
+    NotOutlinable otherwise. With `conditional`, an `scf.if` directly in an
+    Iterate or Pipe body may hold invocations (not loops): its condition is
+    a value every thread of the control kernel holds alike."""
     if not has_loop(op):
         raise NotOutlinable("it holds no loop (a Pipe once of invocations only)")
     plan = Plan()
@@ -177,6 +189,16 @@ def plan_outline(
                 visit(body_op)
         elif isinstance(inner, InvokeOp | YieldOp):
             return
+        elif conditional and holds_invocation(inner):
+            for region in inner.regions:
+                for block in region.blocks:
+                    for branch_op in block.ops:
+                        if isinstance(branch_op, IterateOp | PipeOp):
+                            raise NotOutlinable(
+                                f"'{branch_op.name}' inside 'scf.if' (a loop "
+                                "directly in an Iterate or Pipe body only)"
+                            )
+                        visit(branch_op)
         else:
             _check_device_op(inner)
 

@@ -67,7 +67,7 @@ from lowering.outline_control import (
     rt_call,
     rt_value,
 )
-from lowering.outline_plan import Plan, launch_of, reads_in_size
+from lowering.outline_plan import Plan, holds_invocation, launch_of, reads_in_size
 
 #: Default item threshold of the small-worklist mode: two items per thread of
 #: a 1024-thread control block (the size RESIDENT_THREADS and the benchmarks'
@@ -220,6 +220,8 @@ def small_loop_reason(
     `kernels` says why each invoked kernel cannot run in one block."""
     if any(_is_loop(inner) for inner in loop.body.walk()):
         return "its round holds a nested loop"
+    if any(holds_invocation(inner) for inner in loop.body.walk()):
+        return "its round invokes a kernel inside scf.if"
     for inner in loop.walk():
         if isinstance(inner, InvokeOp | IterateOp):
             why = kernels[inner.callee.string_value()]
