@@ -41,6 +41,7 @@ from lowering.outline_small_worklist import (
     check_small_worklist_option,
     check_small_worklist_us_option,
 )
+from lowering.stamp_test import HUB_SKEW, IrglStampTest
 
 
 @dataclass(frozen=True)
@@ -345,7 +346,7 @@ class LowerIrgl(ModulePass):
     values computable on every copy instead of broadcasting them."""
     stamp_test: bool = True
     """Round-stamp exchanges skipped where the entry holds the counter."""
-    stamp_test_skew: int = 32
+    stamp_test_skew: int = HUB_SKEW
     """`stamp_test` only on graphs whose largest degree exceeds this many
     times the mean (0: on every graph)."""
 
@@ -428,8 +429,6 @@ class LowerIrgl(ModulePass):
 
     def _stamp_test(self) -> list[ModulePass]:
         """irgl-stamp-test where `stamp_test` asks for it."""
-        from lowering.stamp_test import IrglStampTest
-
         return (
             [IrglStampTest(remarks=self.remarks, skew=self.stamp_test_skew)]
             if self.stamp_test

@@ -466,7 +466,9 @@ class ControlLowering:
                     *(self.mapping.get(v, v) for v in yielded), *self.state.values()
                 )
             )
-        for old_result, new_result in zip(op.results, branch.results, strict=False):
+        for old_result, new_result in zip(
+            op.results, branch.results[: len(own)], strict=True
+        ):
             self.mapping[old_result] = new_result
         self.state = ControlState.of(branch.results[len(own) :], with_wls)
 

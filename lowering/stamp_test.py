@@ -66,6 +66,10 @@ from irgl_dialect.runtime import COHERENT_LOAD_ATTR
 from lowering.builders import LoweringBuilder, emit_if
 from lowering.round_stamps import stamp_counter
 
+#: A hub: a node of more than this many times the graph's mean degree (the
+#: default `skew`; benchmarks/sssp/app.py chooses SSSP's window by it too).
+HUB_SKEW = 32
+
 _CMPI_EQ = 0
 _CMPI_SGT = 4
 
@@ -137,7 +141,7 @@ class IrglStampTest(ModulePass):
     remarks: bool = False
     """Print each kernel's stamps whose exchanges are tested first."""
 
-    skew: int = 32
+    skew: int = HUB_SKEW
     """Test only where the graph's largest degree exceeds `skew` times its
     mean degree (0: always)."""
 

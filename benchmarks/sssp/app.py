@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from irgl_runner.apps import AppSpec, ArraySpec, RunContext
 from irgl_runner.reference import INF, compare_exact, sssp_distances
 from irgl_runner.validate import distances_problem
+from lowering.stamp_test import HUB_SKEW
 
 if TYPE_CHECKING:
     from irgl_runner.graphs import CSRGraph
@@ -27,9 +28,6 @@ NARROW_WINDOW = 64
 #: ... and on the others: 32 times that.
 WIDE_WINDOW = 2048
 DENSE_MEAN_DEGREE = 8
-#: A hub: a node of more than this many times the mean degree (the round
-#: stamps' test uses the same bound, `lower-irgl{stamp_test_skew}`).
-HUB_SKEW = 32
 
 
 def window(graph: CSRGraph | RankGraph) -> int:
@@ -50,7 +48,7 @@ def window(graph: CSRGraph | RankGraph) -> int:
     """
     n, m = graph.num_nodes, graph.num_edges
     dense = m >= DENSE_MEAN_DEGREE * n
-    hubs = graph.max_degree() * n > HUB_SKEW * m
+    hubs = graph.max_degree() * n > HUB_SKEW * m  # the round stamps' test's hubs
     return NARROW_WINDOW if dense and not hubs else WIDE_WINDOW
 
 
