@@ -155,7 +155,7 @@ class LowerIrgl(ModulePass):
       footprint the compiler can name claims it, each element in the mode
       the body uses it (irgl-exclusive-footprint; off with
       `exclusive_locks`);
-    - `outline_conditional` (bool, false; experimental): an `scf.if` in an
+    - `outline_conditional` (bool, true): an `scf.if` in an
       Iterate or Pipe body that invokes kernels is outlined too, the
       control kernel taking the branch every thread computes alike
       (irgl-outline-iterations `conditional`); false: that Iterate/Pipe
@@ -326,9 +326,9 @@ class LowerIrgl(ModulePass):
     retry_merged: bool = True
     """A control kernel runs an invocation's first attempt and its retry
     rounds from one call of the kernel's body."""
-    outline_conditional: bool = False
+    outline_conditional: bool = True
     """Invocations inside an `scf.if` of an Iterate/Pipe body are outlined
-    (irgl-outline-iterations `conditional`; experimental)."""
+    (irgl-outline-iterations `conditional`)."""
     hashed_priority: bool = False
     """Exclusive's priorities are a hash of the contender's rank."""
     sized_priority: bool = True

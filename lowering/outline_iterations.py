@@ -665,9 +665,9 @@ class OutlineIterations(ModulePass):
     """Largest control block size to pick from the sizes the kernels admit
     (0: the largest they admit), a power of two from 32 to 1024."""
 
-    conditional: bool = False
+    conditional: bool = True
     """An `scf.if` directly in an Iterate or Pipe body may invoke kernels
-    (experimental): the control kernel takes the branch every thread
+    (the default): the control kernel takes the branch every thread
     computes alike, the steps' state carried out of it; false: such an
     Iterate/Pipe stays a host loop."""
 
