@@ -68,7 +68,9 @@ STARTUP_TIMEOUT_S = 1200.0
 #: fastest one needs a reason in the work (reached edges or BFS levels).
 SPREAD_LIMIT = 1.2
 
-#: Untimed runs of the counting build per source (:attr:`SourceRun.counted`).
+#: Untimed runs of the counting build per source, at least
+#: (:attr:`SourceRun.counted`; as many as the source's timed runs where
+#: those are more).
 COUNTED_RUNS = 3
 
 #: A source at most this many ms slower than the fastest needs no reason

@@ -172,13 +172,14 @@ def count_edges(
     app without a replay of its work (SSSP), its ``edge_visits`` to the edge
     ranges the run takes (an app with a replay stops edge loops early:
     BFS's bottom-up pass, whose whole ranges a count would add). It runs
-    ``counted_runs`` times a source: the first run sets those fields, and
-    every run's totals go to ``counted`` (the work varies between runs where
-    which thread reads a hub's edges does)."""
+    ``counted_runs`` times a source, or as often as it was timed where that
+    is more: the first run sets those fields, and every run's totals go to
+    ``counted`` (the work varies between runs where which thread reads a
+    hub's edges does, so the counts sample it as often as the times do)."""
     device_graph = counter.upload_graph(graph)
     for run in runs:
         run.counted = []
-        for k in range(counted_runs):
+        for k in range(max(counted_runs, len(run.times_ms))):
             ctx = RunContext(app, graph, run.node)
             ctx.device_graph = device_graph
             for name, values in alloc_outputs(app, counter, ctx).items():

@@ -126,6 +126,21 @@ def test_count_edges_gives_each_source_its_counted_runs() -> None:
         assert run.counted == [first] * COUNTED_RUNS
 
 
+def test_count_edges_counts_a_source_as_often_as_it_was_timed() -> None:
+    """A source timed more often than COUNTED_RUNS is counted as often (its
+    work varies from run to run as much for the counts as for the times)."""
+    app = load_app("sssp")
+    graph = generate("rmat:6@1")
+    (node, role), *_ = pick_sources(graph, 1)
+    timed = SourceRun(node, role, 0, "passed", times_ms=[0.1] * (COUNTED_RUNS + 2))
+    once = SourceRun(node, role, 0, "passed", times_ms=[0.1])
+    counter = _Counting(interp_program(app, "sequential"))
+    count_edges(app, counter, graph, [timed, once])  # type: ignore[arg-type]
+    assert timed.counted is not None and len(timed.counted) == COUNTED_RUNS + 2
+    assert once.counted is not None and len(once.counted) == COUNTED_RUNS
+    assert counter.calls == 2 * COUNTED_RUNS + 2
+
+
 def test_count_edges_counts_only_steps_for_an_app_with_a_replay() -> None:
     """BFS replays its reads on the CPU (its bottom-up pass stops edge loops
     early, which a range count would add whole): count_edges leaves its edge
