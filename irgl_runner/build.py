@@ -18,6 +18,7 @@ import hashlib
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -577,7 +578,7 @@ _NO_SPLIT_COMPILE: set[str] = set()
 
 
 def _nvcc(cmd: list[str], source: Path, output: Path) -> None:
-    """Run nvcc; raise :class:`CompileError` with its output if it fails
+    """Run nvcc (or the host compiler); raise :class:`CompileError` with its output if it fails
     (removing a partial `output`). An nvcc that does not know
     ``--split-compile=...`` runs again without it (and is not given it
     again)."""
@@ -598,7 +599,7 @@ def _nvcc(cmd: list[str], source: Path, output: Path) -> None:
     if proc.returncode != 0:
         output.unlink(missing_ok=True)
         raise CompileError(
-            f"nvcc failed (exit {proc.returncode}) on {source}:\n"
+            f"{Path(cmd[0]).name} failed (exit {proc.returncode}) on {source}:\n"
             + (proc.stderr.strip() or proc.stdout.strip())
         )
 
@@ -647,13 +648,83 @@ def _runtime_library(
         tmp = (
             out_dir / f".libirgl_runtime_{key}.{os.getpid()}.{threading.get_ident()}.so"
         )
-        _nvcc(
-            [nvcc, *flags, f"-I{runtime_include_dir()}", "-o", str(tmp), str(cu)],
-            cu,
-            tmp,
-        )
+        host = _host_compile_command(nvcc, flags, cu, tmp)
+        if host is not None:
+            _nvcc(host, cu, tmp)
+        else:
+            _nvcc(
+                [nvcc, *flags, f"-I{runtime_include_dir()}", "-o", str(tmp), str(cu)],
+                cu,
+                tmp,
+            )
         os.replace(tmp, lib)
     return lib
+
+
+def _cuda_root(nvcc: str) -> Path | None:
+    """The CUDA toolkit that ``nvcc`` belongs to (the folder above its
+    ``bin``), None where nvcc is not found."""
+    found = shutil.which(nvcc)
+    return Path(found).resolve().parent.parent if found else None
+
+
+def _first(paths: Sequence[Path]) -> Path | None:
+    return next((p for p in paths if p.exists()), None)
+
+
+def _host_compile_command(
+    nvcc: str, flags: Sequence[str], source: Path, output: Path
+) -> list[str] | None:
+    """The command that builds the runtime library with the host C++
+    compiler (the library holds no device code, so neither cudafe++ nor cicc
+    runs: 0.9 instead of 1.9 s on two cores): the compiler nvcc would use
+    (``-ccbin``, else ``$IRGL_CXX``, else ``g++``), CUDA's headers and its
+    static runtime from nvcc's toolkit, and of the program's flags those the
+    host compiler takes (``-D``, ``-U``, ``-I``, ``-O``, ``-Xcompiler``).
+    None where the compiler, the headers or the static runtime is missing
+    (nvcc builds the library then)."""
+    root = _cuda_root(nvcc)
+    if root is None:
+        return None
+    targets = sorted(root.glob("targets/*"))
+    include = _first(
+        [root / "include" / "cuda_runtime.h"]
+        + [t / "include" / "cuda_runtime.h" for t in targets]
+    )
+    cudart = _first(
+        [root / d / "libcudart_static.a" for d in ("lib64", "lib")]
+        + [t / "lib" / "libcudart_static.a" for t in targets]
+    )
+    compiler = os.environ.get("IRGL_CXX", "g++")
+    host_flags: list[str] = []
+    args = list(flags)
+    for i, flag in enumerate(args):
+        if flag in ("-ccbin", "--compiler-bindir") and i + 1 < len(args):
+            compiler = args[i + 1]
+        elif flag.startswith(("-D", "-U", "-I", "-O")):
+            host_flags.append(flag)
+        elif flag == "-Xcompiler" and i + 1 < len(args):
+            host_flags += args[i + 1].split(",")
+    if include is None or cudart is None or shutil.which(compiler) is None:
+        return None
+    return [
+        compiler,
+        "-x",
+        "c++",
+        "-std=c++17",
+        "-fPIC",
+        "-shared",
+        *host_flags,
+        f"-I{include.parent}",
+        f"-I{runtime_include_dir()}",
+        "-o",
+        str(output),
+        str(source),
+        str(cudart),
+        "-ldl",
+        "-lrt",
+        "-lpthread",
+    ]
 
 
 @contextmanager

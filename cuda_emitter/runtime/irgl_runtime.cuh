@@ -30,6 +30,47 @@
 
 #include <cuda_runtime.h>
 
+#if !defined(__CUDACC__)
+// A host C++ compiler (the runtime library is built with one: it holds no
+// device code): the device code below parses against these declarations and
+// is never emitted, every device function being inline and called from
+// device code only (kernels are compiled by nvcc alone, `#ifdef __CUDACC__`).
+#include <math.h>
+extern const uint3 threadIdx, blockIdx;
+extern const dim3 blockDim, gridDim;
+void __syncthreads();
+int __syncthreads_or(int);
+void __syncwarp(unsigned = 0xffffffffu);
+void __threadfence();
+void __nanosleep(unsigned);
+void __trap();
+void __barrier_sync(unsigned);
+unsigned __activemask();
+unsigned __ballot_sync(unsigned, int);
+int __ffs(int);
+int __popc(unsigned);
+template <class T>
+unsigned __match_any_sync(unsigned, T);
+template <class T, class... R>
+T __shfl_sync(unsigned, T, R...);
+template <class T, class... R>
+T __shfl_up_sync(unsigned, T, R...);
+template <class T, class... R>
+T __shfl_xor_sync(unsigned, T, R...);
+template <class T, class U>
+T atomicAdd(T*, U);
+template <class T, class U>
+T atomicAdd_block(T*, U);
+template <class T, class U>
+T atomicSub(T*, U);
+template <class T, class U>
+T atomicExch(T*, U);
+template <class T, class U>
+T atomicMax(T*, U);
+template <class T, class U, class V>
+T atomicCAS(T*, U, V);
+#endif
+
 // IRGL_HOST_CODE: whether this pass sees the runtime's host-only code (launch
 // helpers, pipes, cells, the extern "C" functions). The programs the cuda
 // target emits define IRGL_SPLIT_HOST_CODE and wrap their own host code in
@@ -1400,8 +1441,17 @@ inline void launch(void (*kernel)(KArgs...), irgl_index grid, irgl_index block, 
   static_assert(sizeof...(KArgs) == sizeof...(Args), "irgl::launch: wrong number of kernel arguments");
   detail::check_dims("irgl::launch", grid, block);
   if (grid == 0) return;
+#ifdef __CUDACC__
   kernel<<<static_cast<unsigned>(grid), static_cast<unsigned>(block)>>>(static_cast<Args&&>(args)...);
   detail::check_launch("kernel launch", grid, block, cudaSuccess);
+#else  // a host compiler: the same launch through the runtime API
+  void* addresses[sizeof...(KArgs) > 0 ? sizeof...(KArgs) : 1];
+  detail::ArgPack<KArgs...> pack(static_cast<Args&&>(args)...);
+  pack.addresses(addresses);
+  const cudaError_t err = cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(static_cast<unsigned>(grid)),
+                                           dim3(static_cast<unsigned>(block)), addresses, 0, 0);
+  detail::check_launch("kernel launch", grid, block, err);
+#endif
 }
 
 /// Launches a grid-barrier kernel with cudaLaunchCooperativeKernel. Throws
@@ -1794,40 +1844,6 @@ IRGL_HOST_API void fail_cuda(cudaError_t err, const char* where) {
 #endif  // IRGL_HOST_IMPL
 #endif  // IRGL_HOST_CODE
 
-namespace irgl {
-namespace detail {
-
-/// Copies a 32- or 64-bit index array into int32 worklist items.
-template <class T>
-__global__ void copy_to_items_kernel(int32_t* dst, const T* src, irgl_index n) {
-  for (irgl_index i = irgl_global_thread_id(); i < n; i += irgl_global_num_threads())
-    dst[i] = static_cast<int32_t>(src[i]);
-}
-
-/// Stores one initial item and the worklist's new tail (clearing its overflow
-/// flag): irgl_pipe_push_initial without a synchronizing copy. (These two
-/// are [[maybe_unused]]: a program's device pass does not see their launches.)
-[[maybe_unused]] static __global__ void push_initial_kernel(int32_t* slot, irgl_index* tail, int* overflow,
-                                                           int32_t item, irgl_index new_tail) {
-  *slot = item;
-  *tail = new_tail;
-  *overflow = 0;
-}
-
-/// Fills n ints with `value` (an All cell's reset flags).
-[[maybe_unused]] static __global__ void fill_int_kernel(int* p, int n, int value) {
-  for (int i = threadIdx.x; i < n; i += blockDim.x) p[i] = value;
-}
-
-// irgl_pipe_init_from_array_index (host code, which the device pass does not
-// see) launches this kernel for 64-bit indices: instantiated here as it was
-// when the device pass parsed that function.
-#if !IRGL_HOST_CODE && defined(IRGL_INDEX_BITS) && IRGL_INDEX_BITS == 64
-template __global__ void copy_to_items_kernel<irgl_index>(int32_t*, const irgl_index*, irgl_index);
-#endif
-
-}  // namespace detail
-}  // namespace irgl
 #if IRGL_HOST_CODE  // host only: a program's device pass skips it
 /// Allocates n zero-initialized elements of T on the device (memref.alloc in
 /// host code: irgl_alloc<int32_t>(n)); never null, even for n == 0. Free with
@@ -1889,6 +1905,35 @@ IRGL_HOST_API void irgl_cell_destroy(irgl::Cell c);
 #if IRGL_HOST_IMPL
 namespace irgl {
 namespace detail {
+
+/// Fills n 32-bit words at device address p with `value` on the default
+/// stream, asynchronously (cuMemsetD32Async, found through the runtime's
+/// driver entry point: the runtime library holds no kernels and does not
+/// link libcuda). Throws irgl::Error.
+inline void fill32_async(void* p, uint32_t value, size_t n) {
+  using Fill = int (*)(unsigned long long, unsigned int, size_t, void*);  // CUresult (CUdeviceptr, ..., CUstream)
+  static const Fill fill = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+    const cudaError_t err = cudaGetDriverEntryPointByVersion("cuMemsetD32Async", &fn, 12000, cudaEnableDefault, &found);
+#else
+    const cudaError_t err = cudaGetDriverEntryPoint("cuMemsetD32Async", &fn, cudaEnableDefault, &found);
+#endif
+    (void)cudaGetLastError();
+    return err == cudaSuccess && found == cudaDriverEntryPointSuccess ? reinterpret_cast<Fill>(fn) : nullptr;
+  }();
+  if (!fill) throw Error("cuMemsetD32Async: not available through cudaGetDriverEntryPoint");
+  const int rc = fill(static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(p)), value, n, nullptr);
+  if (rc != 0) throw Error("cuMemsetD32Async: CUresult " + std::to_string(rc));
+}
+
+/// Stores `value` into the irgl_index at device address p, asynchronously.
+inline void store_index_async(irgl_index* p, irgl_index value) {
+  const uint64_t bits = static_cast<uint64_t>(static_cast<int64_t>(value));
+  fill32_async(p, static_cast<uint32_t>(bits), 1);
+  if (sizeof(irgl_index) == 8) fill32_async(reinterpret_cast<uint32_t*>(p) + 1, static_cast<uint32_t>(bits >> 32), 1);
+}
 
 /// Host view of one worklist's device meta block (tail + overflow flag).
 struct Meta {
@@ -2069,10 +2114,11 @@ IRGL_HOST_API void irgl_pipe_push_initial(irgl::Pipe* p, irgl_index v) {
   if (n >= p->capacity)
     throw irgl::Error("worklist overflow: capacity " + std::to_string(static_cast<long long>(p->capacity)) +
                       " exceeded; by the initial items of the in worklist");
-  // one asynchronous one-thread kernel writes the item and the tail: no
-  // synchronizing copy before the first launch
-  irgl::launch(irgl::detail::push_initial_kernel, 1, 1, p->in.items + n, p->in.tail, p->in.overflow,
-               static_cast<int32_t>(v), n + 1);
+  // asynchronous 32-bit fills write the item, the tail and the overflow
+  // flag: no synchronizing copy before the first launch
+  irgl::detail::fill32_async(p->in.items + n, static_cast<uint32_t>(static_cast<int32_t>(v)), 1);
+  irgl::detail::store_index_async(p->in.tail, n + 1);
+  irgl::detail::fill32_async(p->in.overflow, 0, 1);
   p->in_size = n + 1;
 }
 
@@ -2080,7 +2126,9 @@ namespace irgl {
 namespace detail {
 
 /// in := dev[0:n] for a device array of 32- or 64-bit integers (64-bit items
-/// are narrowed to int32 by a small kernel). Throws if n > capacity.
+/// are narrowed to int32: a strided copy of each item's low 4 bytes, the
+/// int32 value of any item below 2^31 on the little-endian hosts and GPUs
+/// CUDA runs on). Throws if n > capacity.
 template <class T>
 inline void init_from_array(Pipe* p, const T* dev, irgl_index n) {
   if (n < 0 || n > p->capacity)
@@ -2092,8 +2140,8 @@ inline void init_from_array(Pipe* p, const T* dev, irgl_index n) {
       IRGL_CHECK(cudaMemcpyAsync(p->in.items, dev, static_cast<size_t>(n) * sizeof(int32_t),
                                  cudaMemcpyDeviceToDevice, 0));
     } else {
-      const irgl_index blocks = (n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096;
-      launch(copy_to_items_kernel<T>, blocks, 256, p->in.items, dev, n);
+      IRGL_CHECK(cudaMemcpy2DAsync(p->in.items, sizeof(int32_t), dev, sizeof(T), sizeof(int32_t),
+                                   static_cast<size_t>(n), cudaMemcpyDeviceToDevice, 0));
     }
   }
   write_tail(p, p->in, n);
@@ -3217,7 +3265,7 @@ IRGL_HOST_API irgl::Cell irgl_cell_create_slots(bool any) {
   c.flag = irgl::scratch_alloc<int>(3);  // cleared: an Any cell's reset state
   if (!any) {
     try {
-      irgl::launch(irgl::detail::fill_int_kernel, 1, 32, c.flag, 3, 1);
+      irgl::detail::fill32_async(c.flag, 1, 3);
     } catch (...) {
       irgl::scratch_free(c.flag);
       throw;
