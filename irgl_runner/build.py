@@ -661,11 +661,14 @@ def _runtime_library(
     return lib
 
 
-def _cuda_root(nvcc: str) -> Path | None:
-    """The CUDA toolkit that ``nvcc`` belongs to (the folder above its
-    ``bin``), None where nvcc is not found."""
+def _cuda_roots(nvcc: str) -> list[Path]:
+    """Where the CUDA toolkit of ``nvcc`` may be: the folder above nvcc's
+    ``bin``, then ``$CUDA_HOME``, ``$CUDA_PATH`` and /usr/local/cuda (for an
+    nvcc on PATH that is a script calling the toolkit's)."""
     found = shutil.which(nvcc)
-    return Path(found).resolve().parent.parent if found else None
+    roots = [Path(found).resolve().parent.parent] if found else []
+    roots += [Path(os.environ[v]) for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
+    return [*roots, Path("/usr/local/cuda")]
 
 
 def _first(paths: Sequence[Path]) -> Path | None:
@@ -683,18 +686,19 @@ def _host_compile_command(
     host compiler takes (``-D``, ``-U``, ``-I``, ``-O``, ``-Xcompiler``).
     None where the compiler, the headers or the static runtime is missing
     (nvcc builds the library then)."""
-    root = _cuda_root(nvcc)
-    if root is None:
-        return None
-    targets = sorted(root.glob("targets/*"))
-    include = _first(
-        [root / "include" / "cuda_runtime.h"]
-        + [t / "include" / "cuda_runtime.h" for t in targets]
-    )
-    cudart = _first(
-        [root / d / "libcudart_static.a" for d in ("lib64", "lib")]
-        + [t / "lib" / "libcudart_static.a" for t in targets]
-    )
+    include = cudart = None
+    for root in _cuda_roots(nvcc):
+        targets = sorted(root.glob("targets/*"))
+        include = _first(
+            [root / "include" / "cuda_runtime.h"]
+            + [t / "include" / "cuda_runtime.h" for t in targets]
+        )
+        cudart = _first(
+            [root / d / "libcudart_static.a" for d in ("lib64", "lib")]
+            + [t / "lib" / "libcudart_static.a" for t in targets]
+        )
+        if include is not None and cudart is not None:
+            break
     compiler = os.environ.get("IRGL_CXX", "g++")
     host_flags: list[str] = []
     args = list(flags)
@@ -720,6 +724,8 @@ def _host_compile_command(
         "-o",
         str(output),
         str(source),
+        "-x",
+        "none",  # the archive is not C++
         str(cudart),
         "-ldl",
         "-lrt",
