@@ -661,14 +661,22 @@ def _runtime_library(
     return lib
 
 
-def _cuda_roots(nvcc: str) -> list[Path]:
-    """Where the CUDA toolkit of ``nvcc`` may be: the folder above nvcc's
-    ``bin``, then ``$CUDA_HOME``, ``$CUDA_PATH`` and /usr/local/cuda (for an
-    nvcc on PATH that is a script calling the toolkit's)."""
-    found = shutil.which(nvcc)
-    roots = [Path(found).resolve().parent.parent] if found else []
-    roots += [Path(os.environ[v]) for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
-    return [*roots, Path("/usr/local/cuda")]
+@functools.lru_cache(maxsize=8)
+def _cuda_root(nvcc: str) -> Path | None:
+    """The CUDA toolkit ``nvcc`` runs from, as its dry run names it (``_HERE_``,
+    the toolkit's ``bin``; an nvcc on PATH may be a script calling it), None
+    where it does not say (not found, or not nvcc)."""
+    try:
+        proc = subprocess.run(
+            [nvcc, "--dryrun", "-c", "-x", "cu", os.devnull, "-o", os.devnull],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    here = re.search(r"^#\$ _HERE_=(.+)$", proc.stdout + proc.stderr, re.MULTILINE)
+    return Path(here.group(1).strip()).parent if here else None
 
 
 def _first(paths: Sequence[Path]) -> Path | None:
@@ -686,19 +694,18 @@ def _host_compile_command(
     host compiler takes (``-D``, ``-U``, ``-I``, ``-O``, ``-Xcompiler``).
     None where the compiler, the headers or the static runtime is missing
     (nvcc builds the library then)."""
-    include = cudart = None
-    for root in _cuda_roots(nvcc):
-        targets = sorted(root.glob("targets/*"))
-        include = _first(
-            [root / "include" / "cuda_runtime.h"]
-            + [t / "include" / "cuda_runtime.h" for t in targets]
-        )
-        cudart = _first(
-            [root / d / "libcudart_static.a" for d in ("lib64", "lib")]
-            + [t / "lib" / "libcudart_static.a" for t in targets]
-        )
-        if include is not None and cudart is not None:
-            break
+    root = _cuda_root(nvcc)
+    if root is None:
+        return None
+    targets = sorted(root.glob("targets/*"))
+    include = _first(
+        [root / "include" / "cuda_runtime.h"]
+        + [t / "include" / "cuda_runtime.h" for t in targets]
+    )
+    cudart = _first(
+        [root / d / "libcudart_static.a" for d in ("lib64", "lib")]
+        + [t / "lib" / "libcudart_static.a" for t in targets]
+    )
     compiler = os.environ.get("IRGL_CXX", "g++")
     host_flags: list[str] = []
     args = list(flags)

@@ -490,6 +490,77 @@ def test_compile_cuda_cache_with_fake_nvcc(
     )  # its directory joins the include path
 
 
+def _toolkit(root: Path, log: Path, archive: bool = True) -> Path:
+    """A fake CUDA toolkit under ``root``: an nvcc whose dry run names its
+    bin folder, cuda_runtime.h, the static runtime unless not ``archive``,
+    and a host compiler (``cxx``) that logs its arguments and writes its
+    output."""
+    (root / "bin").mkdir(parents=True)
+    (root / "include").mkdir()
+    (root / "include" / "cuda_runtime.h").write_text("")
+    if archive:
+        (root / "lib64").mkdir()
+        (root / "lib64" / "libcudart_static.a").write_text("")
+    nvcc = root / "bin" / "nvcc"
+    nvcc.write_text(f"#!/bin/sh\necho '#$ _HERE_={root / 'bin'}'\n")
+    cxx = root / "cxx"
+    cxx.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> {log}\n'
+        'while [ "$#" -gt 0 ]; do if [ "$1" = "-o" ]; then out="$2"; fi; shift; done\n'
+        'echo built > "$out"\n'
+    )
+    for tool in (nvcc, cxx):
+        tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
+    return nvcc
+
+
+def test_the_runtime_library_is_built_by_the_host_compiler(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runtime library holds no device code: the host compiler builds it
+    (``$IRGL_CXX``), with the toolkit's headers and static runtime that
+    nvcc's dry run points to, and of the flags those a host compiler takes;
+    without the static runtime, nvcc builds it."""
+    from irgl_runner.build import _host_compile_command, _runtime_library
+
+    log = tmp_path / "cxx.log"
+    nvcc = _toolkit(tmp_path / "cuda", log)
+    monkeypatch.setenv("IRGL_CXX", str(tmp_path / "cuda" / "cxx"))
+    flags = ["-arch=sm_90", "-O1", "--threads=0", "-Xcompiler", "-fPIC,-g", "-DIRGL_SYNC_LAUNCH"]
+    (tmp_path / "out").mkdir()
+    lib = _runtime_library("k1", flags, 32, str(nvcc), tmp_path / "out")
+    assert lib.read_text() == "built\n"
+    (call,) = log.read_text().splitlines()
+    args = call.split()
+    assert args[:3] == ["-x", "c++", "-std=c++17"]
+    assert {"-O1", "-fPIC", "-g", "-DIRGL_SYNC_LAUNCH"} <= set(args)
+    assert "-arch=sm_90" not in args and "--threads=0" not in args
+    assert f"-I{tmp_path / 'cuda' / 'include'}" in args
+    # the archive after `-x none`: linked, not compiled as C++
+    assert args[-6:-4] == ["-x", "none"]
+    assert args[-4].endswith("libcudart_static.a")
+    bare = _toolkit(tmp_path / "bare", tmp_path / "bare.log", archive=False)
+    assert _host_compile_command(str(bare), flags, Path("x.cu"), Path("x.so")) is None
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_the_runtime_header_builds_as_a_host_library(tmp_path: Path) -> None:
+    """The runtime header compiles with the host compiler alone into the
+    library programs link (its device code parsed, never emitted)."""
+    from irgl_runner.build import _host_compile_command, _runtime_library
+
+    if _host_compile_command("nvcc", [], Path("x.cu"), Path("x.so")) is None:
+        pytest.skip("no host compiler or static CUDA runtime beside nvcc")
+    lib = _runtime_library("host", ["-O1"], 32, "nvcc", tmp_path)
+    out = subprocess.run(
+        ["nm", "-D", "--defined-only", str(lib)], capture_output=True, text=True
+    ).stdout
+    exported = {line.split()[-1] for line in out.splitlines() if " T " in line or " W " in line}
+    assert "irgl_warm_up" in exported  # the ABI functions
+    assert any("irgl_pipe_create" in name for name in exported)  # the host API
+
+
 def test_the_runtime_library_is_prefetched_once(
     tmp_path: Path, fake_nvcc: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
