@@ -578,8 +578,8 @@ _NO_SPLIT_COMPILE: set[str] = set()
 
 
 def _nvcc(cmd: list[str], source: Path, output: Path) -> None:
-    """Run nvcc (or the host compiler); raise :class:`CompileError` with its output if it fails
-    (removing a partial `output`). An nvcc that does not know
+    """Run nvcc (or the host compiler); raise :class:`CompileError` with its
+    output if it fails (removing a partial `output`). An nvcc that does not know
     ``--split-compile=...`` runs again without it (and is not given it
     again)."""
     split = [a for a in cmd if a.startswith("--split-compile")]

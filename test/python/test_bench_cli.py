@@ -527,7 +527,14 @@ def test_the_runtime_library_is_built_by_the_host_compiler(
     log = tmp_path / "cxx.log"
     nvcc = _toolkit(tmp_path / "cuda", log)
     monkeypatch.setenv("IRGL_CXX", str(tmp_path / "cuda" / "cxx"))
-    flags = ["-arch=sm_90", "-O1", "--threads=0", "-Xcompiler", "-fPIC,-g", "-DIRGL_SYNC_LAUNCH"]
+    flags = [
+        "-arch=sm_90",
+        "-O1",
+        "--threads=0",
+        "-Xcompiler",
+        "-fPIC,-g",
+        "-DIRGL_SYNC_LAUNCH",
+    ]
     (tmp_path / "out").mkdir()
     lib = _runtime_library("k1", flags, 32, str(nvcc), tmp_path / "out")
     assert lib.read_text() == "built\n"
@@ -556,7 +563,9 @@ def test_the_runtime_header_builds_as_a_host_library(tmp_path: Path) -> None:
     out = subprocess.run(
         ["nm", "-D", "--defined-only", str(lib)], capture_output=True, text=True
     ).stdout
-    exported = {line.split()[-1] for line in out.splitlines() if " T " in line or " W " in line}
+    exported = {
+        line.split()[-1] for line in out.splitlines() if " T " in line or " W " in line
+    }
     assert "irgl_warm_up" in exported  # the ABI functions
     assert any("irgl_pipe_create" in name for name in exported)  # the host API
 
