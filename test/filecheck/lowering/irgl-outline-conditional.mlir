@@ -1,7 +1,8 @@
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{conditional=true}' | filecheck %s
 // RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{conditional=true remarks=true}' -o /dev/null 2>&1 | filecheck %s --check-prefix=REMARK
-// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{remarks=true}' -o /dev/null 2>&1 | filecheck %s --check-prefix=OFF
+// RUN: irgl-opt %s --split-input-file -p 'convert-irgl-kernels,irgl-outline-iterations{conditional=false remarks=true}' -o /dev/null 2>&1 | filecheck %s --check-prefix=OFF
 // RUN: irgl-opt %s --split-input-file -p 'lower-irgl{outline_conditional=true remarks=true}' -o /dev/null 2>&1 | filecheck %s --check-prefix=REMARK
+// RUN: irgl-opt %s --split-input-file -p 'lower-irgl{remarks=true}' -o /dev/null 2>&1 | filecheck %s --check-prefix=REMARK
 
 // irgl-outline-iterations{conditional=true}: a kernel invoked inside an
 // scf.if of a Pipe body runs in the control kernel. Every thread takes the
@@ -62,7 +63,7 @@ irgl.kernel host @main(%g: !irgl.graph, %out: memref<?xi32>, %flag: i1) {
 // a loop whose round invokes inside scf.if gets none.
 // REMARK: remark: irgl.pipe in @main: outlined into control kernel @main_control
 // REMARK-NEXT: remark: irgl.pipe in @main: no small-worklist mode: its round invokes a kernel inside scf.if
-// Without the option the Pipe stays a host loop.
+// With the option off the Pipe stays a host loop.
 // OFF: remark: irgl.pipe in @main: not outlined: 'irgl.invoke' inside 'scf.if' (only directly in an Iterate or Pipe body)
 
 // -----
