@@ -649,9 +649,11 @@ def _runtime_library(
             out_dir / f".libirgl_runtime_{key}.{os.getpid()}.{threading.get_ident()}.so"
         )
         host = _host_compile_command(nvcc, flags, cu, tmp)
-        if host is not None:
+        try:
+            if host is None:
+                raise CompileError("no host compiler or static CUDA runtime")
             _nvcc(host, cu, tmp)
-        else:
+        except CompileError:  # nvcc builds it, as it builds the programs
             _nvcc(
                 [nvcc, *flags, f"-I{runtime_include_dir()}", "-o", str(tmp), str(cu)],
                 cu,
@@ -693,7 +695,8 @@ def _host_compile_command(
     static runtime from nvcc's toolkit, and of the program's flags those the
     host compiler takes (``-D``, ``-U``, ``-I``, ``-O``, ``-Xcompiler``).
     None where the compiler, the headers or the static runtime is missing
-    (nvcc builds the library then)."""
+    (nvcc builds the library then, as it does where the host compiler
+    fails)."""
     root = _cuda_root(nvcc)
     if root is None:
         return None

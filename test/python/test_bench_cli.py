@@ -521,7 +521,8 @@ def test_the_runtime_library_is_built_by_the_host_compiler(
     """The runtime library holds no device code: the host compiler builds it
     (``$IRGL_CXX``), with the toolkit's headers and static runtime that
     nvcc's dry run points to, and of the flags those a host compiler takes;
-    without the static runtime, nvcc builds it."""
+    without the static runtime, or where the host compiler fails, nvcc
+    builds it."""
     from irgl_runner.build import _host_compile_command, _runtime_library
 
     log = tmp_path / "cxx.log"
@@ -549,6 +550,17 @@ def test_the_runtime_library_is_built_by_the_host_compiler(
     assert args[-4].endswith("libcudart_static.a")
     bare = _toolkit(tmp_path / "bare", tmp_path / "bare.log", archive=False)
     assert _host_compile_command(str(bare), flags, Path("x.cu"), Path("x.so")) is None
+    # a host compiler that fails: nvcc builds the library
+    failing = tmp_path / "cuda" / "cxx"
+    failing.write_text("#!/bin/sh\necho 'error: no' >&2\nexit 1\n")
+    nvcc.write_text(
+        f"#!/bin/sh\necho '#$ _HERE_={tmp_path / 'cuda' / 'bin'}'\n"
+        'while [ "$#" -gt 0 ]; do if [ "$1" = "-o" ]; then out="$2"; fi; shift; done\n'
+        '[ -n "$out" ] && [ "$out" != /dev/null ] && echo nvcc > "$out"\n'
+    )
+    (tmp_path / "out2").mkdir()
+    lib = _runtime_library("k2", flags, 32, str(nvcc), tmp_path / "out2")
+    assert lib.read_text() == "nvcc\n"
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")

@@ -1,3 +1,4 @@
+# ruff: noqa: E501
 """The runtime library holds no kernels: its host functions that write
 device memory do it with 32-bit fills (cuMemsetD32Async, through the
 driver entry point) and copies. On a GPU, in both index widths, through the
