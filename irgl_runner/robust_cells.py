@@ -71,7 +71,7 @@ SPREAD_LIMIT = 1.2
 #: Untimed runs of the counting build per source, at least
 #: (:attr:`SourceRun.counted`; as many as the source's timed runs where
 #: those are more).
-COUNTED_RUNS = 3
+COUNTED_RUNS = 5
 
 #: A source at most this many ms slower than the fastest needs no reason
 #: (the jitter of a host-timed call, a few kernel launches).
