@@ -691,7 +691,8 @@ def _host_compile_command(
     """The command that builds the runtime library with the host C++
     compiler (the library holds no device code, so neither cudafe++ nor cicc
     runs: 0.9 instead of 1.9 s on two cores): the compiler nvcc would use
-    (``-ccbin``, else ``$IRGL_CXX``, else ``g++``), CUDA's headers and its
+    (``-ccbin``, else ``$IRGL_CXX``, else ``$NVCC_CCBIN``, else ``g++``),
+    CUDA's headers and its
     static runtime from nvcc's toolkit, and of the program's flags those the
     host compiler takes (``-D``, ``-U``, ``-I``, ``-O``, ``-Xcompiler``).
     None where the compiler, the headers or the static runtime is missing
@@ -709,7 +710,7 @@ def _host_compile_command(
         [root / d / "libcudart_static.a" for d in ("lib64", "lib")]
         + [t / "lib" / "libcudart_static.a" for t in targets]
     )
-    compiler = os.environ.get("IRGL_CXX", "g++")
+    compiler = os.environ.get("IRGL_CXX") or os.environ.get("NVCC_CCBIN") or "g++"
     host_flags: list[str] = []
     args = list(flags)
     for i, flag in enumerate(args):
