@@ -1914,14 +1914,19 @@ inline void fill32_async(void* p, uint32_t value, size_t n) {
   using Fill = int (*)(unsigned long long, unsigned int, size_t, void*);  // CUresult (CUdeviceptr, ..., CUstream)
   static const Fill fill = [] {
     void* fn = nullptr;
+#if CUDART_VERSION >= 12000
     cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
 #if CUDART_VERSION >= 12050
     const cudaError_t err = cudaGetDriverEntryPointByVersion("cuMemsetD32Async", &fn, 12000, cudaEnableDefault, &found);
 #else
     const cudaError_t err = cudaGetDriverEntryPoint("cuMemsetD32Async", &fn, cudaEnableDefault, &found);
 #endif
+    const bool ok = err == cudaSuccess && found == cudaDriverEntryPointSuccess;
+#else  // CUDA 11: no query result
+    const bool ok = cudaGetDriverEntryPoint("cuMemsetD32Async", &fn, cudaEnableDefault) == cudaSuccess;
+#endif
     (void)cudaGetLastError();
-    return err == cudaSuccess && found == cudaDriverEntryPointSuccess ? reinterpret_cast<Fill>(fn) : nullptr;
+    return ok ? reinterpret_cast<Fill>(fn) : nullptr;
   }();
   if (!fill) throw Error("cuMemsetD32Async: not available through cudaGetDriverEntryPoint");
   const int rc = fill(static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(p)), value, n, nullptr);
