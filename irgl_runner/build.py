@@ -654,11 +654,8 @@ def _runtime_library(
                 raise CompileError("no host compiler or static CUDA runtime")
             _nvcc(host, cu, tmp)
         except CompileError:  # nvcc builds it, as it builds the programs
-            _nvcc(
-                [nvcc, *flags, f"-I{runtime_include_dir()}", "-o", str(tmp), str(cu)],
-                cu,
-                tmp,
-            )
+            nvcc_cmd = [nvcc, *flags, f"-I{runtime_include_dir()}", "-o", str(tmp)]
+            _nvcc([*nvcc_cmd, str(cu)], cu, tmp)
         os.replace(tmp, lib)
     return lib
 
@@ -682,6 +679,7 @@ def _cuda_root(nvcc: str) -> Path | None:
 
 
 def _first(paths: Sequence[Path]) -> Path | None:
+    """The first of ``paths`` that exists, None where none does."""
     return next((p for p in paths if p.exists()), None)
 
 
@@ -692,9 +690,9 @@ def _host_compile_command(
     compiler (the library holds no device code, so neither cudafe++ nor cicc
     runs: 0.9 instead of 1.9 s on two cores): the compiler nvcc would use
     (``-ccbin``, else ``$IRGL_CXX``, else ``$NVCC_CCBIN``, else ``g++``),
-    CUDA's headers and its
-    static runtime from nvcc's toolkit, and of the program's flags those the
-    host compiler takes (``-D``, ``-U``, ``-I``, ``-O``, ``-Xcompiler``).
+    CUDA's headers and its static runtime from nvcc's toolkit, and of the
+    program's flags those the host compiler takes (``-D``, ``-U``, ``-I``,
+    ``-O``, ``-Xcompiler``).
     None where the compiler, the headers or the static runtime is missing
     (nvcc builds the library then, as it does where the host compiler
     fails)."""
@@ -712,14 +710,14 @@ def _host_compile_command(
     )
     compiler = os.environ.get("IRGL_CXX") or os.environ.get("NVCC_CCBIN") or "g++"
     host_flags: list[str] = []
-    args = list(flags)
-    for i, flag in enumerate(args):
-        if flag in ("-ccbin", "--compiler-bindir") and i + 1 < len(args):
-            compiler = args[i + 1]
+    args = iter(flags)
+    for flag in args:  # an option's value is taken with it
+        if flag in ("-ccbin", "--compiler-bindir"):
+            compiler = next(args, compiler)
+        elif flag == "-Xcompiler":
+            host_flags += next(args, "").split(",")
         elif flag.startswith(("-D", "-U", "-I", "-O")):
             host_flags.append(flag)
-        elif flag == "-Xcompiler" and i + 1 < len(args):
-            host_flags += args[i + 1].split(",")
     if include is None or cudart is None or shutil.which(compiler) is None:
         return None
     return [

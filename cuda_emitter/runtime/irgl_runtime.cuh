@@ -1433,6 +1433,7 @@ inline irgl_index grid_size(void (*kernel)(KArgs...), irgl_index block, bool res
   return detail::grid_of(block, per_sm, sms, resident);
 }
 
+#ifdef __CUDACC__  // the runtime library, built by a host compiler, launches no kernel
 /// Launches `kernel<<<grid, block>>>(args...)` and checks the launch error
 /// (the kernel itself runs asynchronously; its errors surface at the next
 /// synchronizing runtime call). A grid of 0 blocks launches nothing.
@@ -1441,18 +1442,10 @@ inline void launch(void (*kernel)(KArgs...), irgl_index grid, irgl_index block, 
   static_assert(sizeof...(KArgs) == sizeof...(Args), "irgl::launch: wrong number of kernel arguments");
   detail::check_dims("irgl::launch", grid, block);
   if (grid == 0) return;
-#ifdef __CUDACC__
   kernel<<<static_cast<unsigned>(grid), static_cast<unsigned>(block)>>>(static_cast<Args&&>(args)...);
   detail::check_launch("kernel launch", grid, block, cudaSuccess);
-#else  // a host compiler: the same launch through the runtime API
-  void* addresses[sizeof...(KArgs) > 0 ? sizeof...(KArgs) : 1];
-  detail::ArgPack<KArgs...> pack(static_cast<Args&&>(args)...);
-  pack.addresses(addresses);
-  const cudaError_t err = cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(static_cast<unsigned>(grid)),
-                                           dim3(static_cast<unsigned>(block)), addresses, 0, 0);
-  detail::check_launch("kernel launch", grid, block, err);
-#endif
 }
+#endif
 
 /// Launches a grid-barrier kernel with cudaLaunchCooperativeKernel. Throws
 /// irgl::Error (never hangs) if the device does not support cooperative
@@ -1937,7 +1930,7 @@ inline void fill32_async(void* p, uint32_t value, size_t n) {
 inline void store_index_async(irgl_index* p, irgl_index value) {
   const uint64_t bits = static_cast<uint64_t>(static_cast<int64_t>(value));
   fill32_async(p, static_cast<uint32_t>(bits), 1);
-  if (sizeof(irgl_index) == 8) fill32_async(reinterpret_cast<uint32_t*>(p) + 1, static_cast<uint32_t>(bits >> 32), 1);
+  if constexpr (sizeof(irgl_index) == 8) fill32_async(reinterpret_cast<uint32_t*>(p) + 1, static_cast<uint32_t>(bits >> 32), 1);
 }
 
 /// Host view of one worklist's device meta block (tail + overflow flag).
