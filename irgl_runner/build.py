@@ -683,6 +683,31 @@ def _first(paths: Sequence[Path]) -> Path | None:
     return next((p for p in paths if p.exists()), None)
 
 
+#: nvcc options whose value is the next argument and is not the host
+#: compiler's (the tools' own options, targets, output names).
+_NVCC_VALUE_OPTIONS = frozenset(
+    {
+        *(
+            f"-X{tool}"
+            for tool in ("cicc", "ptxas", "nvlink", "fatbinary", "cudafe", "archive")
+        ),
+        *(f"--{tool}-options" for tool in ("ptxas", "nvlink", "fatbinary", "archive")),
+        "-Xlinker",
+        "--linker-options",
+        "-arch",
+        "--gpu-architecture",
+        "-code",
+        "--gpu-code",
+        "-gencode",
+        "--generate-code",
+        "-o",
+        "--output-file",
+        "-x",
+        "--x",
+    }
+)
+
+
 def _host_compile_command(
     nvcc: str, flags: Sequence[str], source: Path, output: Path
 ) -> list[str] | None:
@@ -714,8 +739,10 @@ def _host_compile_command(
     for flag in args:  # an option's value is taken with it
         if flag in ("-ccbin", "--compiler-bindir"):
             compiler = next(args, compiler)
-        elif flag == "-Xcompiler":
+        elif flag in ("-Xcompiler", "--compiler-options"):
             host_flags += next(args, "").split(",")
+        elif flag in _NVCC_VALUE_OPTIONS:
+            next(args, None)  # (`-Xcicc -O2` is cicc's, not the host's)
         elif flag.startswith(("-D", "-U", "-I", "-O")):
             host_flags.append(flag)
     if include is None or cudart is None or shutil.which(compiler) is None:

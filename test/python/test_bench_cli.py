@@ -535,6 +535,10 @@ def test_the_runtime_library_is_built_by_the_host_compiler(
         "-Xcompiler",
         "-fPIC,-g",
         "-DIRGL_SYNC_LAUNCH",
+        "-Xcicc",
+        "-O2",
+        "-Xptxas",
+        "-O3",
     ]
     (tmp_path / "out").mkdir()
     lib = _runtime_library("k1", flags, 32, str(nvcc), tmp_path / "out")
@@ -544,6 +548,8 @@ def test_the_runtime_library_is_built_by_the_host_compiler(
     assert args[:3] == ["-x", "c++", "-std=c++17"]
     assert {"-O1", "-fPIC", "-g", "-DIRGL_SYNC_LAUNCH"} <= set(args)
     assert "-arch=sm_90" not in args and "--threads=0" not in args
+    # the device tools' options and their values are not the host's
+    assert not {"-Xcicc", "-O2", "-Xptxas", "-O3"} & set(args)
     assert f"-I{tmp_path / 'cuda' / 'include'}" in args
     # the archive after `-x none`: linked, not compiled as C++
     assert args[-6:-4] == ["-x", "none"]
