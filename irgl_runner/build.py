@@ -112,10 +112,14 @@ class EmittedProgram:
     entry_points: tuple[EntryPoint, ...]
     host_c_text: bool = False
     """Whether C text (`irgl.cblock`, `irgl.cexpr`, `irgl.cdecl`,
-    `irgl.cinclude`) reaches host code or the file's scope: such text may use
-    irgl::Error and the standard headers (``-DIRGL_HOST_C_TEXT``), or more
-    of the runtime than the library declares (then the program compiles
+    `irgl.cglobal`) reaches host code or the file's scope: such text may use
+    more of the runtime than the library declares (then the program compiles
     with the whole header, see :func:`compile_cuda`)."""
+    host_c_std: bool = False
+    """Whether that C text names ``std``: it then compiles with <string> and
+    <stdexcept> (``-DIRGL_HOST_C_TEXT``, about 0.3 s more), which a program
+    linked with the runtime library otherwise does without (irgl::Error and
+    the C headers every program has)."""
 
 
 def _context() -> Context:
@@ -254,7 +258,7 @@ def _emit(path: Path, text: str, pipeline: str, target: str) -> EmittedProgram:
         out = StringIO()
         emitter.emit(ctx, module, out)
         abi = entry_points(module)
-        host_c_text = _has_host_c_text(module)
+        host_c = _host_c_texts(module)
     except CompileError:
         raise
     except ParseError as e:
@@ -268,20 +272,33 @@ def _emit(path: Path, text: str, pipeline: str, target: str) -> EmittedProgram:
             f"{name}: internal compiler error ({type(e).__name__}): {e}\n"
             "(set IRGL_DEBUG=1 for a traceback and please report it)"
         ) from None
-    return EmittedProgram(out.getvalue(), abi, host_c_text)
+    return EmittedProgram(
+        out.getvalue(),
+        abi,
+        host_c_text=bool(host_c),
+        host_c_std=any(_NAMES_STD.search(t) for t in host_c),
+    )
 
 
-def _has_host_c_text(module: ModuleOp) -> bool:
-    """Whether a lowered module has C text outside its `gpu.module` (kernels'
-    C text sees only the runtime's device functions, which every build has)."""
+_NAMES_STD = re.compile(r"\bstd\b")
+
+
+def _host_c_texts(module: ModuleOp) -> list[str]:
+    """The C text of a lowered module outside its `gpu.module` (kernels' C
+    text sees only the runtime's device functions, which every build has)."""
+    texts: list[str] = []
     for op in module.walk():
         if isinstance(op, CBlockOp | CDeclOp | CExprOp | CGlobalOp):
             parent = op.parent_op()
             while parent is not None and not isinstance(parent, gpu.ModuleOp):
                 parent = parent.parent_op()
             if parent is None:
-                return True
-    return False
+                if isinstance(op, CDeclOp):
+                    init = op.init.data if op.init is not None else ""
+                    texts.append(f"{op.c_type.data} {init}")
+                else:
+                    texts.append(op.text.data)
+    return texts
 
 
 def emit_cuda(
@@ -349,8 +366,8 @@ def _prepare(
     library = _runtime_library_key(source, flags, text)
     if library is not None:  # (its key derives from what this key covers)
         flags = [*flags, "-DIRGL_RUNTIME_LIBRARY"]
-        if isinstance(source, EmittedProgram) and source.host_c_text:
-            flags.append("-DIRGL_HOST_C_TEXT")  # irgl::Error, <string>, ...
+        if isinstance(source, EmittedProgram) and source.host_c_std:
+            flags.append("-DIRGL_HOST_C_TEXT")  # <string>, <stdexcept>
     args = [*flags, *(f"-I{d}" for d in includes)]
     h = hashlib.sha256()
     h.update(text.encode())

@@ -178,7 +178,10 @@ def nvcc_object_errors(cuda: str | EmittedProgram) -> str | None:
     if isinstance(cuda, EmittedProgram):
         tries = [cuda]
     else:
-        tries = [EmittedProgram(cuda, ()), EmittedProgram(cuda, (), host_c_text=True)]
+        tries = [
+            EmittedProgram(cuda, ()),
+            EmittedProgram(cuda, (), host_c_text=True, host_c_std=True),
+        ]
     error = ""
     for program in tries:
         try:

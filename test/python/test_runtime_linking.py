@@ -1,6 +1,6 @@
 """Programs linked with the runtime library (irgl_runner.build): an emitted
 program compiles with only the runtime's declarations (IRGL_RUNTIME_LIBRARY;
-with C text in host code also irgl::Error and <string>, IRGL_HOST_C_TEXT)
+with C text in host code that names std also <string>, IRGL_HOST_C_TEXT)
 and links one shared library of the runtime's host code, built once per
 cache and flags; C text in host code that needs more of the runtime, a `.cu`
 file and IRGL_RUNTIME_LIBRARY=0 compile the whole header."""
@@ -33,6 +33,13 @@ irgl.kernel host @main(%a: memref<?xi32>) {
       (%a : memref<?xi32>)
 }
 """
+#: Host C text that builds its message with std::string.
+HOST_C_STD = """
+irgl.kernel host @main(%a: memref<?xi32>) {
+  irgl.cblock "if (!$0) throw irgl::Error(std::string(\\"no \\") + \\"array\\");"
+      (%a : memref<?xi32>)
+}
+"""
 #: Host C text using a part of the runtime the library does not declare.
 HOST_C_INTERNALS = """
 irgl.kernel host @main(%a: memref<?xi32>) {
@@ -47,9 +54,12 @@ def test_host_c_text_is_detected(tmp_path: Path) -> None:
     assert not emit_program(CC).host_c_text
     # dmr includes a header of host and device code at the file's scope
     assert emit_program(DMR).host_c_text
+    assert not emit_program(DMR).host_c_std  # (irgl::Error is no std::)
     src = tmp_path / "c.mlir"
     src.write_text(HOST_C_TEXT)
-    assert emit_program(src).host_c_text
+    assert emit_program(src).host_c_text and not emit_program(src).host_c_std
+    src.write_text(HOST_C_STD)
+    assert emit_program(src).host_c_text and emit_program(src).host_c_std
 
 
 def _readelf(so: Path) -> str:
@@ -119,12 +129,16 @@ def test_whole_header_builds(
         assert not any("irgl_runtime" in n for n in _needed(so))
 
 
-def test_host_c_text_links_the_runtime_library(tmp_path: Path, nvcc: str) -> None:
+@pytest.mark.parametrize("text", [HOST_C_TEXT, HOST_C_STD], ids=["error", "std"])
+def test_host_c_text_links_the_runtime_library(
+    tmp_path: Path, nvcc: str, text: str
+) -> None:
     """C text in host code that throws irgl::Error compiles against the
-    declarations (with IRGL_HOST_C_TEXT) and links the library."""
+    declarations (with IRGL_HOST_C_TEXT where it names std::string) and
+    links the library."""
     cache = tmp_path / "cache"
     src = tmp_path / "c.mlir"
-    src.write_text(HOST_C_TEXT)
+    src.write_text(text)
     so = compile_cuda(emit_program(src), nvcc=nvcc, cache=cache, flags=FLAGS)
     runtimes = sorted(cache.glob("libirgl_runtime_*.so"))
     assert len(runtimes) == 1 and runtimes[0].name in _needed(so)
@@ -145,8 +159,10 @@ def test_runtime_library_key_follows_index_width_and_flags(tmp_path: Path) -> No
     assert _prepare(program, ["-DIRGL_PROFILE_CONTROL"], ())[4] is None
     assert _prepare(program, ["-DIRGL_COUNT_EDGES"], ())[4] is None  # its counter too
     host_c = EmittedProgram(program.cuda, (), True)
-    assert _prepare(host_c, ["-arch=sm_90"], ())[4] == base  # the same library
-    assert "-DIRGL_HOST_C_TEXT" in _prepare(host_c, ["-arch=sm_90"], ())[2]
+    host_std = EmittedProgram(program.cuda, (), True, host_c_std=True)
+    assert _prepare(host_std, ["-arch=sm_90"], ())[4] == base  # the same library
+    assert "-DIRGL_HOST_C_TEXT" in _prepare(host_std, ["-arch=sm_90"], ())[2]
+    assert "-DIRGL_HOST_C_TEXT" not in _prepare(host_c, ["-arch=sm_90"], ())[2]
     assert "-DIRGL_HOST_C_TEXT" not in _prepare(program, ["-arch=sm_90"], ())[2]
     assert runtime_library_path(base, tmp_path).name == f"libirgl_runtime_{base}.so"
 
