@@ -59,6 +59,11 @@ Retry and Respawn become worklist runtime calls.
   hundred items in block 0 then takes every warp, instead of the first few
   claiming and running their items one after another); not retry
   backoff's blocked rounds.
+- Edge teams (`edge_teams` = T > 0, lowering/edge_teams.py): an outermost
+  ForAll over the worklist whose body is reads then one edge loop marked
+  for nested scheduling gets a second form, taken while the worklist has at
+  most one item per T blocks: each item's edges shared by a team of blocks
+  (a lone hub walked by the whole grid instead of one block).
 - Inner ForAlls, Fors and host-kernel ForAlls are sequential `scf.for`s; a
   reducing inner ForAll (`reduce(kind, %init : T)`) carries its partial as
   the `scf.for`'s iter_arg, from `%init`, combining each yielded value.
@@ -130,6 +135,7 @@ from irgl_dialect.sync import (
 from irgl_dialect.worklist import PopOp, PushOp
 from lowering.block_size import WARP
 from lowering.builders import LoweringBuilder, take_body, zero_of
+from lowering.edge_teams import split_for_teams, team_edge_loop
 from lowering.kernel_context import enclosing_foralls, kernel_kind_of
 from lowering.reductions import accumulating_block, reduction_of
 from lowering.runtime_calls import (
@@ -269,6 +275,14 @@ def check_warp_spread_run_option(value: int, pass_name: str) -> None:
     if not 1 <= value <= WARP:
         raise DiagnosticException(
             f"{pass_name}: warp_spread_run must be between 1 and {WARP}, got {value}"
+        )
+
+
+def check_edge_teams_option(value: int, pass_name: str) -> None:
+    """`edge_teams` is 0 (off) or at least 2 blocks an item."""
+    if value != 0 and value < 2:
+        raise DiagnosticException(
+            f"{pass_name}: edge_teams must be 0 (off) or at least 2, got {value}"
         )
 
 
@@ -723,12 +737,18 @@ def _lower_loop(
     warp_spread: bool = False,
     least_run: int = WARP,
     spread_exclusive: bool = False,
+    edge_teams: int = 0,
 ) -> None:
     outermost = (
         isinstance(loop, ForAllOp)
         and kernel_kind_of(loop) == "plain"
         and not enclosing_foralls(loop)
     )
+    if edge_teams and outermost and isinstance(loop, ForAllOp):
+        edge = team_edge_loop(loop)
+        if edge is not None and enclosing_gpu_func(loop) not in backoff:
+            bounds = _bounds(loop, LoweringBuilder(InsertPoint.before(loop)))
+            split_for_teams(loop, edge, bounds, edge_teams)
     blocked = (
         outermost
         and loop.iterator.data == IteratorKind.WORKLIST
@@ -887,8 +907,15 @@ class ConvertIrglLoops(ModulePass):
     items in block 0 then takes all its warps instead of the first few,
     whose lanes would claim and run their items one after another."""
 
+    edge_teams: int = 0
+    """T > 0: an outermost ForAll over the worklist whose body is reads
+    and one edge loop runs, while the worklist has at most one item per T
+    blocks, as teams of blocks each sharing one item's edges
+    (lowering/edge_teams.py); 0: off."""
+
     def __post_init__(self) -> None:
         check_warp_spread_run_option(self.warp_spread_run, self.name)
+        check_edge_teams_option(self.edge_teams, self.name)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         # before the Retries are lowered: in-place retries, and kernels
@@ -936,4 +963,5 @@ class ConvertIrglLoops(ModulePass):
                     self.warp_spread,
                     self.warp_spread_run,
                     self.warp_spread_exclusive,
+                    self.edge_teams,
                 )

@@ -22,7 +22,11 @@ from lowering.convert_irgl_exclusive import ConvertIrglExclusive
 from lowering.convert_irgl_graph import ConvertIrglGraph
 from lowering.convert_irgl_host_memory import ConvertIrglHostMemory
 from lowering.convert_irgl_kernels import ConvertIrglKernels
-from lowering.convert_irgl_loops import ConvertIrglLoops, check_warp_spread_run_option
+from lowering.convert_irgl_loops import (
+    ConvertIrglLoops,
+    check_edge_teams_option,
+    check_warp_spread_run_option,
+)
 from lowering.convert_irgl_nested_edges import ConvertIrglNestedEdges
 from lowering.convert_irgl_orchestration import ConvertIrglOrchestration
 from lowering.convert_irgl_sync import ConvertIrglSync
@@ -113,6 +117,12 @@ class LowerIrgl(ModulePass):
       (convert-irgl-nested-edges `grid_rounds`; 64 halves CC on a star of
       1M leaves but slows RMAT and grids, and a run hung on star:100000:
       off until that is fixed);
+    - `edge_teams` (int, 0: off; else at least 2): while a worklist has at
+      most one item per this many blocks, an outermost ForAll over it whose
+      body is reads and one edge loop gives each item a team of blocks
+      that share its edges (convert-irgl-loops `edge_teams`,
+      lowering/edge_teams.py: a lone hub walked by the grid instead of one
+      block; experimental, not yet measured on a GPU);
     - `retry_backoff` (bool, false): retry backoff for kernels re-launched
       on retried items: contiguous blocks of at least 2^r iterations per
       thread in retry round r (convert-irgl-loops), retry launches sized to
@@ -296,6 +306,9 @@ class LowerIrgl(ModulePass):
     edge_grid_rounds: int = 0
     """Nested parallelism's grid phase: nodes of at least this many block
     sizes of edges shared by the whole grid (0: none)."""
+    edge_teams: int = 0
+    """Short worklists walked by teams of at least this many blocks an item,
+    sharing its edges (0: off)."""
     retry_backoff: bool = False
     """Retry backoff: in retry round r of a retrying kernel each thread runs
     a contiguous block of at least 2^r items, on a grid shrunk to match."""
@@ -380,6 +393,7 @@ class LowerIrgl(ModulePass):
         check_control_resident_option(self.control_resident, "lower-irgl")
         check_retry_drain_blocks_option(self.retry_drain_blocks, "lower-irgl")
         check_warp_spread_run_option(self.warp_spread_run, "lower-irgl")
+        check_edge_teams_option(self.edge_teams, "lower-irgl")
         if self.distribute not in ("", "oec", "cvc"):
             raise DiagnosticException(
                 f"lower-irgl: distribute must be oec or cvc, got {self.distribute!r}"
@@ -446,6 +460,7 @@ class LowerIrgl(ModulePass):
                 retry_backoff=self.retry_backoff,
                 warp_spread=self.warp_spread,
                 warp_spread_run=self.warp_spread_run,
+                edge_teams=self.edge_teams,
                 warp_spread_exclusive=self.warp_spread_exclusive,
                 exclusive_locks=self.exclusive_locks,
             ),
