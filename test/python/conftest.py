@@ -271,6 +271,25 @@ irgl.kernel host @main(%g: !irgl.graph, %src: index) {
 """
 
 
+def assert_driver_passes(args: list[str], what: str, timeout: int = 300) -> None:
+    """Run a Python driver (``python -c DRIVER ARGS...``) in a subprocess with
+    a time limit (a lost chunk or a hang must fail, not stall the suite); it
+    must exit 0 and print ``: ok``."""
+    import sys
+
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{what} did not finish in {timeout} s")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and ": ok" in proc.stdout, out
+
+
 def run_host_program(tmp_path: Path, name: str, source: str) -> None:
     """Build ``source`` (C++ including ``irgl_runtime.cuh``) with nvcc as a
     host program, run it, and require it to print ``ok`` (skips without

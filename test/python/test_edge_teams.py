@@ -6,12 +6,10 @@ from hubs, whose rounds of one item the teams share.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import nvcc_path, shared_build_cache
+from conftest import assert_driver_passes, nvcc_path, shared_build_cache
 from xdsl.parser import Parser
 
 from irgl_dialect.loops import ForAllOp
@@ -119,10 +117,7 @@ sys.exit(0 if problem is None else 1)
 def test_teams_on_gpu(app: str, example: bool, spec: str) -> None:
     """From a hub (node 0 of a star, RMAT's highest degree) the first round
     is one item that a team of blocks shares; every result as the reference."""
-    cmd = [sys.executable, "-c", DRIVER, app, TEAMS, spec, "1" if example else "0"]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"{app} on {spec} with edge teams did not finish in 300 s")
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0 and ": ok" in proc.stdout, out
+    assert_driver_passes(
+        [DRIVER, app, TEAMS, spec, "1" if example else "0"],
+        f"{app} on {spec} with edge teams",
+    )

@@ -11,11 +11,8 @@ time limit (a lost chunk would hang the donor).
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
-from conftest import nvcc_path, shared_build_cache
+from conftest import assert_driver_passes, nvcc_path, shared_build_cache
 
 from irgl_runner.api import compile_cuda, emit_cuda
 from irgl_runner.apps import load_app
@@ -81,10 +78,6 @@ sys.exit(0 if problem is None else 1)
 def test_grid_phase_on_gpu(app: str, spec: str) -> None:
     """The results pass the apps' checks (PageRank's sums are added in a
     varying order, within its tolerance)."""
-    cmd = [sys.executable, "-c", DRIVER, app, GRID_PIPELINE, spec]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"{app} on {spec} with the grid phase did not finish in 300 s")
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0 and ": ok" in proc.stdout, out
+    assert_driver_passes(
+        [DRIVER, app, GRID_PIPELINE, spec], f"{app} on {spec} with the grid phase"
+    )
