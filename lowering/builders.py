@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.builder import Builder, InsertOpInvT
-from xdsl.dialects import arith, scf
+from xdsl.dialects import arith, gpu, scf
 from xdsl.dialects.builtin import (
     AnyFloat,
     FloatAttr,
@@ -58,6 +58,10 @@ class LoweringBuilder(Builder):
     def stmt(self, op: Operation) -> None:
         """Insert an op without results."""
         self.insert(op)
+
+    def gpu_x(self, cls: type[Operation]) -> SSAValue:
+        """`gpu.thread_id x` (or `cls` = block_id, block_dim, grid_dim)."""
+        return self.op(cls(gpu.DimensionAttr(gpu.DimensionEnum.X)))  # type: ignore[call-arg]
 
     def const(self, value: int, type: Attribute) -> SSAValue:
         return self.op(arith.ConstantOp(IntegerAttr(value, type)))  # type: ignore[arg-type]

@@ -148,11 +148,6 @@ from lowering.runtime_calls import (
 )
 
 
-def _gpu_id(b: LoweringBuilder, cls: type[Operation]) -> SSAValue:
-    """`gpu.thread_id x` (or block_id, block_dim, grid_dim)."""
-    return b.op(cls(gpu.DimensionAttr(gpu.DimensionEnum.X)))  # type: ignore[call-arg]
-
-
 def _bounds(loop: LoopBase, b: LoweringBuilder) -> tuple[SSAValue, SSAValue, SSAValue]:
     kind = loop.iterator.data
     operands = list(loop.bounds)
@@ -186,10 +181,10 @@ def _lower_sequential(loop: LoopBase) -> None:
 def _thread_geometry(b: LoweringBuilder) -> tuple[SSAValue, SSAValue]:
     """The thread's global id (`block_id * block_dim + thread_id`) and the
     number of threads of the grid."""
-    block_dim = _gpu_id(b, gpu.BlockDimOp)
-    first = b.op(arith.MuliOp(_gpu_id(b, gpu.BlockIdOp), block_dim))
-    tid = b.op(arith.AddiOp(first, _gpu_id(b, gpu.ThreadIdOp)))
-    nthreads = b.op(arith.MuliOp(_gpu_id(b, gpu.GridDimOp), block_dim))
+    block_dim = b.gpu_x(gpu.BlockDimOp)
+    first = b.op(arith.MuliOp(b.gpu_x(gpu.BlockIdOp), block_dim))
+    tid = b.op(arith.AddiOp(first, b.gpu_x(gpu.ThreadIdOp)))
+    nthreads = b.op(arith.MuliOp(b.gpu_x(gpu.GridDimOp), block_dim))
     return tid, nthreads
 
 
@@ -215,12 +210,12 @@ def _spread_position(
     items in all 32 warps instead of the first ten, whose lanes would walk the
     items' edges one after another)."""
     warp = b.index(WARP)
-    thread = _gpu_id(b, gpu.ThreadIdOp)
+    thread = b.gpu_x(gpu.ThreadIdOp)
     lane = b.op(arith.RemUIOp(thread, warp))
     warp_index = b.op(arith.DivUIOp(thread, warp))
-    grid = _gpu_id(b, gpu.GridDimOp)
+    grid = b.gpu_x(gpu.GridDimOp)
     run = b.op(
-        arith.AddiOp(b.op(arith.MuliOp(warp_index, grid)), _gpu_id(b, gpu.BlockIdOp))
+        arith.AddiOp(b.op(arith.MuliOp(warp_index, grid)), b.gpu_x(gpu.BlockIdOp))
     )
     if count is None or least_run >= WARP:
         spread = b.op(arith.AddiOp(b.op(arith.MuliOp(run, warp)), lane))
@@ -261,7 +256,7 @@ def _spread_position(
             )
         )
         spread = b.op(arith.SelectOp(inside, first, beyond))
-    partial = b.op(arith.RemUIOp(_gpu_id(b, gpu.BlockDimOp), warp))
+    partial = b.op(arith.RemUIOp(b.gpu_x(gpu.BlockDimOp), warp))
     whole = b.op(arith.CmpiOp(partial, b.index(0), "eq"))
     return b.op(arith.SelectOp(whole, spread, tid))
 
@@ -747,8 +742,9 @@ def _lower_loop(
     if edge_teams and outermost and isinstance(loop, ForAllOp):
         edge = team_edge_loop(loop)
         if edge is not None and enclosing_gpu_func(loop) not in backoff:
-            bounds = _bounds(loop, LoweringBuilder(InsertPoint.before(loop)))
-            split_for_teams(loop, edge, bounds, edge_teams)
+            b = LoweringBuilder(InsertPoint.before(loop))
+            lb, ub, step = _bounds(loop, b)
+            split_for_teams(loop, edge, lb, step, _count(b, lb, ub, step), edge_teams)
     blocked = (
         outermost
         and loop.iterator.data == IteratorKind.WORKLIST
@@ -844,7 +840,7 @@ def _stage_pushes(kernel: gpu.FuncOp) -> SSAValue:
     worklist_out = kernel.body.block.args[launch.worklist + 1]
     table = symbol_table_of(kernel)
     begin = LoweringBuilder(InsertPoint.at_start(kernel.body.block), table=table)
-    blocks = _gpu_id(begin, gpu.GridDimOp)
+    blocks = begin.gpu_x(gpu.GridDimOp)
     staged = begin.op(arith.CmpiOp(blocks, begin.index(1), "ugt"))
     begin.call(runtime_function("irgl_wl_block_begin"), [staged])
     for ret in [op for op in kernel.body.block.ops if isinstance(op, gpu.ReturnOp)]:

@@ -109,25 +109,21 @@ def team_edge_loop(loop: ForAllOp) -> ForAllOp | None:
     return edge
 
 
-def _gpu(b: LoweringBuilder, cls: type[Operation]) -> SSAValue:
-    return b.op(cls(gpu.DimensionAttr(gpu.DimensionEnum.X)))  # type: ignore[call-arg]
-
-
 def split_for_teams(
     loop: ForAllOp,
     edge: ForAllOp,
-    bounds: tuple[SSAValue, SSAValue, SSAValue],
+    lb: SSAValue,
+    step: SSAValue,
+    count: SSAValue,
     teams: int,
 ) -> None:
     """Put `loop` (whose edge loop `edge` qualifies, :func:`team_edge_loop`)
     in the else branch of `scf.if (count > 0 and count <= blocks / teams)`,
-    whose then branch walks `edge` by teams of blocks; `bounds` are the
-    ForAll's (lb, ub, step), computed before it. The caller lowers `loop`
-    where it now stands."""
+    whose then branch walks `edge` by teams of blocks; `lb`, `step` and
+    `count` (its iterations) are the ForAll's, computed before it. The
+    caller lowers `loop` where it now stands."""
     b = LoweringBuilder(InsertPoint.before(loop))
-    lb, ub, step = bounds
-    count = b.op(arith.CeilDivSIOp(b.op(arith.SubiOp(ub, lb)), step))
-    blocks = _gpu(b, gpu.GridDimOp)
+    blocks = b.gpu_x(gpu.GridDimOp)
     some = b.op(arith.CmpiOp(count, b.index(0), "sgt"))
     few = b.op(arith.CmpiOp(count, b.op(arith.DivUIOp(blocks, b.index(teams))), "sle"))
     use = b.op(arith.AndIOp(some, few))
@@ -135,7 +131,7 @@ def split_for_teams(
     team_block = Block()
     t = b.nested(InsertPoint.at_end(team_block))
     team = t.op(arith.DivUIOp(blocks, count))
-    block = _gpu(t, gpu.BlockIdOp)
+    block = t.gpu_x(gpu.BlockIdOp)
     k = t.op(arith.DivUIOp(block, team))
     rank = t.op(arith.SubiOp(block, t.op(arith.MuliOp(k, team))))
     has_item = t.op(arith.CmpiOp(k, count, "ult"))
@@ -158,7 +154,7 @@ def split_for_teams(
     offset = i.op(arith.MinUIOp(i.op(arith.MuliOp(rank, share)), length))
     lo = i.op(arith.AddiOp(first, offset))
     hi = i.op(arith.MinUIOp(i.op(arith.AddiOp(lo, share)), last))
-    start = i.op(arith.AddiOp(lo, _gpu(i, gpu.ThreadIdOp)))
+    start = i.op(arith.AddiOp(lo, i.gpu_x(gpu.ThreadIdOp)))
     walk = Block(arg_types=[edge.body.block.args[0].type])
     inner = dict(mapping)
     inner[edge.body.block.args[0]] = walk.args[0]
@@ -166,7 +162,7 @@ def split_for_teams(
         walk.add_op(
             scf.YieldOp() if isinstance(op, YieldOp) else op.clone(value_mapper=inner)
         )
-    i.stmt(scf.ForOp(start, hi, _gpu(i, gpu.BlockDimOp), [], Region(walk)))
+    i.stmt(scf.ForOp(start, hi, i.gpu_x(gpu.BlockDimOp), [], Region(walk)))
     i.stmt(scf.YieldOp())
 
     rest = Block()
