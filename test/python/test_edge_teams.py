@@ -1,13 +1,15 @@
-"""Short worklists walked by teams of blocks (`lower-irgl{edge_teams=T}`,
-lowering/edge_teams.py): which ForAlls qualify, that the emitted CUDA builds,
-and (marker ``gpu``) that BFS and SSSP give the reference's results with it
-from hubs, whose rounds of one item the teams share.
+"""Short worklists walked by teams of blocks (`lower-irgl{edge_teams=T}`, on
+by default with T = 8; lowering/edge_teams.py): which ForAlls qualify, that
+the emitted CUDA builds, and (marker ``gpu``) that BFS and SSSP give the
+reference's results with teams of two blocks from hubs, whose rounds of one
+item the teams share (the default's teams run in every GPU test of them).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import assert_driver_passes, nvcc_path, shared_build_cache
 from xdsl.parser import Parser
@@ -21,7 +23,8 @@ from lowering.nested_parallelism import IrglNestedParallelism
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_BFS = ROOT / "examples" / "bfs.mlir"
-TEAMS = "lower-irgl{edge_teams=8}"
+NO_TEAMS = "lower-irgl{edge_teams=0}"
+PAIRS = "lower-irgl{edge_teams=2}"
 
 KERNEL = """
 irgl.kernel @k(%g: !irgl.graph, %level: memref<?xi32>, %L: i32) {{
@@ -67,22 +70,24 @@ def test_effects_before_the_edge_loop_do_not() -> None:
     assert team_edge_loop(_outer_loop(push)) is None
 
 
-def test_bfs_and_sssp_get_teams_only_when_asked() -> None:
+def test_bfs_and_sssp_get_teams_unless_turned_off() -> None:
     for mlir in (EXAMPLE_BFS, load_app("sssp").mlir):
-        default = emit_cuda(mlir)
-        teams = emit_cuda(mlir, TEAMS)
+        teams = emit_cuda(mlir)
+        without = emit_cuda(mlir, NO_TEAMS)
         # the team form reads its item's edge range once more
         first = "irgl_graph_first_edge("
-        assert teams.count(first) > default.count(first)
+        assert teams.count(first) > without.count(first)
+        # the team size is a constant of the test `count <= blocks / T`
+        assert emit_cuda(mlir, PAIRS) != teams
     # PageRank pull's edge loop reduces: no team form
     pr = load_app("pr_pull").mlir
-    assert emit_cuda(pr) == emit_cuda(pr, TEAMS)
+    assert emit_cuda(pr) == emit_cuda(pr, NO_TEAMS)
 
 
 @pytest.mark.skipif(nvcc_path() is None, reason="nvcc not found")
 def test_teams_build() -> None:
     so = compile_cuda(
-        emit_cuda(EXAMPLE_BFS, TEAMS),
+        emit_cuda(EXAMPLE_BFS, PAIRS),
         nvcc=nvcc_path() or "nvcc",
         cache=shared_build_cache(),
     )
@@ -116,8 +121,31 @@ sys.exit(0 if problem is None else 1)
 )
 def test_teams_on_gpu(app: str, example: bool, spec: str) -> None:
     """From a hub (node 0 of a star, RMAT's highest degree) the first round
-    is one item that a team of blocks shares; every result as the reference."""
+    is one item that a team of blocks shares; with teams of two, later short
+    rounds are shared too; every result as the reference."""
     assert_driver_passes(
-        [DRIVER, app, TEAMS, spec, "1" if example else "0"],
+        [DRIVER, app, PAIRS, spec, "1" if example else "0"],
         f"{app} on {spec} with edge teams",
     )
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("threshold", [0, 1000])
+def test_dynamic_pipe_example_on_gpu(threshold: int) -> None:
+    """examples/dynamic_pipe.mlir labels the neighbours of the nodes of more
+    than `threshold` edges: with 1000, the hubs alone (a worklist of four,
+    walked by teams), with 0 every node with an edge (a full worklist)."""
+    from irgl_runner.api import Program, build
+    from irgl_runner.generators import generate
+
+    graph = generate("hub:100000:4")
+    program = Program(build(ROOT / "examples" / "dynamic_pipe.mlir"))
+    label = program.alloc(graph.num_nodes, "int32").fill(0)
+    program.call("main", program.upload_graph(graph), label, threshold, False)
+    degree = graph.degrees()
+    expected = np.zeros(graph.num_nodes, dtype=np.int32)
+    for node in np.flatnonzero(degree > threshold):
+        lo, hi = int(graph.row_start[node]), int(graph.row_start[node + 1])
+        expected[graph.edge_dst[lo:hi]] = 1
+    assert threshold == 0 or np.count_nonzero(degree > threshold) <= 4
+    np.testing.assert_array_equal(label.to_numpy(), expected)
