@@ -31,7 +31,10 @@ synchronization, and each rank's own copy is enough. On RMAT-26 the stamp
 doubled the bytes a CC round sent (it is as large as the labels).
 
 Where loops enclose the Iterate (SSSP's, one Iterate per distance window),
-each loop's body must hold a clear, and one `sync_nodes set` of the stamp
+each loop's body must hold a clear (in the Iterate's own block it may sit in
+an `scf.if` taken exactly when the Iterate ran a round, its final counter
+unequal to the start, as SSSP's window steps: a run without rounds stamps
+nothing), and one `sync_nodes set` of the stamp
 follows each run of the Iterate instead: the clear writes only masters and
 its broadcast moves only the masters it changed, so without that sync a
 mirror stamped on its rank while its master was not would keep the last
@@ -215,23 +218,59 @@ def _runs_at_most_once(op: Operation) -> bool:
     )
 
 
+def _if_a_round_ran(
+    branch: Operation, iterate: IterateOp, counter: int, start: int
+) -> bool:
+    """Is `branch` an `scf.if` without else on `iterate`'s final counter
+    (carried value `counter`) differing from its `start`, i.e. taken exactly
+    when the Iterate ran a round? A run without rounds stamps nothing, so a
+    clear only such a run skips still separates every two runs' stamps."""
+    if not isinstance(branch, scf.IfOp) or branch.false_region.blocks:
+        return False
+    cmp = branch.cond.owner
+    if not (isinstance(cmp, arith.CmpiOp) and cmp.predicate.value.data == _CMPI_NE):
+        return False
+    final = iterate.results[counter]
+    lhs, rhs = cmp.operands
+    other = rhs if lhs is final else lhs if rhs is final else None
+    return other is not None and int_constant(other) == start
+
+
 def _clear_rule(
-    iterate: IterateOp, clears: Sequence[InvokeOp], zero_filled: bool
+    iterate: IterateOp,
+    clears: Sequence[InvokeOp],
+    counter: int,
+    start: int,
 ) -> bool | None:
     """None where the stamp stays synchronized after every round; else
     whether loops enclose the Iterate (then each has a clear in its body,
     and one sync after each run of the Iterate makes the copies agree before
     the next clear). Either way a clear runs before the Iterate is first
-    reached; with `zero_filled` (the counter starts above 0) the
-    allocation's zero fill is that clear, on every rank."""
-    before = zero_filled
+    reached; where the counter starts above 0 the allocation's zero fill is
+    that clear, on every rank. In the Iterate's own block a clear may sit in
+    an `scf.if` taken when the Iterate ran a round (SSSP's window steps)."""
+    before = start > 0
     looped = False
     op: Operation = iterate
     while (block := op.parent_block()) is not None:
         parent = block.parent_op()
         index = block.get_operation_index(op)
-        here = [c for c in clears if c.parent_block() is block]
-        if any(block.get_operation_index(c) < index for c in here):
+        here = [
+            c
+            for c in clears
+            if c.parent_block() is block
+            or (
+                op is iterate
+                and (branch := c.parent_op()) is not None
+                and branch.parent_block() is block
+                and block.get_operation_index(branch) > index
+                and _if_a_round_ran(branch, iterate, counter, start)
+            )
+        ]
+        if any(
+            c.parent_block() is block and block.get_operation_index(c) < index
+            for c in here
+        ):
             before = True
         if parent is None or isinstance(parent, KernelOp):
             break
@@ -262,7 +301,9 @@ def unsynchronized_stamps(
             array = root(value)
             if start is None or not isinstance(array.owner, memref.AllocOp):
                 continue
-            after = _others_clear(site, array, start, sites, root)
+            carried = site.args[counter]
+            assert isinstance(carried, BlockArgument)  # _counter_start checked
+            after = _others_clear(site, array, carried.index, start, sites, root)
             if after is not None:
                 found[(site.op, position)] = after
     return found
@@ -271,6 +312,7 @@ def unsynchronized_stamps(
 def _others_clear(
     stamp_site: StampSite,
     array: SSAValue,
+    counter: int,
     start: int,
     sites: Sequence[StampSite],
     root: Callable[[SSAValue], SSAValue],
@@ -289,4 +331,4 @@ def _others_clear(
         if positions:
             clears.append(other.op)  # pyright: ignore[reportArgumentType]
     assert isinstance(stamp_site.op, IterateOp)
-    return _clear_rule(stamp_site.op, clears, zero_filled=start > 0)
+    return _clear_rule(stamp_site.op, clears, counter, start)

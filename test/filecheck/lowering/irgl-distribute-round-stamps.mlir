@@ -483,3 +483,120 @@ irgl.kernel host @main(%g: !irgl.graph, %dist: memref<?xi32>, %src: index) {
 // CHECK-NEXT:      irgl_dist.sync_nodes %stamp set : memref<?xi32>
 
 // REMARK: after @relax: sync_nodes %stamp set (stores one value for all at a neighbour)
+
+// -----
+
+// SSSP's window steps run only after a phase that ran a round (its final
+// counter differs from its start): a run without rounds stamps nothing, so
+// the clear it skips was not needed, and the stamp is left unsynchronized
+// as with an unconditional clear.
+irgl.kernel @relax(%g: !irgl.graph, %dist: memref<?xi32>, %stamp: memref<?xi32>, %ROUND: i32) {
+  irgl.forall %slot in worklist {
+    %n = irgl.wl.pop %slot
+    %d = memref.load %dist[%n] : memref<?xi32>
+    irgl.forall %e in edges(%g, %n) {
+      %v = irgl.graph.edge_dst %g[%e]
+      %old = "memref.atomic_rmw"(%d, %dist, %v) <{kind = 7 : i64}> : (i32, memref<?xi32>, index) -> i32
+      %lower = arith.cmpi slt, %d, %old : i32
+      scf.if %lower {
+        %last = "memref.atomic_rmw"(%ROUND, %stamp, %v) <{kind = 2 : i64}> : (i32, memref<?xi32>, index) -> i32
+        %first = arith.cmpi ne, %last, %ROUND : i32
+        scf.if %first {
+          irgl.wl.push %v
+        }
+      }
+    }
+  }
+}
+irgl.kernel @clear(%g: !irgl.graph, %stamp: memref<?xi32>) {
+  %zero = arith.constant 0 : i32
+  irgl.forall %n in nodes(%g) {
+    memref.store %zero, %stamp[%n] : memref<?xi32>
+  }
+}
+irgl.kernel host @main(%g: !irgl.graph, %dist: memref<?xi32>, %src: index, %flag: i1) {
+  %c1 = arith.constant 1 : i32
+  %nn = irgl.graph.num_nodes %g
+  %stamp = memref.alloc(%nn) : memref<?xi32>
+  irgl.pipe initial [%src] {
+    %rounds = irgl.iterate @relax(%g, %dist, %stamp, %round = %c1) : (!irgl.graph, memref<?xi32>, memref<?xi32>, i32) {
+      %next = arith.addi %round, %c1 : i32
+      irgl.yield %next : i32
+    }
+    %ran = arith.cmpi ne, %rounds, %c1 : i32
+    scf.if %ran {
+      irgl.invoke @clear(%g, %stamp) : (!irgl.graph, memref<?xi32>)
+    }
+  }
+  memref.dealloc %stamp : memref<?xi32>
+}
+
+// CHECK-LABEL: irgl.kernel host @main
+// CHECK:         %rounds = irgl.iterate @relax
+// CHECK-NEXT:      irgl_dist.sync_nodes %dist min : memref<?xi32>
+// CHECK-NEXT:      irgl_dist.sync_worklist
+// CHECK-NEXT:      %next = arith.addi %round, %c1 : i32
+// CHECK:         scf.if %ran {
+// CHECK-NEXT:      irgl.invoke @clear(%g, %stamp)
+// CHECK-NEXT:      irgl.invoke @clear_mirrors(%g, %stamp)
+
+// REMARK: after @relax: %stamp not synchronized after a round
+
+// Without irgl-distribute{mirrors}: one sync after each run, as above.
+// NOMIR-LABEL: irgl.kernel host @main(%g: !irgl.graph, %dist: memref<?xi32>, %src: index, %flag: i1)
+// NOMIR:         irgl.yield %next : i32
+// NOMIR-NEXT:    }
+// NOMIR-NEXT:    irgl_dist.sync_nodes %stamp set : memref<?xi32>
+// NOMIR-NEXT:    %ran = arith.cmpi ne, %rounds, %c1 : i32
+
+// -----
+
+// A clear under any other condition (a host flag) may be skipped after a
+// run that stamped: the stamp stays synchronized after every round.
+irgl.kernel @relax(%g: !irgl.graph, %dist: memref<?xi32>, %stamp: memref<?xi32>, %ROUND: i32) {
+  irgl.forall %slot in worklist {
+    %n = irgl.wl.pop %slot
+    %d = memref.load %dist[%n] : memref<?xi32>
+    irgl.forall %e in edges(%g, %n) {
+      %v = irgl.graph.edge_dst %g[%e]
+      %old = "memref.atomic_rmw"(%d, %dist, %v) <{kind = 7 : i64}> : (i32, memref<?xi32>, index) -> i32
+      %lower = arith.cmpi slt, %d, %old : i32
+      scf.if %lower {
+        %last = "memref.atomic_rmw"(%ROUND, %stamp, %v) <{kind = 2 : i64}> : (i32, memref<?xi32>, index) -> i32
+        %first = arith.cmpi ne, %last, %ROUND : i32
+        scf.if %first {
+          irgl.wl.push %v
+        }
+      }
+    }
+  }
+}
+irgl.kernel @clear(%g: !irgl.graph, %stamp: memref<?xi32>) {
+  %zero = arith.constant 0 : i32
+  irgl.forall %n in nodes(%g) {
+    memref.store %zero, %stamp[%n] : memref<?xi32>
+  }
+}
+irgl.kernel host @main(%g: !irgl.graph, %dist: memref<?xi32>, %src: index, %flag: i1) {
+  %c1 = arith.constant 1 : i32
+  %nn = irgl.graph.num_nodes %g
+  %stamp = memref.alloc(%nn) : memref<?xi32>
+  irgl.pipe initial [%src] {
+    %rounds = irgl.iterate @relax(%g, %dist, %stamp, %round = %c1) : (!irgl.graph, memref<?xi32>, memref<?xi32>, i32) {
+      %next = arith.addi %round, %c1 : i32
+      irgl.yield %next : i32
+    }
+    %ran = arith.xori %flag, %flag : i1
+    scf.if %ran {
+      irgl.invoke @clear(%g, %stamp) : (!irgl.graph, memref<?xi32>)
+    }
+  }
+  memref.dealloc %stamp : memref<?xi32>
+}
+
+// CHECK-LABEL: irgl.kernel host @main
+// CHECK:         irgl.iterate @relax
+// CHECK-NEXT:      irgl_dist.sync_nodes %dist min : memref<?xi32>
+// CHECK-NEXT:      irgl_dist.sync_nodes %stamp set : memref<?xi32>
+
+// REMARK: after @relax: sync_nodes %stamp set (stores one value for all at a neighbour)
