@@ -5,6 +5,7 @@ the pass refuses say why; the synchronization moves only updated entries."""
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import replace
 from functools import cache
@@ -436,3 +437,22 @@ def test_round_stamps_tested_after_distribution_give_the_same_result(
     np.testing.assert_array_equal(output_of(app, tested), output_of(app, single(name)))
     assert tested.stats.pushes == plain.stats.pushes
     assert tested.stats.atomics < plain.stats.atomics
+
+
+@pytest.mark.parametrize("policy", ["oec", "cvc"])
+@pytest.mark.parametrize(
+    ("program", "values"),
+    [("benchmarks/sssp/sssp.mlir", "dist"), ("benchmarks/cc/cc_lp.mlir", "comp")],
+)
+def test_round_stamps_of_the_apps_stay_unsynchronized(
+    program: str, values: str, policy: str
+):
+    """SSSP's and CC's rounds synchronize their values only, never their
+    round stamp (lowering/round_stamps.py): a change of the program that
+    breaks the stamp's rule (SSSP's window steps under an `scf.if` once did)
+    doubles the bytes a round sends on several GPUs, with the same result."""
+    from irgl_runner.build import emit_program
+
+    cuda = emit_program(REPO / program, f"lower-irgl{{distribute={policy}}}").cuda
+    synced = re.findall(r"irgl_dist_sync_nodes_\w+\((\w+),", cuda)
+    assert synced and set(synced) == {values}
