@@ -109,6 +109,15 @@ def emit_if(
     return list(op.results)
 
 
+def clone_body(region: Region, into: Block, mapping: dict[SSAValue, SSAValue]) -> None:
+    """Append copies of the ops of an irgl region op's single block to `into`
+    (its `irgl.yield` as `scf.yield`), operands through `mapping`."""
+    for op in region.block.ops:
+        into.add_op(
+            scf.YieldOp() if isinstance(op, YieldOp) else op.clone(value_mapper=mapping)
+        )
+
+
 def take_body(region: Region, rewriter: PatternRewriter | None = None) -> Block:
     """Detach the single block of an irgl region op, turning its `irgl.yield`
     into `scf.yield`, to become the body of an scf op (through `rewriter`

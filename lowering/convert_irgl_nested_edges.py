@@ -83,7 +83,7 @@ from irgl_dialect.runtime import (
     NestedEdgesAttr,
 )
 from irgl_dialect.runtime_library import overload, runtime_function
-from lowering.builders import LoweringBuilder, take_body
+from lowering.builders import LoweringBuilder, clone_body, take_body
 from lowering.edge_sharing import WARP_THRESHOLD, per_thread_values
 from lowering.interleave import (
     NotInterleavable,
@@ -108,13 +108,6 @@ GRID_JOB_VALUES = 16
 #: threads: long enough that the donation, a few atomics and a wait, is
 #: small beside them). Off by default (see lower-irgl `edge_grid_rounds`).
 GRID_ROUNDS = 64
-
-
-def _clone_body(loop: ForAllOp, into: Block, mapping: dict[SSAValue, SSAValue]) -> None:
-    for op in loop.body.block.ops:
-        into.add_op(
-            scf.YieldOp() if isinstance(op, YieldOp) else op.clone(value_mapper=mapping)
-        )
 
 
 def _unrolled(loop: scf.ForOp, unroll: int) -> scf.ForOp:
@@ -224,7 +217,7 @@ def _walk_edges(
             a.stmt(_unrolled(walked, unroll))
             return None
         body = Block(arg_types=[IndexType()])
-        _clone_body(loop, body, {**mapping, loop.index: body.args[0]})
+        clone_body(loop.body, body, {**mapping, loop.index: body.args[0]})
         a.stmt(_unrolled(scf.ForOp(start, end, size, [], Region(body)), unroll))
         return None
     kind, type_ = reduction

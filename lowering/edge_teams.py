@@ -48,7 +48,7 @@ from irgl_dialect.sync import (
     SyncRunningThreadsOp,
 )
 from irgl_dialect.worklist import PopOp
-from lowering.builders import LoweringBuilder
+from lowering.builders import LoweringBuilder, clone_body
 from lowering.reductions import reduction_of
 
 #: Runtime functions that only read (the popped item of `in`, as
@@ -156,12 +156,7 @@ def split_for_teams(
     hi = i.op(arith.MinUIOp(i.op(arith.AddiOp(lo, share)), last))
     start = i.op(arith.AddiOp(lo, i.gpu_x(gpu.ThreadIdOp)))
     walk = Block(arg_types=[edge.body.block.args[0].type])
-    inner = dict(mapping)
-    inner[edge.body.block.args[0]] = walk.args[0]
-    for op in edge.body.block.ops:
-        walk.add_op(
-            scf.YieldOp() if isinstance(op, YieldOp) else op.clone(value_mapper=inner)
-        )
+    clone_body(edge.body, walk, {**mapping, edge.body.block.args[0]: walk.args[0]})
     i.stmt(scf.ForOp(start, hi, i.gpu_x(gpu.BlockDimOp), [], Region(walk)))
     i.stmt(scf.YieldOp())
 

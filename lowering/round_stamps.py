@@ -188,6 +188,12 @@ class StampSite:
     args: list[SSAValue]
 
 
+def _other_operand(op: Operation, value: SSAValue) -> SSAValue | None:
+    """The operand of the binary `op` beside `value`, if `value` is one."""
+    lhs, rhs = op.operands
+    return rhs if lhs is value else lhs if rhs is value else None
+
+
 def _counter_start(iterate: IterateOp, carried: SSAValue) -> int | None:
     """The start of an Iterate's carried counter if it grows by a positive
     constant every round, else None."""
@@ -204,8 +210,7 @@ def _counter_start(iterate: IterateOp, carried: SSAValue) -> int | None:
     step = terminator.operands[index].owner
     if not isinstance(step, arith.AddiOp):
         return None
-    lhs, rhs = step.operands
-    other = rhs if lhs is carried else lhs if rhs is carried else None
+    other = _other_operand(step, carried)
     increment = None if other is None else int_constant(other)
     if increment is None or increment <= 0:
         return None
@@ -230,9 +235,7 @@ def _if_a_round_ran(
     cmp = branch.cond.owner
     if not (isinstance(cmp, arith.CmpiOp) and cmp.predicate.value.data == _CMPI_NE):
         return False
-    final = iterate.results[counter]
-    lhs, rhs = cmp.operands
-    other = rhs if lhs is final else lhs if rhs is final else None
+    other = _other_operand(cmp, iterate.results[counter])
     return other is not None and int_constant(other) == start
 
 
@@ -255,23 +258,18 @@ def _clear_rule(
     while (block := op.parent_block()) is not None:
         parent = block.parent_op()
         index = block.get_operation_index(op)
-        here = [
-            c
-            for c in clears
-            if c.parent_block() is block
-            or (
-                op is iterate
-                and (branch := c.parent_op()) is not None
+        here = [c for c in clears if c.parent_block() is block]
+        if any(block.get_operation_index(c) < index for c in here):
+            before = True
+        if op is iterate:  # clears after it, in a branch taken if it ran a round
+            here += [
+                c
+                for c in clears
+                if (branch := c.parent_op()) is not None
                 and branch.parent_block() is block
                 and block.get_operation_index(branch) > index
                 and _if_a_round_ran(branch, iterate, counter, start)
-            )
-        ]
-        if any(
-            c.parent_block() is block and block.get_operation_index(c) < index
-            for c in here
-        ):
-            before = True
+            ]
         if parent is None or isinstance(parent, KernelOp):
             break
         if not _runs_at_most_once(parent):
