@@ -19,6 +19,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -275,8 +276,6 @@ def assert_driver_passes(args: list[str], what: str, timeout: int = 300) -> None
     """Run a Python driver (``python -c DRIVER ARGS...``) in a subprocess with
     a time limit (a lost chunk or a hang must fail, not stall the suite); it
     must exit 0 and print ``: ok``."""
-    import sys
-
     try:
         proc = subprocess.run(
             [sys.executable, "-c", *args],
