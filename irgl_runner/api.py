@@ -477,12 +477,13 @@ class Program:
         self._check(take(out), name)
         return [int(v) for v in out]
 
-    def edge_ranges_take(self) -> int:
-        """A counting build's (nvcc flag ``-DIRGL_COUNT_EDGES``) edge ranges
-        since the last take, then zero: the degree of every node whose edge
-        range a thread took, summed (SSSP: the edges it relaxed). For
-        measuring work: the counter's atomics slow the program down."""
-        return self._counted("irgl_edge_ranges_take", "edges", 1)[0]
+    def edge_reads_take(self) -> int:
+        """A counting build's (nvcc flag ``-DIRGL_COUNT_EDGES``) edge reads
+        since the last take, then zero: the edges its threads read, whichever
+        form (a thread, a warp, a block, a team of blocks) walked them (SSSP:
+        the edges it relaxed). For measuring work: the counter's atomics slow
+        the program down."""
+        return self._counted("irgl_edge_reads_take", "edges", 1)[0]
 
     def atomics_take(self) -> int:
         """A counting build's (nvcc flag ``-DIRGL_COUNT_EDGES``) atomic

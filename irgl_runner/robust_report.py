@@ -171,7 +171,7 @@ def render_robust_section(
         (
             "edge_visits",
             "the edges it visited where they were counted (the interpreter's "
-            "count; on the GPU, for SSSP, the edge ranges its threads took in "
+            "count; on the GPU, for SSSP, the edges its threads read in "
             "one more, untimed run of a build with `-DIRGL_COUNT_EDGES`)",
         ),
         (

@@ -71,7 +71,7 @@ def run_sources(
     ``reps`` timed runs or, with ``short_total_ms``, more until they add up
     to that many milliseconds (at most :data:`MAX_SOURCE_REPS`). With
     ``counter`` (a counting build of the app), each source's edge visits
-    are its edge ranges in one more, untimed run of that build."""
+    are its edge reads in one more, untimed run of that build."""
     device_graph = program.upload_graph(graph)
     degrees = graph.degrees()
     stats = getattr(program, "stats", None)  # the interpreter counts edge visits
@@ -149,10 +149,10 @@ def run_sources(
 
 
 class EdgeCounter(RunnableProgram, Protocol):
-    """A counting build of an app (:meth:`irgl_runner.api.Program.edge_ranges_take`)."""
+    """A counting build of an app (:meth:`irgl_runner.api.Program.edge_reads_take`)."""
 
     def call(self, host_fn: str, *args: object) -> Any: ...
-    def edge_ranges_take(self) -> int: ...
+    def edge_reads_take(self) -> int: ...
     def steps_take(self) -> dict[str, int]: ...
     def atomics_take(self) -> int: ...
     def span_take(self) -> int: ...
@@ -169,9 +169,9 @@ def count_edges(
     synchronization steps, the program's atomics and the span (the most
     edges one thread read in a step, summed) that an untimed run of the
     counting build ``counter`` from its source takes and, for an
-    app without a replay of its work (SSSP), its ``edge_visits`` to the edge
-    ranges the run takes (an app with a replay stops edge loops early:
-    BFS's bottom-up pass, whose whole ranges a count would add). It runs
+    app without a replay of its work (SSSP), its ``edge_visits`` to the
+    edges the run's threads read (an app with a replay has its reads counted
+    on the CPU from its own decisions). It runs
     ``counted_runs`` times a source, or as often as it was timed where that
     is more: the first run sets those fields, and every run's totals go to
     ``counted`` (the work varies between runs where which thread reads a
@@ -184,22 +184,22 @@ def count_edges(
             ctx.device_graph = device_graph
             for name, values in alloc_outputs(app, counter, ctx).items():
                 ctx.arrays[name].from_numpy(values)
-            counter.edge_ranges_take()  # what earlier calls left
+            counter.edge_reads_take()  # what earlier calls left
             counter.steps_take()
             counter.atomics_take()
             counter.span_take()
             counter.call(app.host_fn, *app.args(ctx))
-            ranges = counter.edge_ranges_take()
+            reads = counter.edge_reads_take()
             steps, atomics = counter.steps_take(), counter.atomics_take()
             span = counter.span_take()
             totals = {"steps": sum(steps.values()), "atomics": atomics, "span": span}
             if app.source_work is None:
-                totals["edge_visits"] = ranges
+                totals["edge_visits"] = reads
             run.counted.append(totals)
             if k == 0:
                 run.steps, run.atomics, run.span = steps, atomics, span
                 if app.source_work is None:
-                    run.edge_visits = ranges
+                    run.edge_visits = reads
 
 
 def counting_program(app: AppSpec, args: argparse.Namespace) -> EdgeCounter | None:

@@ -326,13 +326,14 @@ __device__ __forceinline__ irgl_index irgl_graph_first_edge(irgl::Graph g, irgl_
   return g.row_start[n];
 }
 #ifdef IRGL_COUNT_EDGES
-// Edge-range counter of a counting build (-DIRGL_COUNT_EDGES; for
-// measuring work, never for timing): the degree of every node whose edge
-// range a thread takes (irgl_graph_last_edge), summed. For a loop over all
-// of a node's edges (SSSP's relaxations) that is the edges it visits; a
-// loop that stops early, or an interleaved copy that takes a range again,
-// counts its whole range. Read and reset by irgl_edge_ranges_take.
-__device__ unsigned long long irgl_edge_ranges;
+// Edge-read counter of a counting build (-DIRGL_COUNT_EDGES; for measuring
+// work, never for timing): the edges the program's threads read
+// (irgl_graph_edge_dst calls), summed. Each read adds to its thread's span
+// slot (below); a slot is added here when its step publishes or a launch's
+// drain takes it, so the count is exact whichever form (a thread, a warp, a
+// block or a team of blocks) walked the edges, and a loop that stops early
+// counts only what it read. Read and reset by irgl_edge_reads_take.
+__device__ unsigned long long irgl_edge_reads;
 // The synchronization steps of a counting build: [0] grid barriers passed
 // (block 0's count), [1] and [2] the worklist steps (irgl_ctl_size_check) of
 // block 0 and of block 1 (their difference: the small-worklist mode's rounds,
@@ -367,6 +368,7 @@ __device__ __forceinline__ void irgl_span_publish(unsigned* step) {
   const unsigned mine = *slot;
   if (mine != 0) {
     atomicMax(step, mine);
+    atomicAdd(&irgl_edge_reads, static_cast<unsigned long long>(mine));
     *slot = 0;
   }
 }
@@ -380,23 +382,25 @@ __device__ __forceinline__ void irgl_span_close(unsigned* step) {
 /// zeroed (the launch's threads that no barrier closed).
 __global__ void irgl_span_drain_kernel() {
   unsigned most = 0;
+  unsigned long long reads = 0;
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < IRGL_SPAN_THREADS; i += gridDim.x * blockDim.x) {
     const unsigned c = irgl_span_thread[i];
     if (c != 0) {
       most = c > most ? c : most;
+      reads += c;
       irgl_span_thread[i] = 0;
     }
   }
-  if (most != 0) atomicMax(&irgl_span_launch_step, most);
+  if (most != 0) {
+    atomicMax(&irgl_span_launch_step, most);
+    atomicAdd(&irgl_edge_reads, reads);
+  }
 }
 /// Then its maximum added to the span.
 __global__ void irgl_span_close_kernel() { irgl_span_close(&irgl_span_launch_step); }
 #endif
 /// One past the last edge of node n: row_start[n+1].
 __device__ __forceinline__ irgl_index irgl_graph_last_edge(irgl::Graph g, irgl_index n) {
-#ifdef IRGL_COUNT_EDGES
-  atomicAdd(&irgl_edge_ranges, static_cast<unsigned long long>(g.row_start[n + 1] - g.row_start[n]));
-#endif
   return g.row_start[n + 1];
 }
 /// Out-degree of node n.
@@ -2431,10 +2435,10 @@ inline void take_counter(unsigned long long* out, const Counter& counter) {
 }  // namespace detail
 }  // namespace irgl
 
-/// A counting build's edge ranges since the last call (see
-/// irgl_edge_ranges), then zero; synchronizes. 0 = ok, 1 = error.
-extern "C" __attribute__((used, visibility("default"))) int irgl_edge_ranges_take(unsigned long long* out) {
-  return irgl::guard([&] { irgl::detail::take_counter(out, irgl_edge_ranges); });
+/// A counting build's edge reads since the last call (see irgl_edge_reads),
+/// then zero; synchronizes. 0 = ok, 1 = error.
+extern "C" __attribute__((used, visibility("default"))) int irgl_edge_reads_take(unsigned long long* out) {
+  return irgl::guard([&] { irgl::detail::take_counter(out, irgl_edge_reads); });
 }
 
 /// A counting build's synchronization steps since the last call, then zero;
