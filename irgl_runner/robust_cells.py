@@ -301,6 +301,31 @@ def _count(s: SourceRun, o: SourceRun, name: str, label: str) -> str:
     return f", {label} {text(mine)} vs {text(theirs)}"
 
 
+def _own_spread(runs: Sequence[SourceRun]) -> str:
+    """``; one source's own timed runs up to R× apart (role node)`` where,
+    among the sources of at least half the slowest one's median, some
+    source's slowest timed run took over the spread limit times its fastest:
+    the same source, the same reached work, so that much of the cell's
+    spread is run-to-run (which thread reads a hub's edges in a step). The
+    short sources are left out: a search that reaches nothing varies with
+    the machine's state, not with its work."""
+    slowest = max((_ms_of(r) for r in runs), default=0.0)
+    own = [
+        (max(r.times_ms) / min(r.times_ms), r)
+        for r in runs
+        if len(r.times_ms) > 1 and min(r.times_ms) > 0 and _ms_of(r) >= slowest / 2
+    ]
+    if not own:
+        return ""
+    ratio, run = max(own, key=lambda x: x[0])
+    if ratio <= SPREAD_LIMIT:
+        return ""
+    return (
+        f"; one source's own timed runs up to {ratio:.2f}× apart "
+        f"({run.role} {run.node})"
+    )
+
+
 def _steps(s: SourceRun, o: SourceRun) -> str:
     """``, steps A vs B (launches, grid barriers, block-0 rounds)`` where both
     were counted."""
@@ -431,6 +456,8 @@ def explain_spread(
         )
     elif flagged:
         reason += "; explained by the work"
+    if flagged:
+        reason += _own_spread(runs)
     return Spread(
         ratio,
         fast.node,

@@ -230,7 +230,10 @@ def render_robust_section(
         "program's own decisions: the reads the interpreter counts in `bfs` and "
         "`bfs_bottom_up`; on the two-hop path the reached edges)"
         f"{counted}: then it is **unexplained**, with the pair furthest above "
-        "what its work accounts for. "
+        "what its work accounts for. The column also gives, where it exceeds "
+        f"{SPREAD_LIMIT:g}×, how far apart one source's own timed runs were "
+        "(among the sources of at least half the slowest median): the same "
+        "work run again. "
         "Per-source times, reached edges, levels, depths, replayed reads, "
         "counted edge visits, steps, atomics and spans are in `robust.json`."
     )

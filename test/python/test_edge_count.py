@@ -393,3 +393,21 @@ def test_spread_takes_the_range_of_the_counted_runs() -> None:
     assert "span 2,116–2,120 vs 1,728–2,124" in narrow.reason
     section = render_robust_section([cell], {"generated": "now"})
     assert "counted in 3 untimed runs" in section
+
+
+def test_spread_names_a_sources_own_run_to_run_spread() -> None:
+    """A flagged cell's reason says how far apart one source's own timed
+    runs were, among the sources of at least half the slowest median (the
+    same work run again); a short source's noise is left out, and a cell
+    whose sources each run steadily says nothing of it."""
+    cell = _sssp_cell((1.0, 20_000), (2.0, 60_000), (0.1, 0))
+    assert cell.sources is not None
+    cell.sources[0].times_ms = [1.0, 0.9, 1.5]
+    cell.sources[1].times_ms = [2.0, 1.8, 2.1]
+    cell.sources[2].times_ms = [0.1, 0.5, 0.1]  # a short source: left out
+    spread = explain_spread(cell)
+    assert spread is not None and spread.flagged
+    assert "own timed runs up to 1.67× apart (random 0)" in spread.reason
+    cell.sources[0].times_ms = [1.0, 1.0, 1.1]
+    steady = explain_spread(cell)
+    assert steady is not None and "own timed runs" not in steady.reason
