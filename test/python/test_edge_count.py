@@ -318,10 +318,11 @@ def test_counting_build_counts_sssp_relaxations(tmp_path: Path) -> None:
 @pytest.mark.gpu
 def test_counting_build_span_splits_a_hub(tmp_path: Path) -> None:
     """On the GPU: SSSP from a star's hub reads the hub's 4,095 edges with
-    a block's threads (nested parallelism), so the span, the most edges one
-    thread read a step summed, is at least 4,095 over the largest block
-    (1,024 threads) and well below the edges read: the hub's 4,095 edges
-    once each, though a team of blocks walks the lone hub (a count of the
+    many threads (a team of blocks walks the lone hub), so the span, the
+    most edges one thread read a step summed over the steps, is at least
+    4,095 over the largest block (1,024 threads; every step adds its longest
+    chain) and well below the edges read: the hub's 4,095 edges once each,
+    though every thread of the team takes the hub's range (a count of the
     ranges its threads took gave the hub's degree for every thread of the
     team, millions), then every leaf's one edge back, four times each (the
     edge loop is unrolled by four, and a copy past a range's end reads its
