@@ -630,25 +630,40 @@ class CudaPrinter(BasePrinter):
             for word in _IDENTIFIER.findall(_NOT_CODE.sub(" ", global_op.text.data)):
                 self._reserve(word)
 
-        if globals_:
+        # C text for both passes, then what only nvcc compiles: device C text,
+        # the device functions and kernels (the host compiler's pass,
+        # IRGL_HOST_ONLY, refers to the kernels through irgl::KernelRef)
+        shared = [g for g in globals_ if not self._is_device_global(g)]
+        if shared:
             self.line("")
             self.line("// irgl_rt.c_global")
-            for global_op in globals_:
+            for global_op in shared:
                 self.print_op(global_op)
-
-        if device_functions or host_functions:
+        self.line("")
+        self.line("#ifdef IRGL_HOST_ONLY")
+        self._print_kernel_refs(device_functions)
+        self.line("#else")
+        if len(shared) < len(globals_):
+            self.line("")
+            self.line("// irgl_rt.c_global (device code)")
+            for global_op in globals_:
+                if self._is_device_global(global_op):
+                    self.print_op(global_op)
+        if device_functions:
             self.line("")
             self.line("// Forward declarations")
             for function in device_functions:
                 self.line(self._device_signature(function, with_names=False) + ";")
-            if host_functions:
-                self.line(_HOST_ONLY)
-                for function in host_functions:
-                    self.line(self._host_signature(function, with_names=False) + ";")
-                self.line("#endif")
-
         for gpu_module in gpu_modules:
             self.print_op(gpu_module)
+        self.line("#endif  // IRGL_HOST_ONLY")
+
+        if host_functions:
+            self.line("")
+            self.line(_HOST_ONLY)
+            for function in host_functions:
+                self.line(self._host_signature(function, with_names=False) + ";")
+            self.line("#endif")
 
         # the host code, which nvcc's device pass need not parse
         self.line("")
@@ -677,9 +692,34 @@ class CudaPrinter(BasePrinter):
         if kernels:
             self.line("    cudaFuncAttributes attributes;")
         for name in kernels:
-            self.line(f"    IRGL_CHECK(cudaFuncGetAttributes(&attributes, {name}));")
+            self.line(
+                "    IRGL_CHECK(cudaFuncGetAttributes(&attributes, "
+                f"irgl::kernel_address({name})));"
+            )
         self.line("  });")
         self.line("}")
+
+    @staticmethod
+    def _is_device_global(op: CGlobalOp) -> bool:
+        """Whether C text is device code: marked so, or inside a gpu.module."""
+        return op.device is not None or isinstance(op.parent_op(), gpu.ModuleOp)
+
+    def _print_kernel_refs(
+        self, device_functions: Sequence[gpu.FuncOp | func.FuncOp]
+    ) -> None:
+        """The host compiler's view of the kernels: the program's device code
+        (a fatbinary linked beside the host code) and an `irgl::KernelRef`
+        per kernel, named as the kernel is."""
+        self.line("IRGL_PROGRAM_DEVICE_CODE()")
+        for function in device_functions:
+            if isinstance(function, gpu.FuncOp) and function.kernel is not None:
+                self._op_stack.append(function)
+                try:
+                    types = function.function_type.inputs.data
+                    params = "".join(f", {self.c_type(t)}" for t in types)
+                    self.line(f"IRGL_KERNEL_REF({self._c_symbol(function)}{params})")
+                finally:
+                    self._op_stack.pop()
 
     def _collect_device_functions(
         self, gpu_modules: Sequence[gpu.ModuleOp]

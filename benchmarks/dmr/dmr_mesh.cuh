@@ -12,8 +12,10 @@
 #define DMR_MESH_CUH
 
 #ifndef __CUDACC__
+#ifndef __host__  // (cuda_runtime.h defines both as nothing for a host compiler)
 #define __host__
 #define __device__
+#endif
 #include <math.h>
 #endif
 #define DMR_HD __host__ __device__ static inline
@@ -378,7 +380,7 @@ DMR_HD int dmr_num_triangles(const int* meta) {
   return meta[DMR_NTRI] < meta[DMR_TCAP] ? meta[DMR_NTRI] : meta[DMR_TCAP];
 }
 
-#ifdef __CUDACC__
+#if defined(__CUDACC__) || defined(IRGL_HOST_ONLY)  // with the CUDA runtime's API
 // Host side: read or write one meta counter; fail after a capacity overflow.
 static inline int dmr_host_get(const int* meta, int slot) {
   int value = 0;

@@ -1157,7 +1157,11 @@ struct GridChunk {
 };
 
 __device__ __forceinline__ GridChunk& grid_chunk() {
+#ifdef __CUDACC__
   __shared__ GridChunk chunk;
+#else  // a host compiler parses it only (`__shared__` means nothing there)
+  static GridChunk chunk;
+#endif
   return chunk;
 }
 
@@ -1436,7 +1440,50 @@ struct ArgPack<H, T...> {
   }
 };
 
+/// grid_size of the kernel at `kernel` (a function or a loaded kernel).
+inline irgl_index grid_size_at(const void* kernel, irgl_index block, bool resident) {
+  check_dims("irgl::grid_size", 1, block);
+  int per_sm = 0, sms = 0;
+  occupancy(kernel, block, &per_sm, &sms);
+  return grid_of(block, per_sm, sms, resident);
+}
+
+/// launch_cooperative of the kernel at `kernel`, whose parameters are KArgs.
+template <class... KArgs, class... Args>
+inline void launch_cooperative_at(const void* kernel, irgl_index grid, irgl_index block, Args&&... args) {
+  static_assert(sizeof...(KArgs) == sizeof...(Args),
+                "irgl::launch_cooperative: wrong number of kernel arguments");
+  check_dims("irgl::launch_cooperative", grid, block);
+  if (grid == 0) return;
+  int supported = 0, per_sm = 0, sms = 0;
+  occupancy(kernel, block, &per_sm, &sms, &supported);
+  check_coresident(grid, block, per_sm, sms, supported != 0);
+  ArgPack<typename std::decay<KArgs>::type...> values(static_cast<Args&&>(args)...);
+  void* ptrs[sizeof...(KArgs) + 1] = {nullptr};
+  values.addresses(ptrs);
+  const cudaError_t err = cudaLaunchCooperativeKernel(kernel, dim3(static_cast<unsigned>(grid)),
+                                                      dim3(static_cast<unsigned>(block)), ptrs, 0, 0);
+  check_launch("cooperative kernel launch", grid, block, err);
+}
+
+/// Loads a program's device code (a fatbinary: IRGL_PROGRAM_DEVICE_CODE) as
+/// a CUDA library; its handle. Throws irgl::Error.
+IRGL_HOST_API void* load_library(const void* fatbin);
+/// The kernel `name` of a library from load_library, as the address the
+/// runtime API takes (a cudaKernel_t). Throws irgl::Error if there is none.
+IRGL_HOST_API const void* library_kernel(void* library, const char* name);
+
 }  // namespace detail
+
+/// A kernel of a program whose host code is compiled apart from its device
+/// code (by the host compiler, with IRGL_HOST_ONLY): irgl::launch,
+/// launch_cooperative, grid_size and kernel_address take it as they take a
+/// __global__ function. Declared by IRGL_KERNEL_REF; `address` loads the
+/// program's device code at its first use.
+template <class... KArgs>
+struct KernelRef {
+  const void* (*address)();
+};
 
 /// Number of blocks to launch `kernel` with `block` threads: blocks per SM
 /// (occupancy API, cached per kernel and block) x number of SMs, i.e. one
@@ -1445,10 +1492,23 @@ struct ArgPack<H, T...> {
 /// Without `resident` the result is at least 1.
 template <class... KArgs>
 inline irgl_index grid_size(void (*kernel)(KArgs...), irgl_index block, bool resident) {
-  detail::check_dims("irgl::grid_size", 1, block);
-  int per_sm = 0, sms = 0;
-  detail::occupancy(reinterpret_cast<const void*>(kernel), block, &per_sm, &sms);
-  return detail::grid_of(block, per_sm, sms, resident);
+  return detail::grid_size_at(reinterpret_cast<const void*>(kernel), block, resident);
+}
+/// grid_size of a kernel the program loads from its device code (KernelRef).
+template <class... KArgs>
+inline irgl_index grid_size(const KernelRef<KArgs...>& kernel, irgl_index block, bool resident) {
+  return detail::grid_size_at(kernel.address(), block, resident);
+}
+
+/// The address the runtime API takes for a kernel (cudaFuncGetAttributes):
+/// the function itself, or a loaded kernel's handle (KernelRef).
+template <class... KArgs>
+inline const void* kernel_address(void (*kernel)(KArgs...)) {
+  return reinterpret_cast<const void*>(kernel);
+}
+template <class... KArgs>
+inline const void* kernel_address(const KernelRef<KArgs...>& kernel) {
+  return kernel.address();
 }
 
 #ifdef __CUDACC__  // the runtime library, built by a host compiler, launches no kernel
@@ -1465,27 +1525,56 @@ inline void launch(void (*kernel)(KArgs...), irgl_index grid, irgl_index block, 
 }
 #endif
 
+/// launch of a kernel the program loads from its device code (KernelRef),
+/// through cudaLaunchKernel: what `<<<grid, block>>>` does.
+template <class... KArgs, class... Args>
+inline void launch(const KernelRef<KArgs...>& kernel, irgl_index grid, irgl_index block, Args&&... args) {
+  static_assert(sizeof...(KArgs) == sizeof...(Args), "irgl::launch: wrong number of kernel arguments");
+  detail::check_dims("irgl::launch", grid, block);
+  if (grid == 0) return;
+  detail::ArgPack<typename std::decay<KArgs>::type...> values(static_cast<Args&&>(args)...);
+  void* ptrs[sizeof...(KArgs) + 1] = {nullptr};
+  values.addresses(ptrs);
+  const cudaError_t err = cudaLaunchKernel(kernel.address(), dim3(static_cast<unsigned>(grid)),
+                                           dim3(static_cast<unsigned>(block)), ptrs, 0, 0);
+  detail::check_launch("kernel launch", grid, block, err);
+}
+
 /// Launches a grid-barrier kernel with cudaLaunchCooperativeKernel. Throws
 /// irgl::Error (never hangs) if the device does not support cooperative
 /// launches or if `grid` blocks cannot all be co-resident.
 template <class... KArgs, class... Args>
 inline void launch_cooperative(void (*kernel)(KArgs...), irgl_index grid, irgl_index block,
                                Args&&... args) {
-  static_assert(sizeof...(KArgs) == sizeof...(Args),
-                "irgl::launch_cooperative: wrong number of kernel arguments");
-  detail::check_dims("irgl::launch_cooperative", grid, block);
-  if (grid == 0) return;
-  int supported = 0, per_sm = 0, sms = 0;
-  detail::occupancy(reinterpret_cast<const void*>(kernel), block, &per_sm, &sms, &supported);
-  detail::check_coresident(grid, block, per_sm, sms, supported != 0);
-  detail::ArgPack<typename std::decay<KArgs>::type...> values(static_cast<Args&&>(args)...);
-  void* ptrs[sizeof...(KArgs) + 1] = {nullptr};
-  values.addresses(ptrs);
-  const cudaError_t err =
-      cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(static_cast<unsigned>(grid)),
-                                  dim3(static_cast<unsigned>(block)), ptrs, 0, 0);
-  detail::check_launch("cooperative kernel launch", grid, block, err);
+  detail::launch_cooperative_at<KArgs...>(reinterpret_cast<const void*>(kernel), grid, block,
+                                          static_cast<Args&&>(args)...);
 }
+/// launch_cooperative of a kernel the program loads from its device code
+/// (KernelRef).
+template <class... KArgs, class... Args>
+inline void launch_cooperative(const KernelRef<KArgs...>& kernel, irgl_index grid, irgl_index block,
+                               Args&&... args) {
+  detail::launch_cooperative_at<KArgs...>(kernel.address(), grid, block, static_cast<Args&&>(args)...);
+}
+
+/// In a program's host-only pass (IRGL_HOST_ONLY, the host compiler): its
+/// device code, the fatbinary that the build links beside the host code as
+/// `irgl_program_fatbin`, loaded at the first use of one of its kernels. The
+/// loader is the program's own (internal linkage), as is each kernel's.
+#define IRGL_PROGRAM_DEVICE_CODE()                                                                 \
+  extern "C" __attribute__((visibility("hidden"))) const unsigned char irgl_program_fatbin[];     \
+  static const void* irgl_program_kernel(const char* name) {                                     \
+    static void* const library = ::irgl::detail::load_library(irgl_program_fatbin);              \
+    return ::irgl::detail::library_kernel(library, name);                                        \
+  }
+/// A kernel `name` with parameters `...` of the program's device code
+/// (irgl::KernelRef), under the name its launches use.
+#define IRGL_KERNEL_REF(name, ...)                                                                 \
+  static const void* irgl_kernel_address_##name() {                                              \
+    static const void* const kernel = irgl_program_kernel(#name);                                 \
+    return kernel;                                                                                \
+  }                                                                                               \
+  static constexpr ::irgl::KernelRef<__VA_ARGS__> name{&irgl_kernel_address_##name};
 
 /// Allocates n zero-initialized elements of T on the device (n >= 0; a
 /// non-null pointer even for n == 0). Throws irgl::Error.
@@ -1518,6 +1607,34 @@ IRGL_HOST_API void fail_launch(const char* what, irgl_index grid, irgl_index blo
                 " blocks cannot be co-resident (cudaErrorCooperativeLaunchTooLarge)");
   throw Error(std::string(what) + " of " + std::to_string(static_cast<long long>(grid)) + " blocks x " +
               std::to_string(static_cast<long long>(block)) + " threads failed: " + cudaGetErrorString(err));
+}
+
+IRGL_HOST_API void* load_library(const void* fatbin) {
+  cudaLibrary_t library = nullptr;
+  const cudaError_t err = cudaLibraryLoadData(&library, fatbin, nullptr, nullptr, 0, nullptr, nullptr, 0);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw Error(std::string("loading the program's device code (cudaLibraryLoadData): ") + cudaGetErrorString(err));
+  }
+  return static_cast<void*>(library);
+}
+
+IRGL_HOST_API const void* library_kernel(void* library, const char* name) {
+  // A kernel of C++ linkage has a mangled name: _Z, the name's length, the
+  // name, its parameters; the program's kernels are not overloaded.
+  const cudaLibrary_t lib = static_cast<cudaLibrary_t>(library);
+  unsigned count = 0;
+  IRGL_CHECK(cudaLibraryGetKernelCount(&count, lib));
+  std::vector<cudaKernel_t> kernels(count);
+  if (count > 0) IRGL_CHECK(cudaLibraryEnumerateKernels(kernels.data(), count, lib));
+  const std::string mangled = "_Z" + std::to_string(std::strlen(name)) + name;
+  for (cudaKernel_t kernel : kernels) {
+    const char* found = nullptr;
+    IRGL_CHECK(cudaFuncGetName(&found, reinterpret_cast<const void*>(kernel)));
+    if (found && (std::strcmp(found, name) == 0 || std::strncmp(found, mangled.c_str(), mangled.size()) == 0))
+      return reinterpret_cast<const void*>(kernel);
+  }
+  throw Error(std::string("the program's device code has no kernel '") + name + "'");
 }
 
 /// Rejects launch dimensions that do not fit a dim3.

@@ -2,8 +2,9 @@
 program compiles with only the runtime's declarations (IRGL_RUNTIME_LIBRARY;
 with C text in host code that names std also <string>, IRGL_HOST_C_TEXT)
 and links one shared library of the runtime's host code, built once per
-cache and flags; C text in host code that needs more of the runtime, a `.cu`
-file and IRGL_RUNTIME_LIBRARY=0 compile the whole header."""
+cache and flags, its device code built apart from its host code; C text in
+host code that needs more of the runtime, a `.cu` file and
+IRGL_RUNTIME_LIBRARY=0 compile the whole header."""
 
 from __future__ import annotations
 
@@ -113,6 +114,49 @@ def test_program_links_the_runtime_library(tmp_path: Path, nvcc: str) -> None:
     )
     assert sorted(cache.glob("libirgl_runtime_*.so")) == runtimes
     assert runtimes[0].name in _needed(pr)
+
+
+def _symbols(so: Path) -> str:
+    return subprocess.run(["nm", str(so)], capture_output=True, text=True).stdout
+
+
+def test_device_code_is_built_apart(
+    tmp_path: Path, nvcc: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """nvcc compiles the device code into a fatbinary while the host
+    compiler compiles the host code alone; the fatbinary is linked beside
+    it (a hidden symbol, not exported) and its kernels are loaded from it.
+    IRGL_DEVICE_APART=0 builds the whole program with nvcc."""
+    apart = compile_cuda(emit_program(CC), nvcc=nvcc, cache=tmp_path / "a", flags=FLAGS)
+    assert " irgl_program_fatbin" in _symbols(apart)
+    exported = subprocess.run(
+        ["nm", "-D", "--defined-only", str(apart)], capture_output=True, text=True
+    ).stdout
+    assert "irgl_program_fatbin" not in exported and "irgl_entry_main" in exported
+    assert not list((tmp_path / "a").glob("*.fatbin"))  # the parts are removed
+    monkeypatch.setenv("IRGL_DEVICE_APART", "0")
+    whole = compile_cuda(emit_program(CC), nvcc=nvcc, cache=tmp_path / "w", flags=FLAGS)
+    assert "irgl_program_fatbin" not in _symbols(whole)
+
+
+#: Host C text that only nvcc compiles.
+HOST_C_FOR_NVCC = (
+    "irgl.kernel host @main(%a: memref<?xi32>) {\n"
+    '  irgl.cblock "\\n#ifndef __CUDACC__\\n#error this host code is for nvcc\\n'
+    '#endif\\nif ($0 == nullptr) throw irgl::Error(\\"no array\\");"\n'
+    "      (%a : memref<?xi32>)\n"
+    "}\n"
+)
+
+
+def test_host_code_for_nvcc_builds_whole(tmp_path: Path, nvcc: str) -> None:
+    """Where the host compiler rejects the host code alone, nvcc builds the
+    whole program (linked with the runtime library) instead."""
+    src = tmp_path / "c.mlir"
+    src.write_text(HOST_C_FOR_NVCC)
+    so = compile_cuda(emit_program(src), nvcc=nvcc, cache=tmp_path / "c", flags=FLAGS)
+    assert "irgl_program_fatbin" not in _symbols(so)
+    assert any("irgl_runtime" in n for n in _needed(so))
 
 
 def test_whole_header_builds(

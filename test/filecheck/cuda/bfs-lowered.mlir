@@ -8,12 +8,15 @@
 // CHECK:      // irgl_rt.c_global
 // CHECK-NEXT: #define INF 1073741823
 // CHECK-EMPTY:
+// CHECK-NEXT: #ifdef IRGL_HOST_ONLY
+// CHECK-NEXT: IRGL_PROGRAM_DEVICE_CODE()
+// CHECK-NEXT: IRGL_KERNEL_REF(init, irgl::Graph, int32_t*, irgl_index)
+// CHECK-NEXT: IRGL_KERNEL_REF(bfs, irgl::Graph, int32_t*, int32_t, irgl::Worklist, irgl::Worklist)
+// CHECK-NEXT: #else
+// CHECK-EMPTY:
 // CHECK-NEXT: // Forward declarations
 // CHECK-NEXT: __global__ void __launch_bounds__(256) init(irgl::Graph, int32_t*, irgl_index);
 // CHECK-NEXT: __global__ void __launch_bounds__(256) bfs(irgl::Graph, int32_t*, int32_t, irgl::Worklist, irgl::Worklist);
-// CHECK-NEXT: #if IRGL_HOST_CODE
-// CHECK-NEXT: static int32_t irgl_host_bfs_main(irgl::Graph, int32_t*, irgl_index);
-// CHECK-NEXT: #endif
 
 builtin.module attributes {gpu.container_module} {
   irgl_rt.c_global "#define INF 1073741823"

@@ -3,13 +3,22 @@
 // The C escape hatch: irgl_rt.c_global / c_decl / c_block / c_expr. Names used
 // by the C text are never given to SSA values.
 
+// C text of device code (marked `device` or inside a gpu.module) is left
+// out of the host compiler's pass (IRGL_HOST_ONLY).
 // CHECK:       // irgl_rt.c_global
 // CHECK-NEXT:  #define INF 1073741823
-// CHECK-NEXT:  __device__ int hits = 0;
 // CHECK-NEXT:  struct Pair {
 // CHECK-NEXT:    int a;
 // CHECK-NEXT:    int b;
 // CHECK-NEXT:  };
+// CHECK-EMPTY:
+// CHECK-NEXT:  #ifdef IRGL_HOST_ONLY
+// CHECK-NEXT:  IRGL_PROGRAM_DEVICE_CODE()
+// CHECK-NEXT:  IRGL_KERNEL_REF(escape, int32_t*, irgl_index)
+// CHECK-NEXT:  #else
+// CHECK-EMPTY:
+// CHECK-NEXT:  // irgl_rt.c_global (device code)
+// CHECK-NEXT:  __device__ int hits = 0;
 // CHECK-EMPTY:
 // CHECK-NEXT:  // Forward declarations
 

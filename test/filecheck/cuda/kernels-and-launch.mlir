@@ -27,17 +27,21 @@
 // CHECK-NEXT: #define IRGL_SPLIT_HOST_CODE 1
 // CHECK-NEXT: #include "irgl_runtime.cuh"
 // CHECK-EMPTY:
+// The host compiler's pass (IRGL_HOST_ONLY) sees the kernels as references
+// into the device code, nvcc the device code itself.
+// CHECK-NEXT: #ifdef IRGL_HOST_ONLY
+// CHECK-NEXT: IRGL_PROGRAM_DEVICE_CODE()
+// CHECK-NEXT: IRGL_KERNEL_REF(ids, irgl_index*)
+// CHECK-NEXT: IRGL_KERNEL_REF(count_degrees, irgl::Graph, irgl::Worklist, int32_t*, irgl::Cell)
+// CHECK-NEXT: IRGL_KERNEL_REF(relax, irgl::Graph, int32_t*)
+// CHECK-NEXT: #else
+// CHECK-EMPTY:
 // CHECK-NEXT: // Forward declarations
 // CHECK-NEXT: __global__ void __launch_bounds__(256) ids(irgl_index*);
 // CHECK-NEXT: __global__ void __launch_bounds__(128, 4) count_degrees(irgl::Graph, irgl::Worklist, int32_t*, irgl::Cell);
 // CHECK-NEXT: __global__ void relax(irgl::Graph, int32_t*);
 // CHECK-NEXT: __device__ irgl_index twice(irgl_index);
 // CHECK-NEXT: __device__ void note(int32_t*, irgl_index);
-// CHECK-NEXT: #if IRGL_HOST_CODE
-// CHECK-NEXT: static irgl_index irgl_host_degrees(irgl::Graph, int32_t*, irgl_index*, irgl_index);
-// CHECK-NEXT: static void irgl_host_helper(irgl::Pipe*);
-// CHECK-NEXT: static int32_t irgl_host_main(irgl::Graph, int32_t*, bool, float);
-// CHECK-NEXT: #endif
 
 builtin.module attributes {gpu.container_module} {
   "gpu.module"() <{sym_name = "irgl_kernels"}> ({
@@ -157,6 +161,14 @@ builtin.module attributes {gpu.container_module} {
     func.func private @irgl_grid_sync()
   }) : () -> ()
 
+  // CHECK:      #endif  // IRGL_HOST_ONLY
+  // CHECK-EMPTY:
+  // CHECK-NEXT: #if IRGL_HOST_CODE
+  // CHECK-NEXT: static irgl_index irgl_host_degrees(irgl::Graph, int32_t*, irgl_index*, irgl_index);
+  // CHECK-NEXT: static void irgl_host_helper(irgl::Pipe*);
+  // CHECK-NEXT: static int32_t irgl_host_main(irgl::Graph, int32_t*, bool, float);
+  // CHECK-NEXT: #endif
+
   // The host code is left out of nvcc's device pass (IRGL_HOST_CODE).
   // CHECK:       #if IRGL_HOST_CODE
   // CHECK-EMPTY:
@@ -221,9 +233,9 @@ builtin.module attributes {gpu.container_module} {
   // CHECK-NEXT:  extern "C" int irgl_preload_kernels() {
   // CHECK-NEXT:    return irgl::guard([] {
   // CHECK-NEXT:      cudaFuncAttributes attributes;
-  // CHECK-NEXT:      IRGL_CHECK(cudaFuncGetAttributes(&attributes, ids));
-  // CHECK-NEXT:      IRGL_CHECK(cudaFuncGetAttributes(&attributes, count_degrees));
-  // CHECK-NEXT:      IRGL_CHECK(cudaFuncGetAttributes(&attributes, relax));
+  // CHECK-NEXT:      IRGL_CHECK(cudaFuncGetAttributes(&attributes, irgl::kernel_address(ids)));
+  // CHECK-NEXT:      IRGL_CHECK(cudaFuncGetAttributes(&attributes, irgl::kernel_address(count_degrees)));
+  // CHECK-NEXT:      IRGL_CHECK(cudaFuncGetAttributes(&attributes, irgl::kernel_address(relax)));
   // CHECK-NEXT:    });
   // CHECK-NEXT:  }
   // CHECK-NEXT:  #endif  // IRGL_HOST_CODE

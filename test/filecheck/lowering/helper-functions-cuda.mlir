@@ -57,10 +57,6 @@ irgl.kernel host @main(%g: !irgl.graph, %a: memref<?xi32>, %src: index) {
 // CHECK-NEXT: __device__ int32_t deg(irgl::Graph, irgl_index);
 // CHECK-NEXT: __device__ void relax_device(
 // CHECK-NEXT: __global__ void __launch_bounds__(1024, 1) main_control(
-// CHECK-NEXT: #if IRGL_HOST_CODE
-// CHECK-NEXT: static int32_t irgl_host_clamp(int32_t, int32_t);
-// CHECK-NEXT: static void irgl_host_main(irgl::Graph, int32_t*, irgl_index);
-// CHECK-NEXT: #endif
 
 // CHECK:      // gpu.module @irgl_kernels
 // CHECK-EMPTY:
@@ -96,6 +92,12 @@ irgl.kernel host @main(%g: !irgl.graph, %a: memref<?xi32>, %src: index) {
 
 // The host keeps its own copy of @clamp.
 
+// CHECK:      #endif  // IRGL_HOST_ONLY
+// CHECK-EMPTY:
+// CHECK-NEXT: #if IRGL_HOST_CODE
+// CHECK-NEXT: static int32_t irgl_host_clamp(int32_t, int32_t);
+// CHECK-NEXT: static void irgl_host_main(irgl::Graph, int32_t*, irgl_index);
+// CHECK-NEXT: #endif
 // CHECK:      static int32_t irgl_host_clamp(int32_t x, int32_t hi) {
 // CHECK-NEXT:   int32_t y = x < hi ? x : hi;
 // CHECK-NEXT:   return y;
