@@ -561,7 +561,7 @@ def _link_with_library(
     else by one nvcc run."""
     if _DEVICE_CODE_APART in text and os.environ.get("IRGL_DEVICE_APART", "1") != "0":
         toolchain = _host_toolchain(nvcc, args)
-        if toolchain is not None:
+        if toolchain is not None and _loads_libraries(toolchain.include):
             try:
                 _build_apart(nvcc, args, toolchain, flags, library, cu, tmp, out_dir)
                 return
@@ -604,6 +604,27 @@ def _link_with_library(
 #: Marks an emitted program whose host code compiles without its device
 #: code (the printer's `IRGL_HOST_ONLY` branch).
 _DEVICE_CODE_APART = "\nIRGL_PROGRAM_DEVICE_CODE()\n"
+
+
+@functools.lru_cache(maxsize=8)
+def _loads_libraries(include: Path) -> bool:
+    """Whether the CUDA runtime of `include` finds a loaded library's
+    kernels (cudaLibraryGetKernelCount, cudaFuncGetName: CUDA 12.4 and
+    later), which a program built apart needs."""
+    try:
+        header = (include / "cuda_runtime_api.h").read_text(errors="replace")
+    except OSError:
+        return False
+    return all(f" {name}(" in header for name in _LIBRARY_API)
+
+
+#: What the runtime's irgl::detail::library_kernel calls.
+_LIBRARY_API = (
+    "cudaLibraryLoadData",
+    "cudaLibraryGetKernelCount",
+    "cudaLibraryEnumerateKernels",
+    "cudaFuncGetName",
+)
 
 
 class _HostPassFailed(Exception):

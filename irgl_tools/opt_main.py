@@ -44,7 +44,6 @@ from irgl_dialect.syntax import parse_remembered, source_diagnostic
 from irgl_dialect.upstream_checks import verify_if_yields, verify_predicates
 from irgl_tools.universe import IRGL_UNIVERSE
 from irgl_tools.xdsl_fixes import apply_xdsl_fixes
-from lowering.convert_irgl_c import add_include_dir
 
 apply_xdsl_fixes()
 
@@ -322,9 +321,12 @@ class IrglOptMain(xDSLOptMain):
         # `irgl.cinclude` headers ship beside the program: look for them in
         # the input file's directory (the working directory for stdin),
         # after any `include_dirs` given explicitly.
-        name = self.get_input_name()
-        here = os.path.dirname(os.path.abspath(name)) if name != "stdin" else "."
-        self.pipeline = add_include_dir(self.pipeline, here)
+        if self.pipeline.passes:  # (a run without passes needs no lowering module)
+            from lowering.convert_irgl_c import add_include_dir
+
+            name = self.get_input_name()
+            here = os.path.dirname(os.path.abspath(name)) if name != "stdin" else "."
+            self.pipeline = add_include_dir(self.pipeline, here)
         inner = self.pipeline.callback
         if inner is None or self.args.disable_verify:
             return

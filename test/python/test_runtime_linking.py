@@ -139,6 +139,26 @@ def test_device_code_is_built_apart(
     assert "irgl_program_fatbin" not in _symbols(whole)
 
 
+def test_device_code_apart_needs_the_library_api(tmp_path: Path) -> None:
+    """A CUDA runtime without the library API that finds a loaded kernel
+    (before CUDA 12.4) builds programs whole."""
+    from irgl_runner.build import _LIBRARY_API, _loads_libraries
+
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "cuda_runtime_api.h").write_text(
+        "extern cudaError_t cudaLibraryLoadData(void);\n"
+    )
+    assert not _loads_libraries(old)
+    new = tmp_path / "new"
+    new.mkdir()
+    (new / "cuda_runtime_api.h").write_text(
+        "".join(f"extern cudaError_t {name}(void);\n" for name in _LIBRARY_API)
+    )
+    assert _loads_libraries(new)
+    assert not _loads_libraries(tmp_path / "missing")
+
+
 #: Host C text that only nvcc compiles.
 HOST_C_FOR_NVCC = (
     "irgl.kernel host @main(%a: memref<?xi32>) {\n"
