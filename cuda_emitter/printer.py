@@ -682,20 +682,23 @@ class CudaPrinter(BasePrinter):
         query); `irgl_runner.api.Program` calls it when it loads the library,
         so that a first call does not pay for loading kernels."""
         kernels = [
-            self._c_symbol(f)
-            for f in device_functions
-            if isinstance(f, gpu.FuncOp) and f.kernel is not None
+            f for f in device_functions if isinstance(f, gpu.FuncOp) and f.kernel
         ]
         self.line("")
         self.line('extern "C" int irgl_preload_kernels() {')
         self.line("  return irgl::guard([] {")
         if kernels:
             self.line("    cudaFuncAttributes attributes;")
-        for name in kernels:
+        for kernel in kernels:
+            name = self._c_symbol(kernel)
             self.line(
                 "    IRGL_CHECK(cudaFuncGetAttributes(&attributes, "
                 f"irgl::kernel_address({name})));"
             )
+            # a cooperative launch's occupancy query, cached on this thread
+            info = LaunchAttr.of(kernel)
+            if info is not None and info.cooperative:
+                self.line(f"    (void)irgl::grid_size({name}, {info.block}, false);")
         self.line("  });")
         self.line("}")
 

@@ -228,7 +228,8 @@ builtin.module attributes {gpu.container_module} {
   // CHECK-NEXT:      *result = (int64_t)irgl_host_main(*static_cast<irgl::Graph*>(g), static_cast<int32_t*>(dist), flag != 0, (float)scale);
   // CHECK-NEXT:    });
   // CHECK-NEXT:  }
-  // Program loads every kernel (not the device function @note) up front.
+  // Program loads every kernel (not the device function @note) up front, and
+  // asks for the occupancy of each cooperative one (@relax) at its block size.
   // CHECK-EMPTY:
   // CHECK-NEXT:  extern "C" int irgl_preload_kernels() {
   // CHECK-NEXT:    return irgl::guard([] {
@@ -236,6 +237,7 @@ builtin.module attributes {gpu.container_module} {
   // CHECK-NEXT:      IRGL_CHECK(cudaFuncGetAttributes(&attributes, irgl::kernel_address(ids)));
   // CHECK-NEXT:      IRGL_CHECK(cudaFuncGetAttributes(&attributes, irgl::kernel_address(count_degrees)));
   // CHECK-NEXT:      IRGL_CHECK(cudaFuncGetAttributes(&attributes, irgl::kernel_address(relax)));
+  // CHECK-NEXT:      (void)irgl::grid_size(relax, 256, false);
   // CHECK-NEXT:    });
   // CHECK-NEXT:  }
   // CHECK-NEXT:  #endif  // IRGL_HOST_CODE
