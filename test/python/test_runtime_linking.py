@@ -191,6 +191,10 @@ def test_whole_header_builds(
     switched_off = compile_cuda(emit_program(CC), nvcc=nvcc, cache=cache, flags=FLAGS)
     for so in (host_c, text_only, switched_off):
         assert not any("irgl_runtime" in n for n in _needed(so))
+    # the host C text's program still builds its device code apart (its host
+    # code with the whole header); the others are nvcc's whole builds
+    assert " irgl_program_fatbin" in _symbols(host_c)
+    assert "irgl_program_fatbin" not in _symbols(switched_off)
 
 
 @pytest.mark.parametrize("text", [HOST_C_TEXT, HOST_C_STD], ids=["error", "std"])
@@ -312,3 +316,46 @@ def test_split_compile_only_where_nvcc_knows_it(
     # it, and the second build is given none
     assert with_split == ([True, True] if knows_split else [True, False, False])
     assert all("-arch=sm_90" in args for args in runs)
+
+
+#: A kernel, and host C text that reads its result through a part of the
+#: runtime the library does not declare (irgl_copy_to_host).
+KERNEL_AND_HOST_INTERNALS = """
+irgl.kernel @fill(%a: memref<?xi32>, %n: index) {
+  %z = arith.constant 0 : index
+  %two = arith.constant 2 : i32
+  irgl.forall %i in range(%z, %n) {
+    %v = arith.index_cast %i : index to i32
+    %w = arith.muli %v, %two : i32
+    memref.store %w, %a[%i] : memref<?xi32>
+  }
+}
+
+irgl.kernel host @main(%a: memref<?xi32>, %n: index) -> i32 {
+  irgl.invoke @fill(%a, %n) : (memref<?xi32>, index)
+  %r = irgl.cexpr "[&] { int v = -1; irgl_copy_to_host(&v, $0 + 3, 4); return v; }()"
+      (%a : memref<?xi32>) : i32
+  irgl.return %r : i32
+}
+"""
+
+
+@pytest.mark.gpu
+def test_whole_header_host_code_runs_kernels_built_apart(tmp_path: Path) -> None:
+    """Host code compiled with the whole runtime header (its C text needs
+    more than the library declares) loads and launches the kernels of the
+    fatbinary built beside it."""
+    import numpy as np
+
+    from irgl_runner.api import Program
+    from irgl_runner.build import build
+
+    source = tmp_path / "internals.mlir"
+    source.write_text(KERNEL_AND_HOST_INTERNALS)
+    so = build(source, cache=tmp_path / "cache")
+    assert " irgl_program_fatbin" in _symbols(so)
+    assert not any("irgl_runtime" in n for n in _needed(so))
+    program = Program(so)
+    a = program.alloc(100, np.int32)
+    assert program.call("main", a, 100) == 6
+    np.testing.assert_array_equal(a.to_numpy(), np.arange(100, dtype=np.int32) * 2)
