@@ -274,6 +274,11 @@ def _live_while_results(loop: scf.WhileOp) -> list[int]:
     return [i for i, r in enumerate(loop.res) if r.uses or after[i].uses]
 
 
+def _kernels(functions: Sequence[gpu.FuncOp | func.FuncOp]) -> list[gpu.FuncOp]:
+    """The kernels (`gpu.func ... kernel`) among a module's device functions."""
+    return [f for f in functions if isinstance(f, gpu.FuncOp) and f.kernel is not None]
+
+
 def _func_kind(op: Operation) -> str:
     if isinstance(op, gpu.FuncOp):
         return "gpu.func"
@@ -634,6 +639,7 @@ class CudaPrinter(BasePrinter):
         # the device functions and kernels (the host compiler's pass,
         # IRGL_HOST_ONLY, refers to the kernels through irgl::KernelRef)
         shared = [g for g in globals_ if not self._is_device_global(g)]
+        device_text = [g for g in globals_ if self._is_device_global(g)]
         if shared:
             self.line("")
             self.line("// irgl_rt.c_global")
@@ -643,12 +649,11 @@ class CudaPrinter(BasePrinter):
         self.line("#ifdef IRGL_HOST_ONLY")
         self._print_kernel_refs(device_functions)
         self.line("#else")
-        if len(shared) < len(globals_):
+        if device_text:
             self.line("")
             self.line("// irgl_rt.c_global (device code)")
-            for global_op in globals_:
-                if self._is_device_global(global_op):
-                    self.print_op(global_op)
+            for global_op in device_text:
+                self.print_op(global_op)
         if device_functions:
             self.line("")
             self.line("// Forward declarations")
@@ -681,9 +686,7 @@ class CudaPrinter(BasePrinter):
         program (CUDA loads a kernel lazily, at its first launch or attribute
         query); `irgl_runner.api.Program` calls it when it loads the library,
         so that a first call does not pay for loading kernels."""
-        kernels = [
-            f for f in device_functions if isinstance(f, gpu.FuncOp) and f.kernel
-        ]
+        kernels = _kernels(device_functions)
         self.line("")
         self.line('extern "C" int irgl_preload_kernels() {')
         self.line("  return irgl::guard([] {")
@@ -714,15 +717,14 @@ class CudaPrinter(BasePrinter):
         (a fatbinary linked beside the host code) and an `irgl::KernelRef`
         per kernel, named as the kernel is."""
         self.line("IRGL_PROGRAM_DEVICE_CODE()")
-        for function in device_functions:
-            if isinstance(function, gpu.FuncOp) and function.kernel is not None:
-                self._op_stack.append(function)
-                try:
-                    types = function.function_type.inputs.data
-                    params = "".join(f", {self.c_type(t)}" for t in types)
-                    self.line(f"IRGL_KERNEL_REF({self._c_symbol(function)}{params})")
-                finally:
-                    self._op_stack.pop()
+        for kernel in _kernels(device_functions):
+            self._op_stack.append(kernel)
+            try:
+                params = self._parameters(None, kernel.function_type.inputs.data)
+                name = self._c_symbol(kernel)
+                self.line(f"IRGL_KERNEL_REF({', '.join(filter(None, [name, params]))})")
+            finally:
+                self._op_stack.pop()
 
     def _collect_device_functions(
         self, gpu_modules: Sequence[gpu.ModuleOp]

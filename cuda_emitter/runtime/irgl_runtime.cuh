@@ -1448,22 +1448,27 @@ inline irgl_index grid_size_at(const void* kernel, irgl_index block, bool reside
   return grid_of(block, per_sm, sms, resident);
 }
 
-/// launch_cooperative of the kernel at `kernel`, whose parameters are KArgs.
+/// Launches the kernel at `kernel` (a function or a loaded kernel), whose
+/// parameters are KArgs, through the runtime API: cudaLaunchKernel, or with
+/// `cooperative` cudaLaunchCooperativeKernel after checking that the grid's
+/// blocks can all be co-resident.
 template <class... KArgs, class... Args>
-inline void launch_cooperative_at(const void* kernel, irgl_index grid, irgl_index block, Args&&... args) {
-  static_assert(sizeof...(KArgs) == sizeof...(Args),
-                "irgl::launch_cooperative: wrong number of kernel arguments");
-  check_dims("irgl::launch_cooperative", grid, block);
+inline void launch_at(const void* kernel, bool cooperative, irgl_index grid, irgl_index block, Args&&... args) {
+  static_assert(sizeof...(KArgs) == sizeof...(Args), "irgl::launch: wrong number of kernel arguments");
+  check_dims(cooperative ? "irgl::launch_cooperative" : "irgl::launch", grid, block);
   if (grid == 0) return;
-  int supported = 0, per_sm = 0, sms = 0;
-  occupancy(kernel, block, &per_sm, &sms, &supported);
-  check_coresident(grid, block, per_sm, sms, supported != 0);
+  if (cooperative) {
+    int supported = 0, per_sm = 0, sms = 0;
+    occupancy(kernel, block, &per_sm, &sms, &supported);
+    check_coresident(grid, block, per_sm, sms, supported != 0);
+  }
   ArgPack<typename std::decay<KArgs>::type...> values(static_cast<Args&&>(args)...);
   void* ptrs[sizeof...(KArgs) + 1] = {nullptr};
   values.addresses(ptrs);
-  const cudaError_t err = cudaLaunchCooperativeKernel(kernel, dim3(static_cast<unsigned>(grid)),
-                                                      dim3(static_cast<unsigned>(block)), ptrs, 0, 0);
-  check_launch("cooperative kernel launch", grid, block, err);
+  const dim3 blocks(static_cast<unsigned>(grid)), threads(static_cast<unsigned>(block));
+  const cudaError_t err = cooperative ? cudaLaunchCooperativeKernel(kernel, blocks, threads, ptrs, 0, 0)
+                                      : cudaLaunchKernel(kernel, blocks, threads, ptrs, 0, 0);
+  check_launch(cooperative ? "cooperative kernel launch" : "kernel launch", grid, block, err);
 }
 
 /// Loads a program's device code (a fatbinary: IRGL_PROGRAM_DEVICE_CODE) as
@@ -1529,15 +1534,7 @@ inline void launch(void (*kernel)(KArgs...), irgl_index grid, irgl_index block, 
 /// through cudaLaunchKernel: what `<<<grid, block>>>` does.
 template <class... KArgs, class... Args>
 inline void launch(const KernelRef<KArgs...>& kernel, irgl_index grid, irgl_index block, Args&&... args) {
-  static_assert(sizeof...(KArgs) == sizeof...(Args), "irgl::launch: wrong number of kernel arguments");
-  detail::check_dims("irgl::launch", grid, block);
-  if (grid == 0) return;
-  detail::ArgPack<typename std::decay<KArgs>::type...> values(static_cast<Args&&>(args)...);
-  void* ptrs[sizeof...(KArgs) + 1] = {nullptr};
-  values.addresses(ptrs);
-  const cudaError_t err = cudaLaunchKernel(kernel.address(), dim3(static_cast<unsigned>(grid)),
-                                           dim3(static_cast<unsigned>(block)), ptrs, 0, 0);
-  detail::check_launch("kernel launch", grid, block, err);
+  detail::launch_at<KArgs...>(kernel.address(), false, grid, block, static_cast<Args&&>(args)...);
 }
 
 /// Launches a grid-barrier kernel with cudaLaunchCooperativeKernel. Throws
@@ -1546,15 +1543,15 @@ inline void launch(const KernelRef<KArgs...>& kernel, irgl_index grid, irgl_inde
 template <class... KArgs, class... Args>
 inline void launch_cooperative(void (*kernel)(KArgs...), irgl_index grid, irgl_index block,
                                Args&&... args) {
-  detail::launch_cooperative_at<KArgs...>(reinterpret_cast<const void*>(kernel), grid, block,
-                                          static_cast<Args&&>(args)...);
+  detail::launch_at<KArgs...>(reinterpret_cast<const void*>(kernel), true, grid, block,
+                              static_cast<Args&&>(args)...);
 }
 /// launch_cooperative of a kernel the program loads from its device code
 /// (KernelRef).
 template <class... KArgs, class... Args>
 inline void launch_cooperative(const KernelRef<KArgs...>& kernel, irgl_index grid, irgl_index block,
                                Args&&... args) {
-  detail::launch_cooperative_at<KArgs...>(kernel.address(), grid, block, static_cast<Args&&>(args)...);
+  detail::launch_at<KArgs...>(kernel.address(), true, grid, block, static_cast<Args&&>(args)...);
 }
 
 /// In a program's host-only pass (IRGL_HOST_ONLY, the host compiler): its
