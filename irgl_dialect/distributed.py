@@ -64,6 +64,7 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     result_def,
@@ -130,6 +131,12 @@ ARRAY_REDUCTIONS = frozenset(
         Reduction.ADD,
         Reduction.SET,
     }
+)
+
+#: The reductions `irgl_dist.sync_worklist reduce` takes: a mirror lagging
+#: its master (a higher value for min) only repeats work.
+REDUCE_ONLY_REDUCTIONS = frozenset(
+    {Reduction.MIN, Reduction.MAX, Reduction.MINU, Reduction.MAXU}
 )
 
 
@@ -419,19 +426,41 @@ class SyncWorklistOp(IRDLOperation):
     ranks). Lowers to an exchange of the worklists' mirror items and
     activations with NCCL.
 
+    With `reduce %array min|max|minu|maxu` it also reduces the node array's
+    updated mirrors into their masters, in the same exchange, and broadcasts
+    nothing back (Gluon's reduce-only synchronization): each updated mirror
+    goes to its master with whether it was pushed, and a pushed mirror
+    activates its master only where its value improved the master's.
+    Mirrors keep their own rank's value, so irgl-distribute emits it only
+    where no kernel reads the array at a mirror except as a filter before
+    the array's own atomic (lowering/reduce_only.py). Lowers to
+    `irgl_dist_sync_worklist_reduce_<T>`.
+
         irgl_dist.sync_worklist
+        irgl_dist.sync_worklist reduce %dist min : memref<?xi32>
     """
 
     name = "irgl_dist.sync_worklist"
 
-    assembly_format = "attr-dict"
+    reduced = opt_operand_def(MemRefType)
+    reduction = opt_prop_def(ReductionAttr)
+
+    assembly_format = "(`reduce` $reduced^ $reduction `:` type($reduced))? attr-dict"
 
     traits = traits_def(orchestration_construct("sync_worklist"))
 
-    def __init__(self):
-        super().__init__()
+    def __init__(
+        self, reduced: SSAValue | None = None, reduction: Reduction | None = None
+    ):
+        super().__init__(
+            operands=[[reduced] if reduced is not None else []],
+            properties=(
+                {"reduction": ReductionAttr(reduction)} if reduction is not None else {}
+            ),
+        )
 
     def verify_(self) -> None:
+        self._verify_reduce()
         parent = self.parent_op()
         while parent is not None and not parent.has_trait(KernelInterface):
             if parent.has_trait(PipeContext):
@@ -444,6 +473,28 @@ class SyncWorklistOp(IRDLOperation):
             f"'{self.name}' must be inside an irgl.pipe or irgl.iterate: it "
             "synchronizes the worklist of their pipe context"
         )
+
+    def _verify_reduce(self) -> None:
+        if (self.reduced is None) != (self.reduction is None):
+            raise VerifyException(
+                f"'{self.name}' reduce needs both the array and its reduction"
+            )
+        if self.reduced is None or self.reduction is None:
+            return
+        reduction = self.reduction.data
+        if reduction not in REDUCE_ONLY_REDUCTIONS:
+            raise VerifyException(
+                f"'{self.name}' reduce keeps each rank's mirrors: only min, max, "
+                f"minu and maxu tolerate a mirror that lags its master, got "
+                f"{reduction.value}"
+            )
+        type_ = self.reduced.type
+        assert isinstance(type_, MemRefType)
+        if len(type_.get_shape()) != 1:
+            raise VerifyException(
+                f"'{self.name}' reduces a one-dimensional node array, got {type_}"
+            )
+        _check_reduction(self, reduction, type_.get_element_type())
 
 
 @irdl_op_definition

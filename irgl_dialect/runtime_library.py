@@ -386,6 +386,12 @@ def _functions() -> list[RuntimeFunction]:
                     h,
                 ),
                 _fn(
+                    f"irgl_dist_sync_worklist_reduce_{_suffix(t)}",
+                    (_pipe, dynamic_memref(t), i32),
+                    (),
+                    h,
+                ),
+                _fn(
                     f"irgl_dist_broadcast_nodes_{_suffix(t)}",
                     (dynamic_memref(t),),
                     (),

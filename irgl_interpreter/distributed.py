@@ -450,6 +450,51 @@ def sync_worklist(ctx: RankContext, pipe: PipeContext) -> None:
     pipe.in_ = kept
 
 
+def sync_worklist_reduce(
+    ctx: RankContext,
+    op: Operation,
+    pipe: PipeContext,
+    array: np.ndarray,
+    reduction: Reduction,
+) -> None:
+    """`irgl_dist.sync_worklist reduce`: the mirrors of `array` updated since
+    the rank's last copy go to their masters with whether they were pushed;
+    a master takes a value where it improves it and is activated where that
+    value's mirror was pushed. Nothing is broadcast back: the rank's copy,
+    mirrors lagging, becomes its last copy. Edge-cut only."""
+    part, comm = ctx.part, ctx.comm
+    changed = _changed(array, _agreed(ctx, op, array))
+    pushed = np.zeros(len(array), dtype=bool)
+    kept: list[int] = []
+    for item in pipe.in_:
+        if item < part.num_masters:
+            kept.append(item)
+        else:
+            pushed[item] = True
+    outgoing: list[Any] = []
+    sent = 0
+    for q in range(comm.num_ranks):
+        ids = part.mirrors_owned_by[q]
+        positions = np.flatnonzero(changed[ids])
+        outgoing.append((positions, array[ids[positions]], pushed[ids[positions]]))
+        sent += len(positions)
+    comm.count("reduce_values", sent)
+    present = set(kept)
+    for q, (positions, payload, flags) in enumerate(comm.exchange(ctx.rank, outgoing)):
+        if len(positions) == 0:
+            continue
+        masters = part.masters_mirrored_on[q][positions]
+        new = _combine(reduction, array[masters], payload)
+        improved = new != array[masters]
+        array[masters] = new
+        for master in masters[improved & flags]:
+            if int(master) not in present:
+                present.add(int(master))
+                kept.append(int(master))
+    _agree(ctx, array)  # the rank's last copy (mirrors lag their masters)
+    pipe.in_ = kept
+
+
 # --------------------------------------------------------------------------
 # interpreter functions
 # --------------------------------------------------------------------------
@@ -557,7 +602,11 @@ class DistributedFunctions(InterpreterFunctions):
         pipe = irgl_state(interpreter).pipe
         if pipe is None:
             raise IrglRuntimeError(op, "sync_worklist outside any pipe context")
-        sync_worklist(rank_context(interpreter), pipe)
+        ctx = rank_context(interpreter)
+        if op.reduction is not None and args:
+            sync_worklist_reduce(ctx, op, pipe, args[0], op.reduction.data)
+        else:
+            sync_worklist(ctx, pipe)
         return ()
 
     @impl(LocalNodeOp)
@@ -630,9 +679,14 @@ class DistributedFunctions(InterpreterFunctions):
 
 
 def distribute(
-    module: ModuleOp, policy: str, mirrors: bool = True, stamp_skew: int | None = None
+    module: ModuleOp,
+    policy: str,
+    mirrors: bool = True,
+    stamp_skew: int | None = None,
+    reduce_only: bool = True,
 ) -> ModuleOp:
-    """A copy of `module` after `irgl-distribute{policy=... mirrors=...}`
+    """A copy of `module` after `irgl-distribute{policy=... mirrors=...
+    reduce_only=...}`
     and, with `stamp_skew`, `irgl-stamp-test{skew=...}` after it (as
     `lower-irgl{distribute=...}` runs them before its conversions);
     :class:`DistributionError` with the pass's diagnostic if it refuses."""
@@ -642,7 +696,9 @@ def distribute(
     distributed = module.clone()
     # the copy's ops to the parsed ones (which know where they were written)
     parsed = dict(zip(distributed.walk(), module.walk(), strict=True))
-    passes: list[ModulePass] = [IrglDistribute(policy=policy, mirrors=mirrors)]
+    passes: list[ModulePass] = [
+        IrglDistribute(policy=policy, mirrors=mirrors, reduce_only=reduce_only)
+    ]
     if stamp_skew is not None:
         passes.append(IrglStampTest(skew=stamp_skew))
     try:
@@ -813,8 +869,11 @@ class DistributedInterpProgram:
         mirrors: bool = True,
         fold: bool = False,
         stamp_skew: int | None = None,
+        reduce_only: bool = True,
     ):
-        self.module = distribute(load_program(mlir), policy, mirrors, stamp_skew)
+        self.module = distribute(
+            load_program(mlir), policy, mirrors, stamp_skew, reduce_only
+        )
         self.ranks = ranks
         self.policy = policy
         self.fold = fold
@@ -907,12 +966,14 @@ def run_app_distributed(
     mirrors: bool = True,
     fold: bool = False,
     stamp_skew: int | None = None,
+    reduce_only: bool = True,
 ) -> DistributedAppRun:
     """Run `app` (or the program `mlir` with the app's arguments and checker)
     on `graph` over `ranks` simulated ranks partitioned by `policy`, and check
     it with the app's checker (`mirrors`: irgl-distribute's option; `fold`:
     folded master blocks, irgl_runner.partition_fold; `stamp_skew`:
-    irgl-stamp-test after irgl-distribute, see :func:`distribute`).
+    irgl-stamp-test after irgl-distribute, see :func:`distribute`;
+    `reduce_only`: irgl-distribute's option).
     :class:`DistributionError` if irgl-distribute refuses the program."""
     program = DistributedInterpProgram(
         mlir if mlir is not None else app.mlir,
@@ -923,6 +984,7 @@ def run_app_distributed(
         mirrors,
         fold,
         stamp_skew,
+        reduce_only,
     )
     ctx = execute(app, program, graph, source, reps=1, warmup=0)
     problem = app.check(ctx) if check and app.check is not None else None

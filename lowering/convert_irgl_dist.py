@@ -143,7 +143,18 @@ class _DistLowering(_Lowering):
             if pipe is None:
                 fail(op, "'irgl_dist.sync_worklist' is not inside a pipe context")
             b = LoweringBuilder(InsertPoint.before(op))
-            b.call(runtime_function("irgl_dist_sync_worklist"), [pipe])
+            if op.reduced is not None and op.reduction is not None:
+                type_ = op.reduced.type
+                assert isinstance(type_, MemRefType)
+                fn = _typed(
+                    op,
+                    "irgl_dist_sync_worklist_reduce",
+                    type_.get_element_type(),
+                    DIST_ARRAY_TYPES,
+                )
+                b.call(fn, [pipe, op.reduced, _code(b, op.reduction.data)])
+            else:
+                b.call(runtime_function("irgl_dist_sync_worklist"), [pipe])
             Rewriter.erase_op(op)
             return
         super().lower_op(op, pipe)

@@ -118,6 +118,7 @@ from irgl_dialect.placement import is_uniform
 from irgl_dialect.sync import AtomicOp, ExclusiveOp
 from irgl_dialect.worklist import PopOp, PushOp
 from lowering.builders import unique_name
+from lowering.reduce_only import KernelNodes, RoundSite, reduce_only_arrays
 from lowering.round_stamps import (
     StampSite,
     decides_only_pushes,
@@ -203,6 +204,10 @@ class KernelSummary:
     read_elsewhere: set[int] = field(default_factory=set[int])
     node_id_params: set[int] = field(default_factory=set[int])
     pushes: bool = False
+    #: node ids that are masters (the ForAll's node; under an edge-cut the
+    #: popped node) and edge destinations
+    masters: set[SSAValue] = field(default_factory=set[SSAValue])
+    neighbours: set[SSAValue] = field(default_factory=set[SSAValue])
 
     def reduction(self, writes: list[Write]) -> Reduction:
         """The one reduction of `writes` (a diagnostic if they disagree)."""
@@ -269,6 +274,12 @@ class _KernelAnalysis:
             self._visit(op)
         for value, kind in self.nodes.items():
             self._check_uses(value, kind)
+            if kind == NodeKind.NEIGHBOUR:
+                self.summary.neighbours.add(value)
+            elif kind == NodeKind.OWN or (
+                kind == NodeKind.POPPED and self.policy == Policy.OEC
+            ):
+                self.summary.masters.add(value)
         return self.summary
 
     def _compared_with_node(self, arg: BlockArgument) -> bool:
@@ -668,9 +679,14 @@ class _HostDistribution:
         policy: Policy,
         remarks: TextIO | None,
         mirrors: bool = True,
+        reduce_only: bool = True,
     ):
         self.host = host
         self.mirrors = mirrors
+        self.allow_reduce_only = reduce_only and policy == Policy.OEC
+        #: Iterate -> (position, reduction) of the node array its round
+        #: kernel's writes synchronize reduce-only (lowering/reduce_only.py)
+        self.reduce_only: dict[IterateOp, tuple[int, Reduction]] = {}
         self.summaries = summaries
         self.policy = policy
         self.remarks = remarks
@@ -704,6 +720,8 @@ class _HostDistribution:
             [StampSite(s.op, s.summary.kernel, s.args) for s in self.sites],
             self.roots.find,
         )
+        if self.allow_reduce_only:
+            self.reduce_only = self._reduce_only()
         self._translate_node_ids(rewriter)
         for site in self.sites:
             self._insert_syncs(site, rewriter)
@@ -719,6 +737,42 @@ class _HostDistribution:
         self.host.attributes[HOST_ATTR] = HostAttr(self.policy, positions)
         names = ", ".join(_name(args[p]) for p in positions) or "none"
         _remark(self.remarks, self.host, self.where, f"node-array arguments: {names}")
+
+    def _reduce_only(self) -> dict[IterateOp, tuple[int, Reduction]]:
+        """The Iterates whose round's node array is synchronized reduce-only
+        (see lowering/reduce_only.py)."""
+
+        def nodes(summary: KernelSummary) -> KernelNodes:
+            return KernelNodes(summary.kernel, summary.masters, summary.neighbours)
+
+        rounds = [
+            RoundSite(
+                site.op,
+                nodes(site.summary),
+                site.args,
+                {
+                    position: site.summary.reduction(writes)
+                    for position, writes in site.summary.node_writes.items()
+                    if (site.op, position) not in self.stamps
+                },
+                site.summary.pushes,
+            )
+            for site in self.sites
+            if isinstance(site.op, IterateOp)
+        ]
+
+        def users(array: SSAValue) -> list[tuple[KernelNodes, set[int]]]:
+            root = self.roots.find(array)
+            found: list[tuple[KernelNodes, set[int]]] = []
+            for site in self.sites:
+                positions = {
+                    p for p, a in enumerate(site.args) if self.roots.find(a) is root
+                }
+                if positions:
+                    found.append((nodes(site.summary), positions))
+            return found
+
+        return reduce_only_arrays(rounds, users)
 
     def _site(self, op: InvokeOp | IterateOp) -> None:
         name = op.callee.string_value()
@@ -852,11 +906,26 @@ class _HostDistribution:
         ops: list[Operation] = []
         after_runs: list[Operation] = []
         computed: list[int] = []  # node arrays whose mirrors a kernel computes
+        reduced = (
+            self.reduce_only.get(site.op) if isinstance(site.op, IterateOp) else None
+        )
         for position, writes in sorted(summary.node_writes.items()):
             reduction = summary.reduction(writes)
             array = site.args[position]
             root = self.roots.find(array)
             hows = ", ".join(sorted({w.how for w in writes}))
+            if reduced is not None and reduced[0] == position:
+                _remark(
+                    self.remarks,
+                    site.op,
+                    self.where,
+                    f"after {callee}: {_name(array)} reduced by sync_worklist, "
+                    f"reduce-only ({hows}; mirrors are read only as filters "
+                    "before the atomic, so masters are not broadcast back, and "
+                    "a pushed mirror activates its master only where it "
+                    "improved it)",
+                )
+                continue
             if (
                 reduction == Reduction.SET
                 and all(w.how == _OWN_STORE for w in writes)
@@ -934,12 +1003,22 @@ class _HostDistribution:
                 f"{reduction.value} ({hows})",
             )
         if summary.pushes:
-            ops.append(SyncWorklistOp())
+            ops.append(
+                SyncWorklistOp(site.args[reduced[0]], reduced[1])
+                if reduced is not None
+                else SyncWorklistOp()
+            )
             _remark(
                 self.remarks,
                 site.op,
                 self.where,
-                f"after {callee}: sync_worklist (pushed mirrors to their owners"
+                f"after {callee}: sync_worklist"
+                + (
+                    f" reduce {_name(site.args[reduced[0]])} {reduced[1].value}"
+                    if reduced is not None
+                    else ""
+                )
+                + " (pushed mirrors to their owners"
                 + (
                     ", masters activate their mirrors"
                     if self.policy == Policy.CVC
@@ -1179,6 +1258,10 @@ class IrglDistribute(ModulePass):
     """Node arrays an invoked kernel fills with values computable on every
     copy are computed on the mirrors too (`@<kernel>_mirrors`, `sync_nodes
     ... set agreed`) instead of being broadcast."""
+    reduce_only: bool = True
+    """(oec) A round's min/max node array whose mirrors are read only as
+    filters before its atomic is reduced by the worklist's exchange and not
+    broadcast back (`sync_worklist reduce`, lowering/reduce_only.py)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         try:
@@ -1197,7 +1280,9 @@ class IrglDistribute(ModulePass):
         rewriter = Rewriter()
         hosts = list(_kernels(op, KernelKind.HOST))
         distributions = [
-            _HostDistribution(host, summaries, policy, remarks, self.mirrors)
+            _HostDistribution(
+                host, summaries, policy, remarks, self.mirrors, self.reduce_only
+            )
             for host in hosts
         ]
         for distribution in distributions:

@@ -211,6 +211,11 @@ class LowerIrgl(ModulePass):
       an invoked kernel fills with values computable on every copy (CC's
       labels, stamps) are computed on the mirrors too instead of being
       broadcast (irgl-distribute `mirrors`).
+    - `distribute_reduce_only` (bool, true): with `distribute=oec`, a
+      round's min/max node array whose mirrors are read only as filters
+      before its atomic (SSSP's distances, cc_lp's labels) is reduced in the
+      worklist's exchange and not broadcast back (irgl-distribute
+      `reduce_only`, lowering/reduce_only.py).
     - `stamp_test` (bool, true): a round stamp's exchange first reads the
       entry and is skipped where it already holds the round counter
       (irgl-stamp-test; SSSP's and cc_lp's stamps), on graphs whose largest
@@ -357,6 +362,9 @@ class LowerIrgl(ModulePass):
     distribute_mirrors: bool = True
     """With `distribute`: compute the mirrors of node arrays filled with
     values computable on every copy instead of broadcasting them."""
+    distribute_reduce_only: bool = True
+    """With `distribute=oec`: reduce a round's min/max node array read at
+    mirrors only as a filter in the worklist's exchange, with no broadcast."""
     stamp_test: bool = True
     """Round-stamp exchanges skipped where the entry holds the counter."""
     stamp_test_skew: int = HUB_SKEW
@@ -510,6 +518,7 @@ class LowerIrgl(ModulePass):
                 policy=self.distribute,
                 remarks=self.remarks,
                 mirrors=self.distribute_mirrors,
+                reduce_only=self.distribute_reduce_only,
             ),
             *self._stamp_test(),
             ConvertIrglKernels(block_size=self.block_size),

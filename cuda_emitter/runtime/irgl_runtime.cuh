@@ -4032,6 +4032,47 @@ __global__ void scatter_flags_kernel(const int32_t* pos, int64_t n, unsigned cha
   IRGL_DIST_GRID_LOOP(i, n) { flags[pos[i]] = 1; }
 }
 
+/// sync_worklist reduce: the entries i < n of the mirror list whose a[ids[i]]
+/// differs from the rank's last copy, compacted per peer as (position in the
+/// peer's segment, with bit 31 set where flags[i]: the mirror was pushed;
+/// value); the last copy takes the value (only mirrors are compared, so no
+/// copy of the whole array follows).
+template <class T>
+__global__ void compact_pushed_kernel(const T* a, T* snap, const irgl_index* ids, int64_t n, const int64_t* off,
+                                      int world, const unsigned char* flags, int64_t* row, int32_t* pos, T* val) {
+  IRGL_DIST_GRID_LOOP(i, n) {
+    const irgl_index m = ids[i];
+    const T v = a[m];
+    if (!(v == snap[m])) {
+      snap[m] = v;
+      const int q = peer_of(off, world, i);
+      const int64_t at = off[q] + claim_slot(row, q);
+      pos[at] = static_cast<int32_t>(static_cast<uint32_t>(i - off[q]) | (flags[i] ? 0x80000000u : 0u));
+      val[at] = v;
+    }
+  }
+}
+
+/// sync_worklist reduce, one peer's entries i < n into the masters ids[...]:
+/// the master takes val[i] where it improves it (red) and is marked where
+/// that mirror was pushed. Pairs: pos[i] (bit 31: pushed); else entry i of
+/// the peer's list with flags[i].
+template <class T>
+__global__ void apply_pushed_kernel(T* a, const irgl_index* ids, const int32_t* pos, const T* val, int64_t n, int red,
+                                    const unsigned char* flags, unsigned char* mark) {
+  IRGL_DIST_GRID_LOOP(i, n) {
+    const uint32_t p = pos != nullptr ? static_cast<uint32_t>(pos[i]) : static_cast<uint32_t>(i);
+    const bool pushed = pos != nullptr ? (p & 0x80000000u) != 0 : flags[i] != 0;
+    const irgl_index m = ids[p & 0x7fffffffu];
+    const T old = a[m];
+    const T v = combine<T>(red, old, val[i]);
+    if (!(v == old)) {
+      a[m] = v;
+      if (pushed) mark[m] = 1;
+    }
+  }
+}
+
 /// Every rank's count per peer (s.row, zeroed before the compaction) into
 /// s.matrix_host: matrix_host[r * world + q] is what r sends q.
 inline void share_counts(State& s, const char* what) {
@@ -4437,13 +4478,34 @@ __global__ void rebuild_kernel(const unsigned char* mark, int64_t n, int32_t* it
   }
 }
 
-/// irgl_dist.sync_worklist on the `in` worklist of p (initial: the first
-/// worklist of an Iterate/Pipe across ranks, whose non-masters are dropped).
-inline void sync_worklist(Pipe* p, bool initial) {
-  State& s = ready_state();
-  const Profiled timed{s, "sync_worklist"};
-  const char* what = initial ? "the initial worklist of an irgl.iterate/irgl.pipe across ranks"
-                             : "irgl_dist.sync_worklist";
+/// The end of a worklist exchange: `in` rebuilt from the marks, its count
+/// and the count's sum over the ranks (the termination test that follows,
+/// irgl_dist_pipe_in_total) read with the step's one wait.
+inline void rebuild_worklist(State& s, Pipe* p, const char* what) {
+  IRGL_CHECK(cudaMemsetAsync(p->in.tail, 0, sizeof(irgl_index), s.stream));
+  rebuild_kernel<<<blocks_for(s.num_local), 256, 0, s.stream>>>(s.mark, s.num_local, p->in.items, p->in.tail);
+  IRGL_CHECK(cudaGetLastError());
+  int64_t* counts = reinterpret_cast<int64_t*>(s.value);
+  count_kernel<<<1, 1, 0, s.stream>>>(p->in.tail, counts);
+  IRGL_CHECK(cudaGetLastError());
+  nccl_done(s, ncclAllReduce(counts, counts + 1, 1, ncclInt64, ncclSum, s.comm, s.stream), what);
+  s.bytes_sent += 8.0 * (s.world - 1);
+  IRGL_CHECK(cudaMemcpyAsync(s.counts_host, counts, 2 * sizeof(int64_t), cudaMemcpyDeviceToHost, s.stream));
+  wait_stream(s, what);
+  p->in_size = static_cast<irgl_index>(s.counts_host[0]);
+  p->in.retry_round = 0;
+  s.total_pipe = p;
+  s.total_items = p->in.items;
+  s.total_local = s.counts_host[0];
+  s.total = s.counts_host[1];
+  if (s.profile_trace)
+    std::fprintf(stderr, "irgl-dist trace: rank %d at %.3f ms: worklist %lld of %lld\n", s.rank, trace_ms(s),
+                 static_cast<long long>(s.total_local), static_cast<long long>(s.total));
+}
+
+/// Marks `in`'s items for a worklist exchange (mark: masters; send_flags:
+/// the listed mirrors pushed), after the capacity check.
+inline void mark_worklist(State& s, Pipe* p, bool initial, const char* what) {
   if (s.num_local > p->capacity)
     throw Error(where() + what + ": the worklist capacity " + std::to_string(static_cast<long long>(p->capacity)) +
                 " is below the rank's " + std::to_string(static_cast<long long>(s.num_local)) + " local nodes");
@@ -4455,6 +4517,16 @@ inline void sync_worklist(Pipe* p, bool initial) {
     mark_items_kernel<<<blocks_for(n), 256, 0, s.stream>>>(p->in.items, n, s.num_masters, s.num_local, initial,
                                                           s.mark, s.send_flags);
   IRGL_CHECK(cudaGetLastError());
+}
+
+/// irgl_dist.sync_worklist on the `in` worklist of p (initial: the first
+/// worklist of an Iterate/Pipe across ranks, whose non-masters are dropped).
+inline void sync_worklist(Pipe* p, bool initial) {
+  State& s = ready_state();
+  const Profiled timed{s, "sync_worklist"};
+  const char* what = initial ? "the initial worklist of an irgl.iterate/irgl.pipe across ranks"
+                             : "irgl_dist.sync_worklist";
+  mark_worklist(s, p, initial, what);
   if (s.track_updates)
     exchange_flags(s, s.send_flags, s.mir_off_dev, s.mir_off, s.mir_cnt, s.total_mirrors, s.recv_flags, s.mas_off,
                    s.mas_cnt, s.total_masters, what);
@@ -4479,27 +4551,86 @@ inline void sync_worklist(Pipe* p, bool initial) {
                                                                             s.recv_flags, s.has_edges, s.mark);
     IRGL_CHECK(cudaGetLastError());
   }
-  IRGL_CHECK(cudaMemsetAsync(p->in.tail, 0, sizeof(irgl_index), s.stream));
-  rebuild_kernel<<<blocks_for(s.num_local), 256, 0, s.stream>>>(s.mark, s.num_local, p->in.items, p->in.tail);
+  rebuild_worklist(s, p, what);
+}
+
+/// irgl_dist.sync_worklist reduce %a (min/max): the updated mirrors of `a`
+/// go to their masters with a pushed bit, in the worklist's one exchange; a
+/// master takes a value where it improves it and is activated where that
+/// value's mirror was pushed; nothing is broadcast back (mirrors lag their
+/// masters; irgl-distribute proved that they are read only as filters).
+/// Tracked: (position | pushed << 31, value) pairs of the mirrors changed
+/// since the rank's last copy; else every listed mirror's value and flag.
+template <class T>
+inline void sync_worklist_reduce(Pipe* p, T* a, int red) {
+  State& s = ready_state();
+  const Profiled timed{s, "sync_worklist_reduce"};
+  const char* what = "irgl_dist.sync_worklist reduce";
+  if (s.cvc)
+    throw Error(where() + what + ": reduce-only synchronization needs an edge-cut (a popped mirror holds edges under "
+                "a vertex-cut)");
+  const size_t bytes = static_cast<size_t>(s.num_local) * sizeof(T);
+  auto it = s.snapshots.find(a);
+  const bool tracked = s.track_updates && s.world > 1 && it != s.snapshots.end() && it->second.bytes >= bytes;
+  mark_worklist(s, p, false, what);
+  T* send = reinterpret_cast<T*>(s.send);
+  T* recv = reinterpret_cast<T*>(s.recv);
+  if (tracked) {
+    T* snap = static_cast<T*>(it->second.data);
+    IRGL_CHECK(cudaMemsetAsync(s.row, 0, sizeof(int64_t) * s.world, s.stream));
+    if (s.total_mirrors > 0)
+      compact_pushed_kernel<T><<<blocks_for(s.total_mirrors), 256, 0, s.stream>>>(
+          a, snap, s.mirrors, s.total_mirrors, s.mir_off_dev, s.world, s.send_flags, s.row, s.send_pos, send);
+    IRGL_CHECK(cudaGetLastError());
+    share_counts(s, what);
+    group_start(s, what);
+    for (int q = 0; q < s.world; ++q) {
+      if (q == s.rank) continue;
+      const int64_t c_out = sent(s, s.rank, q), c_in = sent(s, q, s.rank);
+      if (c_out > 0) {
+        nccl_done(s, ncclSend(s.send_pos + s.mir_off[q], static_cast<size_t>(c_out) * 4, ncclChar, q, s.comm, s.stream),
+                  what);
+        nccl_done(s, ncclSend(send + s.mir_off[q], static_cast<size_t>(c_out) * sizeof(T), ncclChar, q, s.comm, s.stream),
+                  what);
+        s.bytes_sent += static_cast<double>(c_out) * (4 + sizeof(T));
+      }
+      if (c_in > 0) {
+        nccl_done(s, ncclRecv(s.recv_pos + s.mas_off[q], static_cast<size_t>(c_in) * 4, ncclChar, q, s.comm, s.stream),
+                  what);
+        nccl_done(s, ncclRecv(recv + s.mas_off[q], static_cast<size_t>(c_in) * sizeof(T), ncclChar, q, s.comm, s.stream),
+                  what);
+      }
+    }
+    group_end(s, what);
+    for (int q = 0; q < s.world; ++q) {  // one peer at a time: a master may be mirrored on several
+      const int64_t c_in = q == s.rank ? 0 : sent(s, q, s.rank);
+      if (c_in > 0)
+        apply_pushed_kernel<T><<<blocks_for(c_in), 256, 0, s.stream>>>(
+            a, s.masters + s.mas_off[q], s.recv_pos + s.mas_off[q], recv + s.mas_off[q], c_in, red, nullptr, s.mark);
+    }
+  } else {
+    if (s.total_mirrors > 0)
+      gather_kernel<T><<<blocks_for(s.total_mirrors), 256, 0, s.stream>>>(a, nullptr, s.mirrors, s.total_mirrors,
+                                                                            kMin, send, nullptr);
+    IRGL_CHECK(cudaGetLastError());
+    exchange(s, send, s.mir_off, s.mir_cnt, recv, s.mas_off, s.mas_cnt, sizeof(T), what);
+    exchange(s, s.send_flags, s.mir_off, s.mir_cnt, s.recv_flags, s.mas_off, s.mas_cnt, 1, what);
+    for (int q = 0; q < s.world; ++q) {
+      if (q == s.rank || s.mas_cnt[q] == 0) continue;
+      apply_pushed_kernel<T><<<blocks_for(s.mas_cnt[q]), 256, 0, s.stream>>>(
+          a, s.masters + s.mas_off[q], nullptr, recv + s.mas_off[q], s.mas_cnt[q], red, s.recv_flags + s.mas_off[q],
+          s.mark);
+    }
+  }
   IRGL_CHECK(cudaGetLastError());
-  // the rebuilt count and its sum over the ranks (the termination test that
-  // follows, irgl_dist_pipe_in_total), read with the step's one wait
-  int64_t* counts = reinterpret_cast<int64_t*>(s.value);
-  count_kernel<<<1, 1, 0, s.stream>>>(p->in.tail, counts);
-  IRGL_CHECK(cudaGetLastError());
-  nccl_done(s, ncclAllReduce(counts, counts + 1, 1, ncclInt64, ncclSum, s.comm, s.stream), what);
-  s.bytes_sent += 8.0 * (s.world - 1);
-  IRGL_CHECK(cudaMemcpyAsync(s.counts_host, counts, 2 * sizeof(int64_t), cudaMemcpyDeviceToHost, s.stream));
-  wait_stream(s, what);
-  p->in_size = static_cast<irgl_index>(s.counts_host[0]);
-  p->in.retry_round = 0;
-  s.total_pipe = p;
-  s.total_items = p->in.items;
-  s.total_local = s.counts_host[0];
-  s.total = s.counts_host[1];
-  if (s.profile_trace)
-    std::fprintf(stderr, "irgl-dist trace: rank %d at %.3f ms: worklist %lld of %lld\n", s.rank, trace_ms(s),
-                 static_cast<long long>(s.total_local), static_cast<long long>(s.total));
+  if (it != s.snapshots.end() && it->second.bytes >= bytes) {
+    // the next round's changes are since now (tracked: the compaction took
+    // the mirrors' values, the only entries compared; masters' entries of
+    // the copy go stale, so it no longer counts as agreed)
+    if (!tracked) refresh(s, a, it->second.data, bytes);
+    it->second.agreed = false;  // mirrors lag their masters
+  }
+  rebuild_worklist(s, p, what);
 }
 
 /// The sum over the ranks of the size of p's `in` (a termination test): the
@@ -4622,6 +4753,9 @@ inline irgl_index irgl_dist_pipe_in_total(irgl::Pipe* p) { return irgl::dist::pi
 #define IRGL_DIST_ARRAY(SUFFIX, T)                                                     \
   inline void irgl_dist_sync_nodes_##SUFFIX(T* a, int32_t red) {                       \
     irgl::dist::sync_nodes<T>(a, red);                                                 \
+  }                                                                                    \
+  inline void irgl_dist_sync_worklist_reduce_##SUFFIX(irgl::Pipe* p, T* a, int32_t red) { \
+    irgl::dist::sync_worklist_reduce<T>(p, a, red);                                    \
   }                                                                                    \
   inline void irgl_dist_broadcast_nodes_##SUFFIX(T* a) { irgl::dist::broadcast_nodes<T>(a); } \
   inline void irgl_dist_agree_nodes_##SUFFIX(T* a) { irgl::dist::agree_nodes<T>(a); }   \

@@ -455,4 +455,41 @@ def test_round_stamps_of_the_apps_stay_unsynchronized(
 
     cuda = emit_program(REPO / program, f"lower-irgl{{distribute={policy}}}").cuda
     synced = re.findall(r"irgl_dist_sync_nodes_\w+\((\w+),", cuda)
-    assert synced and set(synced) == {values}
+    # under an edge-cut the values are reduced in the worklist's exchange
+    reduced = re.findall(r"irgl_dist_sync_worklist_reduce_\w+\(\w+, (\w+),", cuda)
+    assert (synced or reduced) and set(synced + reduced) == {values}
+    assert bool(reduced) == (policy == "oec")
+
+
+@pytest.mark.parametrize("name", ["cc", "sssp"])
+@pytest.mark.parametrize("ranks", [2, 4])
+@pytest.mark.parametrize("schedule", ["sequential", "random:3"])
+def test_reduce_only_rounds_send_less_for_the_same_result(
+    name: str, ranks: int, schedule: str
+) -> None:
+    """Under an edge-cut SSSP's distances and CC's labels are reduced in the
+    worklist's exchange and never broadcast (lowering/reduce_only.py): the
+    single-rank output, no broadcast values, fewer values and meetings than
+    the full synchronization (`reduce_only=False`)."""
+    app = app_of(name)
+    graph = graph_of(CASES[name][1])
+    runs = [
+        run_app_distributed(
+            load_app(name),
+            graph,
+            ranks,
+            "oec",
+            schedule,
+            source=source_of(graph),
+            mlir=CASES[name][0],
+            reduce_only=reduce_only,
+        )
+        for reduce_only in (True, False)
+    ]
+    lean, full = runs
+    for run in runs:
+        assert run.problem is None, run.problem
+        np.testing.assert_array_equal(output_of(app, run), output_of(app, single(name)))
+    assert lean.comm.broadcast_values == 0 < full.comm.broadcast_values
+    assert lean.comm.total_values < full.comm.total_values
+    assert lean.comm.meetings < full.comm.meetings

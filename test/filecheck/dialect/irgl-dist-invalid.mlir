@@ -103,3 +103,33 @@ irgl.kernel host @main(%g: !irgl.graph, %n: index) attributes {irgl_dist.host = 
   %x = irgl_dist.global_id %g[%n]
 }
 // CHECK: 'irgl_dist.global_id' (graph access) may only appear in plain or device kernels, but it is in a host kernel
+
+// -----
+
+// sync_worklist reduce leaves mirrors behind their masters: min or max only.
+irgl.kernel host @main(%a: memref<?xi32>) attributes {irgl_dist.host = #irgl_dist.host<oec, nodes = [0]>} {
+  irgl.pipe {
+    irgl_dist.sync_worklist reduce %a add : memref<?xi32>
+  }
+}
+// CHECK: 'irgl_dist.sync_worklist' reduce keeps each rank's mirrors: only min, max, minu and maxu tolerate a mirror that lags its master, got add
+
+// -----
+
+// The array and its reduction go together.
+irgl.kernel host @main(%a: memref<?xi32>) attributes {irgl_dist.host = #irgl_dist.host<oec, nodes = [0]>} {
+  irgl.pipe {
+    "irgl_dist.sync_worklist"(%a) : (memref<?xi32>) -> ()
+  }
+}
+// CHECK: 'irgl_dist.sync_worklist' reduce needs both the array and its reduction
+
+// -----
+
+// A one-dimensional node array.
+irgl.kernel host @main(%a: memref<4x4xi32>) attributes {irgl_dist.host = #irgl_dist.host<oec, nodes = [0]>} {
+  irgl.pipe {
+    irgl_dist.sync_worklist reduce %a min : memref<4x4xi32>
+  }
+}
+// CHECK: 'irgl_dist.sync_worklist' reduces a one-dimensional node array, got memref<4x4xi32>

@@ -25,6 +25,7 @@ irgl.kernel host @main(%g: !irgl.graph, %a: memref<?xi32>, %c: memref<?xf64>, %s
   %sum = irgl_dist.allreduce add %k : i64
   irgl.pipe initial [%s] attributes {irgl_dist.termination = #irgl_dist.across_ranks} {
     irgl_dist.sync_worklist
+    irgl_dist.sync_worklist reduce %a minu : memref<?xi32>
   }
 }
 
@@ -41,6 +42,7 @@ irgl.kernel host @main(%g: !irgl.graph, %a: memref<?xi32>, %c: memref<?xf64>, %s
 // CHECK-NEXT:   %sum = irgl_dist.allreduce add %k : i64
 // CHECK-NEXT:   irgl.pipe initial [%s] attributes {irgl_dist.termination = #irgl_dist.across_ranks} {
 // CHECK-NEXT:     irgl_dist.sync_worklist
+// CHECK-NEXT:     irgl_dist.sync_worklist reduce %a minu : memref<?xi32>
 // CHECK-NEXT:   }
 
 // GENERIC: "irgl_dist.global_id"(%{{.*}}, %{{.*}}) : (!irgl.graph, index) -> index
@@ -51,3 +53,4 @@ irgl.kernel host @main(%g: !irgl.graph, %a: memref<?xi32>, %c: memref<?xf64>, %s
 // GENERIC: "irgl_dist.allreduce_cells"(%{{.*}}) <{reduction = #irgl_dist<reduction add>}> : (memref<?xf64>) -> ()
 // GENERIC: "irgl_dist.allreduce"(%{{.*}}) <{reduction = #irgl_dist<reduction or>}> : (i1) -> i1
 // GENERIC: "irgl_dist.sync_worklist"() : () -> ()
+// GENERIC: "irgl_dist.sync_worklist"(%{{.*}}) <{reduction = #irgl_dist<reduction minu>}> : (memref<?xi32>) -> ()

@@ -147,3 +147,42 @@ irgl.kernel host @main(%g: !irgl.graph, %mark: memref<?xi32>, %hits: memref<4xi6
 
 // CUDA:        irgl_dist_track_i32(dist, nn);
 // CUDA:        irgl_dist_allreduce_cells_i64(
+
+// -----
+
+// A round's distances reduced in the worklist's exchange (reduce-only,
+// lowering/reduce_only.py): one call with the pipe, the array and the
+// reduction's code, no sync_nodes of the array.
+irgl.kernel @relax(%g: !irgl.graph, %dist: memref<?xi32>) {
+  irgl.forall %i in worklist {
+    %n = irgl.wl.pop %i
+    %d = memref.load %dist[%n] : memref<?xi32>
+    irgl.forall %e in edges(%g, %n) {
+      %t = irgl.graph.edge_dst %g[%e]
+      %w = irgl.graph.edge_weight %g[%e] : i32
+      %nd = arith.addi %d, %w : i32
+      %cur = memref.load %dist[%t] : memref<?xi32>
+      %shorter = arith.cmpi slt, %nd, %cur : i32
+      scf.if %shorter {
+        %old = "memref.atomic_rmw"(%nd, %dist, %t) <{kind = 7 : i64}> : (i32, memref<?xi32>, index) -> i32
+        irgl.wl.push %t
+      }
+    }
+  }
+}
+irgl.kernel host @main(%g: !irgl.graph, %dist: memref<?xi32>, %src: index) {
+  irgl.iterate @relax(%g, %dist) : (!irgl.graph, memref<?xi32>) initial [%src] {
+  }
+}
+
+// CHECK-LABEL: func.func @main(
+// CHECK:         %[[PIPE:.*]] = func.call @irgl_pipe_create(
+// CHECK:         scf.while
+// CHECK:         <{kernel = @irgl_kernels::@relax
+// CHECK-NEXT:    func.call @irgl_pipe_advance(%[[PIPE]])
+// CHECK-NEXT:    %min = arith.constant 0 : i32
+// CHECK-NEXT:    func.call @irgl_dist_sync_worklist_reduce_i32(%[[PIPE]], %dist, %min) : (!irgl_rt.pipe, memref<?xi32>, i32) -> ()
+// CHECK-NOT:     irgl_dist_sync_nodes
+// CHECK:         func.func private @irgl_dist_sync_worklist_reduce_i32(!irgl_rt.pipe, memref<?xi32>, i32) -> ()
+
+// CUDA:        irgl_dist_sync_worklist_reduce_i32({{.*}}, dist, 0);
