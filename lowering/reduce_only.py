@@ -29,9 +29,12 @@ kernel writes (edge-cut only: a popped node is a master there):
 - the round kernel pushes; every node array it writes other than `A` is a
   round stamp left to each rank (lowering/round_stamps.py); it writes `A`
   only with atomics of one reduction among min, max, minu, maxu;
-- every push of a neighbour follows, in an enclosing block, an atomic of
-  that reduction on `A` at the same neighbour (a pushed mirror was
-  updated, so its value is in the exchange);
+- every push of a neighbour is inside a filter on `A` at that neighbour
+  and follows, inside the same filter, an atomic of that reduction on `A`
+  at the neighbour (a pushed mirror fell below its value at the round's
+  start, so the exchange carries it, and the push depends on the fall as
+  the owner's activation does: a push after the atomic but outside a
+  filter, which one GPU makes whatever the atomic did, is not filtered);
 - in every kernel passed `A`: an atomic's result is unused (a mirror's old
   value lags); `A` is read at a neighbour only as a filter: its loaded
   value is used only by comparisons that pass more often as the value lags
@@ -174,8 +177,12 @@ def _kernel_tolerates(nodes: KernelNodes, params: set[int], red: Reduction) -> b
 def _pushes_follow_atomics(
     nodes: KernelNodes, params: set[int], red: Reduction
 ) -> bool:
-    """Does every push of a neighbour follow, in an enclosing block, an
-    atomic of `red` on the array at that neighbour?"""
+    """Is every push of a neighbour inside a filter on the array at that
+    neighbour (an `scf.if` on a comparison `_filter` accepts), after an
+    atomic of `red` on the array at that neighbour inside the same filter?
+    Then a pushed mirror fell below the value it had when the round began,
+    so the exchange of changed mirrors carries it, and its push depends on
+    the fall, as the owner's activation does."""
     kernel = nodes.kernel
     atomics = [
         op
@@ -188,12 +195,50 @@ def _pushes_follow_atomics(
             continue
         if push.item not in nodes.neighbours:
             return False
+        filters = [
+            branch
+            for branch in _enclosing(push)
+            if isinstance(branch, scf.IfOp)
+            and _filters_on(branch, kernel, params, push.item, red)
+        ]
         if not any(
-            atomic.indices[0] is push.item and _follows(push, atomic)
+            atomic.indices[0] is push.item
+            and _follows(push, atomic)
+            and any(branch.is_ancestor(atomic) for branch in filters)
             for atomic in atomics
         ):
             return False
     return True
+
+
+def _enclosing(op: Operation) -> Iterable[Operation]:
+    parent = op.parent_op()
+    while parent is not None:
+        yield parent
+        parent = parent.parent_op()
+
+
+def _filters_on(
+    branch: scf.IfOp,
+    kernel: KernelOp,
+    params: set[int],
+    index: SSAValue,
+    red: Reduction,
+) -> bool:
+    """Is `branch`'s condition a comparison of a load of the array at
+    `index` that passes more often as the loaded value lags?"""
+    test = branch.cond.owner
+    if not isinstance(test, arith.CmpiOp):
+        return False
+    side = _FILTERS[red].get(test.predicate.value.data)
+    if side is None:
+        return False
+    load = test.operands[side].owner
+    return (
+        isinstance(load, memref.LoadOp)
+        and kernel_param(kernel, load.memref) in params
+        and load.indices[0] is index
+    )
 
 
 def _follows(op: Operation, earlier: Operation) -> bool:

@@ -156,3 +156,27 @@ irgl.kernel host @widest(%g: !irgl.graph, %cap: memref<?xi32>, %src: index) {
 
 // CHECK-LABEL: irgl.kernel host @widest
 // CHECK:         irgl_dist.sync_worklist reduce %cap max : memref<?xi32>
+
+// A push after the atomic but outside any filter: one GPU pushes the
+// neighbour whatever the atomic did, which the owner's activation (only
+// where the value improved the master) would not.
+irgl.kernel @relax_always(%g: !irgl.graph, %dist: memref<?xi32>) {
+  irgl.forall %i in worklist {
+    %n = irgl.wl.pop %i
+    %d = memref.load %dist[%n] : memref<?xi32>
+    irgl.forall %e in edges(%g, %n) {
+      %t = irgl.graph.edge_dst %g[%e]
+      %old = "memref.atomic_rmw"(%d, %dist, %t) <{kind = 7 : i64}> : (i32, memref<?xi32>, index) -> i32
+      irgl.wl.push %t
+    }
+  }
+}
+
+irgl.kernel host @always(%g: !irgl.graph, %dist: memref<?xi32>, %src: index) {
+  irgl.iterate @relax_always(%g, %dist) : (!irgl.graph, memref<?xi32>) initial [%src] {
+  }
+}
+
+// CHECK-LABEL: irgl.kernel host @always
+// CHECK:         irgl_dist.sync_nodes %dist min : memref<?xi32>
+// CHECK-NEXT:    irgl_dist.sync_worklist{{$}}
