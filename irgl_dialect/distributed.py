@@ -258,6 +258,18 @@ def _check_reduction(op: Operation, reduction: Reduction, element: Attribute) ->
         )
 
 
+def _check_one_dimensional(
+    op: Operation, array: SSAValue, reduction: Reduction, what: str
+) -> None:
+    """Raise unless `array` is a one-dimensional memref whose elements
+    `reduction` combines (`what`: what the op does to it, for the message)."""
+    type_ = array.type
+    assert isinstance(type_, MemRefType)
+    if len(type_.get_shape()) != 1:
+        raise VerifyException(f"'{op.name}' {what}, got {type_}")
+    _check_reduction(op, reduction, type_.get_element_type())
+
+
 class _ArraySync(IRDLOperation):
     """An array synchronized with one of the array reductions."""
 
@@ -278,13 +290,9 @@ class _ArraySync(IRDLOperation):
                 f"'{self.name}' reduction {reduction.value} combines booleans, not "
                 "array entries (expected min, max, minu, maxu, add or set)"
             )
-        type_ = self.array.type
-        assert isinstance(type_, MemRefType)
-        if len(type_.get_shape()) != 1:
-            raise VerifyException(
-                f"'{self.name}' synchronizes a one-dimensional array, got {type_}"
-            )
-        _check_reduction(self, reduction, type_.get_element_type())
+        _check_one_dimensional(
+            self, self.array, reduction, "synchronizes a one-dimensional array"
+        )
         _distributed_host(self)
 
 
@@ -488,13 +496,9 @@ class SyncWorklistOp(IRDLOperation):
                 f"minu and maxu tolerate a mirror that lags its master, got "
                 f"{reduction.value}"
             )
-        type_ = self.reduced.type
-        assert isinstance(type_, MemRefType)
-        if len(type_.get_shape()) != 1:
-            raise VerifyException(
-                f"'{self.name}' reduces a one-dimensional node array, got {type_}"
-            )
-        _check_reduction(self, reduction, type_.get_element_type())
+        _check_one_dimensional(
+            self, self.reduced, reduction, "reduces a one-dimensional node array"
+        )
 
 
 @irdl_op_definition

@@ -19,6 +19,7 @@ from xdsl.dialects import test as xdsl_test
 from irgl_interpreter.apps import AppRun, run_app
 from irgl_interpreter.distributed import (
     Communicator,
+    DistributedAppRun,
     DistributionError,
     RankContext,
     run_app_distributed,
@@ -77,6 +78,24 @@ def output_of(app: AppSpec, run: AppRun) -> np.ndarray:
     return np.asarray(run.ctx.outputs[app.output_array or app.outputs[0].name])
 
 
+def _distributed(
+    name: str, ranks: int, policy: str, schedule: str, **options: Any
+) -> DistributedAppRun:
+    """The case's program on `ranks` simulated ranks (from its graph's
+    largest-degree node), with irgl-distribute's `options`."""
+    graph = graph_of(CASES[name][1])
+    return run_app_distributed(
+        load_app(name),
+        graph,
+        ranks,
+        policy,
+        schedule,
+        source=source_of(graph),
+        mlir=CASES[name][0],
+        **options,
+    )
+
+
 PARAMS = [
     (name, policy, ranks)
     for name, (_, _, policies) in CASES.items()
@@ -88,18 +107,9 @@ PARAMS = [
 @pytest.mark.parametrize(("name", "policy", "ranks"), PARAMS)
 def test_distributed_app_matches_single_rank(name: str, policy: str, ranks: int):
     app = app_of(name)
-    graph = graph_of(CASES[name][1])
     reference = output_of(app, single(name))
     for schedule in SCHEDULES:
-        run = run_app_distributed(
-            load_app(name),
-            graph,
-            ranks,
-            policy,
-            schedule,
-            source=source_of(graph),
-            mlir=CASES[name][0],
-        )
+        run = _distributed(name, ranks, policy, schedule)
         assert run.problem is None, (schedule, run.problem)
         result = output_of(app, run)
         if result.dtype.kind == "f":  # PageRank: the checker passed; and close
@@ -418,21 +428,9 @@ def test_round_stamps_tested_after_distribution_give_the_same_result(
     them (`skew=0`: the test on every graph): the single-rank output, the
     same pushes, fewer atomics on some rank."""
     app = app_of(name)
-    graph = graph_of(CASES[name][1])
-    runs = [
-        run_app_distributed(
-            load_app(name),
-            graph,
-            3,
-            policy,
-            schedule,
-            source=source_of(graph),
-            mlir=CASES[name][0],
-            stamp_skew=skew,
-        )
-        for skew in (None, 0)
+    plain, tested = [
+        _distributed(name, 3, policy, schedule, stamp_skew=skew) for skew in (None, 0)
     ]
-    plain, tested = runs
     assert tested.problem is None, tested.problem
     np.testing.assert_array_equal(output_of(app, tested), output_of(app, single(name)))
     assert tested.stats.pushes == plain.stats.pushes
@@ -472,22 +470,11 @@ def test_reduce_only_rounds_send_less_for_the_same_result(
     single-rank output, no broadcast values, fewer values and meetings than
     the full synchronization (`reduce_only=False`)."""
     app = app_of(name)
-    graph = graph_of(CASES[name][1])
-    runs = [
-        run_app_distributed(
-            load_app(name),
-            graph,
-            ranks,
-            "oec",
-            schedule,
-            source=source_of(graph),
-            mlir=CASES[name][0],
-            reduce_only=reduce_only,
-        )
+    lean, full = [
+        _distributed(name, ranks, "oec", schedule, reduce_only=reduce_only)
         for reduce_only in (True, False)
     ]
-    lean, full = runs
-    for run in runs:
+    for run in (lean, full):
         assert run.problem is None, run.problem
         np.testing.assert_array_equal(output_of(app, run), output_of(app, single(name)))
     assert lean.comm.broadcast_values == 0 < full.comm.broadcast_values
