@@ -218,21 +218,24 @@ class AcrossRanksAttr(ParametrizedAttribute):
 # --------------------------------------------------------------------------
 
 
-def _distributed_host(op: Operation) -> None:
-    """Raise unless `op` is in a host kernel marked `irgl_dist.host`."""
+def _distributed_host(op: Operation) -> HostAttr | None:
+    """Raise unless `op` is in a host kernel marked `irgl_dist.host`; that
+    mark (None where the placement traits report the op instead)."""
     kernel = enclosing_kernel(op)
     if not isinstance(kernel, Operation):
-        return  # placement traits report ops outside any kernel
+        return None  # placement traits report ops outside any kernel
     interface = kernel.get_trait(KernelInterface)
     assert interface is not None
     if interface.kernel_kind(kernel) != KernelKind.HOST:
-        return  # the placement trait reports it
-    if not isinstance(kernel.attributes.get(HOST_ATTR), HostAttr):
+        return None  # the placement trait reports it
+    host = kernel.attributes.get(HOST_ATTR)
+    if not isinstance(host, HostAttr):
         raise VerifyException(
             f"'{op.name}' synchronizes ranks, so its host kernel must be "
             f"distributed: it needs a #{HostAttr.name} attribute named "
             f"'{HOST_ATTR}' (irgl-distribute adds it)"
         )
+    return host
 
 
 def _check_reduction(op: Operation, reduction: Reduction, element: Attribute) -> None:
@@ -472,7 +475,17 @@ class SyncWorklistOp(IRDLOperation):
         parent = self.parent_op()
         while parent is not None and not parent.has_trait(KernelInterface):
             if parent.has_trait(PipeContext):
-                _distributed_host(self)
+                host = _distributed_host(self)
+                if (
+                    self.reduced is not None
+                    and host is not None
+                    and host.policy.data == Policy.CVC
+                ):
+                    raise VerifyException(
+                        f"'{self.name}' reduce needs an edge-cut (oec): under a "
+                        "vertex-cut a popped mirror holds edges and reads its own "
+                        "lagging value"
+                    )
                 return
             parent = parent.parent_op()
         if parent is None:

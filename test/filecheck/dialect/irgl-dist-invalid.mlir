@@ -133,3 +133,13 @@ irgl.kernel host @main(%a: memref<4x4xi32>) attributes {irgl_dist.host = #irgl_d
   }
 }
 // CHECK: 'irgl_dist.sync_worklist' reduces a one-dimensional node array, got memref<4x4xi32>
+
+// -----
+
+// Under a vertex-cut a popped mirror holds edges: no reduce-only exchange.
+irgl.kernel host @main(%a: memref<?xi32>) attributes {irgl_dist.host = #irgl_dist.host<cvc, nodes = [0]>} {
+  irgl.pipe {
+    irgl_dist.sync_worklist reduce %a min : memref<?xi32>
+  }
+}
+// CHECK: 'irgl_dist.sync_worklist' reduce needs an edge-cut (oec): under a vertex-cut a popped mirror holds edges and reads its own lagging value

@@ -25,6 +25,12 @@ irgl.kernel host @main(%g: !irgl.graph, %a: memref<?xi32>, %c: memref<?xf64>, %s
   %sum = irgl_dist.allreduce add %k : i64
   irgl.pipe initial [%s] attributes {irgl_dist.termination = #irgl_dist.across_ranks} {
     irgl_dist.sync_worklist
+  }
+}
+
+// Reduce-only exchanges need an edge-cut.
+irgl.kernel host @edge_cut(%a: memref<?xi32>) attributes {irgl_dist.host = #irgl_dist.host<oec, nodes = [0]>} {
+  irgl.pipe {
     irgl_dist.sync_worklist reduce %a minu : memref<?xi32>
   }
 }
@@ -42,8 +48,10 @@ irgl.kernel host @main(%g: !irgl.graph, %a: memref<?xi32>, %c: memref<?xf64>, %s
 // CHECK-NEXT:   %sum = irgl_dist.allreduce add %k : i64
 // CHECK-NEXT:   irgl.pipe initial [%s] attributes {irgl_dist.termination = #irgl_dist.across_ranks} {
 // CHECK-NEXT:     irgl_dist.sync_worklist
-// CHECK-NEXT:     irgl_dist.sync_worklist reduce %a minu : memref<?xi32>
 // CHECK-NEXT:   }
+// CHECK:      irgl.kernel host @edge_cut(
+// CHECK-NEXT:   irgl.pipe {
+// CHECK-NEXT:     irgl_dist.sync_worklist reduce %a minu : memref<?xi32>
 
 // GENERIC: "irgl_dist.global_id"(%{{.*}}, %{{.*}}) : (!irgl.graph, index) -> index
 // GENERIC: "irgl_dist.local_node"(%{{.*}}, %{{.*}}) : (!irgl.graph, index) -> index
