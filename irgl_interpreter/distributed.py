@@ -471,6 +471,15 @@ def sync_worklist_reduce(
             kept.append(item)
         else:
             pushed[item] = True
+    unchanged = np.flatnonzero(pushed & ~changed)
+    if len(unchanged):
+        raise IrglRuntimeError(
+            op,
+            f"'{op.name}' reduce: rank {ctx.rank} pushed mirror {int(unchanged[0])} "
+            "without changing its entry, so no exchange of changed mirrors "
+            "carries the push (irgl-distribute emits reduce only where every "
+            "push of a neighbour follows a filter and the atomic)",
+        )
     outgoing: list[Any] = []
     sent = 0
     for q in range(comm.num_ranks):

@@ -4572,6 +4572,11 @@ inline void sync_worklist_reduce(Pipe* p, T* a, int red) {
   const size_t bytes = static_cast<size_t>(s.num_local) * sizeof(T);
   auto it = s.snapshots.find(a);
   const bool tracked = s.track_updates && s.world > 1 && it != s.snapshots.end() && it->second.bytes >= bytes;
+  if (tracked)
+    for (int q = 0; q < s.world; ++q)
+      if (s.mir_cnt[q] >= (int64_t(1) << 31) || s.mas_cnt[q] >= (int64_t(1) << 31))
+        throw Error(where() + what + ": a rank shares 2^31 or more nodes with rank " + std::to_string(q) +
+                    ", more than a pair's 31-bit position holds");
   mark_worklist(s, p, false, what);
   T* send = reinterpret_cast<T*>(s.send);
   T* recv = reinterpret_cast<T*>(s.recv);

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from xdsl.dialects import test as xdsl_test
 
+from irgl_dialect.distributed import Reduction
 from irgl_interpreter.apps import AppRun, run_app
 from irgl_interpreter.distributed import (
     Communicator,
@@ -24,8 +25,9 @@ from irgl_interpreter.distributed import (
     RankContext,
     run_app_distributed,
     sync_nodes,
+    sync_worklist_reduce,
 )
-from irgl_interpreter.state import IrglRuntimeError
+from irgl_interpreter.state import IrglRuntimeError, PipeContext
 from irgl_runner.apps import AppSpec, load_app
 from irgl_runner.generators import generate, grid2d
 from irgl_runner.graphs import CSRGraph
@@ -262,24 +264,16 @@ def test_shipped_programs_refused(name: str, reason: str):
 # ------------------------------------------------------------ sync_nodes
 
 
-def _sync_on_ranks(
-    graph: CSRGraph,
-    arrays: list[np.ndarray],
-    before: list[np.ndarray],
-    reduction,
-    masters_only: bool = False,
-) -> Communicator:
-    """sync_nodes on 2 ranks of `graph` (oec), with the given contents and
-    agreed copies; returns the communicator (its counters)."""
+def _on_two_ranks(graph: CSRGraph, step: Any) -> Communicator:
+    """`step(ctx)` on each of 2 ranks of `graph` (oec), in threads as the
+    interpreter runs them; returns the communicator (its counters)."""
     parts = partition_graph(graph, "oec", 2)
     comm = Communicator(2)
     errors: list[BaseException] = []
 
     def rank(r: int) -> None:
         try:
-            ctx = RankContext(r, parts[r], comm)
-            ctx.agreed[id(arrays[r])] = (arrays[r], before[r])
-            sync_nodes(ctx, xdsl_test.TestOp(), arrays[r], reduction, masters_only)
+            step(RankContext(r, parts[r], comm))
         except BaseException as error:  # noqa: BLE001 - re-raised below
             errors.append(error)
             comm.abort()
@@ -294,9 +288,72 @@ def _sync_on_ranks(
     return comm
 
 
-def test_sync_nodes_moves_only_updated_entries():
-    from irgl_dialect.distributed import Reduction
+def _sync_on_ranks(
+    graph: CSRGraph,
+    arrays: list[np.ndarray],
+    before: list[np.ndarray],
+    reduction,
+    masters_only: bool = False,
+) -> Communicator:
+    """sync_nodes on 2 ranks of `graph` (oec), with the given contents and
+    agreed copies; returns the communicator (its counters)."""
 
+    def step(ctx: RankContext) -> None:
+        r = ctx.rank
+        ctx.agreed[id(arrays[r])] = (arrays[r], before[r])
+        sync_nodes(ctx, xdsl_test.TestOp(), arrays[r], reduction, masters_only)
+
+    return _on_two_ranks(graph, step)
+
+
+def _reduce_on_ranks(
+    local: list[np.ndarray], before: list[np.ndarray], items: list[list[int]]
+) -> tuple[Communicator, list[list[int]]]:
+    """sync_worklist reduce (min) on 2 ranks of path:8 (oec): each rank's
+    contents, last copy and pushed items; the communicator and each rank's
+    worklist after it."""
+    pipes = [PipeContext(in_=list(i)) for i in items]
+
+    def step(ctx: RankContext) -> None:
+        r = ctx.rank
+        ctx.agreed[id(local[r])] = (local[r], before[r])
+        sync_worklist_reduce(ctx, xdsl_test.TestOp(), pipes[r], local[r], Reduction.MIN)
+
+    comm = _on_two_ranks(generate("path:8"), step)
+    return comm, [p.in_ for p in pipes]
+
+
+def test_reduce_only_activates_a_master_where_a_pushed_mirror_improved_it():
+    _, parts, _, local, before = _agreed_path8()
+    mirror = parts[0].mirrors_owned_by[1][0]  # rank 1's first master
+    master = int(parts[0].local_to_global[mirror]) - parts[1].master_offset
+    local[0][mirror] = -5
+    comm, lists = _reduce_on_ranks(local, before, [[int(mirror)], []])
+    assert local[1][master] == -5 and lists[1] == [master]
+    assert lists[0] == []  # the mirror went to its owner
+    assert comm.stats.reduce_values == 1 and comm.stats.broadcast_values == 0
+
+
+def test_reduce_only_keeps_a_master_the_pushed_mirror_did_not_improve():
+    _, parts, _, local, before = _agreed_path8()
+    mirror = parts[0].mirrors_owned_by[1][0]
+    master = int(parts[0].local_to_global[mirror]) - parts[1].master_offset
+    local[0][mirror] = before[0][mirror] - 1
+    local[1][master] = before[0][mirror] - 3  # its own rank went lower
+    comm, lists = _reduce_on_ranks(local, before, [[int(mirror)], []])
+    assert local[1][master] == before[0][mirror] - 3 and lists == [[], []]
+    # no broadcast: the mirror keeps its rank's value, above its master's
+    assert local[0][mirror] == before[0][mirror] - 1
+
+
+def test_reduce_only_refuses_a_pushed_mirror_it_would_not_carry():
+    _, parts, _, local, before = _agreed_path8()
+    mirror = int(parts[0].mirrors_owned_by[1][0])
+    with pytest.raises(IrglRuntimeError, match="without changing its entry"):
+        _reduce_on_ranks(local, before, [[mirror], []])
+
+
+def test_sync_nodes_moves_only_updated_entries():
     graph = generate("path:8")
     parts = partition_graph(graph, "oec", 2)
     agreed = np.arange(8, dtype=np.int32) * 10
@@ -320,8 +377,6 @@ def test_sync_nodes_moves_only_updated_entries():
 
 
 def test_sync_nodes_add_sums_the_changes():
-    from irgl_dialect.distributed import Reduction
-
     graph = generate("path:6")
     parts = partition_graph(graph, "oec", 2)
     agreed = np.full(6, 1.5)
@@ -348,8 +403,6 @@ def _agreed_path8() -> tuple[CSRGraph, Any, np.ndarray, list[np.ndarray], list]:
 
 
 def test_sync_nodes_masters_only_broadcasts():
-    from irgl_dialect.distributed import Reduction
-
     graph, parts, agreed, local, before = _agreed_path8()
     # rank 1 changes its first master, which rank 0 mirrors
     local[1][0] = 99
@@ -364,8 +417,6 @@ def test_sync_nodes_masters_only_broadcasts():
 
 
 def test_sync_nodes_masters_only_refuses_an_updated_mirror():
-    from irgl_dialect.distributed import Reduction
-
     graph, parts, _, local, before = _agreed_path8()
     local[0][parts[0].mirrors_owned_by[1][0]] = -1
     with pytest.raises(IrglRuntimeError, match="masters_only: rank 0 updated a mirror"):
@@ -373,8 +424,6 @@ def test_sync_nodes_masters_only_refuses_an_updated_mirror():
 
 
 def test_sync_without_invocation_is_an_error():
-    from irgl_dialect.distributed import Reduction
-
     graph = generate("path:4")
     parts = partition_graph(graph, "oec", 1)
     ctx = RankContext(0, parts[0], Communicator(1))
