@@ -444,30 +444,45 @@ class SyncWorklistOp(IRDLOperation):
     activates its master only where its value improved the master's.
     Mirrors keep their own rank's value, so irgl-distribute emits it only
     where no kernel reads the array at a mirror except as a filter before
-    the array's own atomic (lowering/reduce_only.py). Lowers to
-    `irgl_dist_sync_worklist_reduce_<T>`.
+    the array's own atomic (lowering/reduce_only.py). With
+    `late_broadcast` the same exchange also carries the masters that changed
+    since the rank's previous one to their mirrors, which take them with the
+    reduction: a broadcast one round late, with no wait of its own, so
+    mirrors lag by a round at most. Lowers to
+    `irgl_dist_sync_worklist_reduce_<T>(pipe, array, reduction, late)`.
 
         irgl_dist.sync_worklist
         irgl_dist.sync_worklist reduce %dist min : memref<?xi32>
+        irgl_dist.sync_worklist reduce %dist min late_broadcast : memref<?xi32>
     """
 
     name = "irgl_dist.sync_worklist"
 
     reduced = opt_operand_def(MemRefType)
     reduction = opt_prop_def(ReductionAttr)
+    late_broadcast = opt_prop_def(UnitAttr)
 
-    assembly_format = "(`reduce` $reduced^ $reduction `:` type($reduced))? attr-dict"
+    assembly_format = (
+        "(`reduce` $reduced^ $reduction (`late_broadcast` $late_broadcast^)? "
+        "`:` type($reduced))? attr-dict"
+    )
 
     traits = traits_def(orchestration_construct("sync_worklist"))
 
     def __init__(
-        self, reduced: SSAValue | None = None, reduction: Reduction | None = None
+        self,
+        reduced: SSAValue | None = None,
+        reduction: Reduction | None = None,
+        late_broadcast: bool = False,
     ):
+        properties: dict[str, Attribute] = {}
+        if reduction is not None:
+            properties["reduction"] = ReductionAttr(reduction)
+        if late_broadcast:
+            properties["late_broadcast"] = UnitAttr()
         super().__init__(
             operands=[[reduced] if reduced is not None else []],
-            properties=(
-                {"reduction": ReductionAttr(reduction)} if reduction is not None else {}
-            ),
+            properties=properties,
         )
 
     def verify_(self) -> None:
@@ -499,6 +514,11 @@ class SyncWorklistOp(IRDLOperation):
         if (self.reduced is None) != (self.reduction is None):
             raise VerifyException(
                 f"'{self.name}' reduce needs both the array and its reduction"
+            )
+        if self.late_broadcast is not None and self.reduced is None:
+            raise VerifyException(
+                f"'{self.name}' late_broadcast sends the masters of a reduced "
+                "array: it needs reduce"
             )
         if self.reduced is None or self.reduction is None:
             return

@@ -387,7 +387,7 @@ def _functions() -> list[RuntimeFunction]:
                 ),
                 _fn(
                     f"irgl_dist_sync_worklist_reduce_{_suffix(t)}",
-                    (_pipe, dynamic_memref(t), i32),
+                    (_pipe, dynamic_memref(t), i32, i1),
                     (),
                     h,
                 ),

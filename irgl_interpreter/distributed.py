@@ -456,14 +456,19 @@ def sync_worklist_reduce(
     pipe: PipeContext,
     array: np.ndarray,
     reduction: Reduction,
+    late: bool = False,
 ) -> None:
     """`irgl_dist.sync_worklist reduce`: the mirrors of `array` updated since
     the rank's last copy go to their masters with whether they were pushed;
     a master takes a value where it improves it and is activated where that
     value's mirror was pushed. Nothing is broadcast back: the rank's copy,
-    mirrors lagging, becomes its last copy. Edge-cut only."""
+    mirrors lagging, becomes its last copy. Edge-cut only. `late`
+    (late_broadcast): the same exchange carries the masters changed since
+    the last copy (whose master entries are then what was sent) to their
+    mirrors, which take them with the reduction, as their last copy does."""
     part, comm = ctx.part, ctx.comm
-    changed = _changed(array, _agreed(ctx, op, array))
+    baseline = _agreed(ctx, op, array)
+    changed = _changed(array, baseline)
     pushed = np.zeros(len(array), dtype=bool)
     kept: list[int] = []
     for item in pipe.in_:
@@ -488,6 +493,8 @@ def sync_worklist_reduce(
         outgoing.append((positions, array[ids[positions]], pushed[ids[positions]]))
         sent += len(positions)
     comm.count("reduce_values", sent)
+    masters_sent = array[: part.num_masters].copy()
+    late_out = _late_outgoing(ctx, array, baseline) if late else None
     present = set(kept)
     for q, (positions, payload, flags) in enumerate(comm.exchange(ctx.rank, outgoing)):
         if len(positions) == 0:
@@ -500,8 +507,34 @@ def sync_worklist_reduce(
             if int(master) not in present:
                 present.add(int(master))
                 kept.append(int(master))
-    _agree(ctx, array)  # the rank's last copy (mirrors lag their masters)
+    last = array.copy()  # the rank's last copy (mirrors lag their masters)
+    if late_out is not None:
+        for q, (positions, payload) in enumerate(comm.exchange(ctx.rank, late_out)):
+            if len(positions):
+                mirrors = part.mirrors_owned_by[q][positions]
+                array[mirrors] = _combine(reduction, array[mirrors], payload)
+        last = array.copy()
+        last[: part.num_masters] = masters_sent  # what the mirrors were sent
+    ctx.snapshots[id(array)] = last
+    ctx.agreed[id(array)] = (array, last.copy())
     pipe.in_ = kept
+
+
+def _late_outgoing(
+    ctx: RankContext, array: np.ndarray, baseline: np.ndarray
+) -> list[Any]:
+    """The masters changed since the last copy, by peer (positions in the
+    peer's list, values): a late broadcast's messages."""
+    part = ctx.part
+    changed = array[: part.num_masters] != baseline[: part.num_masters]
+    outgoing: list[Any] = []
+    sent = 0
+    for ids in part.masters_mirrored_on:
+        positions = np.flatnonzero(changed[ids])
+        outgoing.append((positions, array[ids[positions]]))
+        sent += len(positions)
+    ctx.comm.count("broadcast_values", sent)
+    return outgoing
 
 
 # --------------------------------------------------------------------------
@@ -613,7 +646,8 @@ class DistributedFunctions(InterpreterFunctions):
             raise IrglRuntimeError(op, "sync_worklist outside any pipe context")
         ctx = rank_context(interpreter)
         if op.reduction is not None and args:
-            sync_worklist_reduce(ctx, op, pipe, args[0], op.reduction.data)
+            late = op.late_broadcast is not None
+            sync_worklist_reduce(ctx, op, pipe, args[0], op.reduction.data, late)
         else:
             sync_worklist(ctx, pipe)
         return ()
@@ -693,9 +727,10 @@ def distribute(
     mirrors: bool = True,
     stamp_skew: int | None = None,
     reduce_only: bool = True,
+    late_broadcast: bool = False,
 ) -> ModuleOp:
     """A copy of `module` after `irgl-distribute{policy=... mirrors=...
-    reduce_only=...}`
+    reduce_only=... late_broadcast=...}`
     and, with `stamp_skew`, `irgl-stamp-test{skew=...}` after it (as
     `lower-irgl{distribute=...}` runs them before its conversions);
     :class:`DistributionError` with the pass's diagnostic if it refuses."""
@@ -706,7 +741,12 @@ def distribute(
     # the copy's ops to the parsed ones (which know where they were written)
     parsed = dict(zip(distributed.walk(), module.walk(), strict=True))
     passes: list[ModulePass] = [
-        IrglDistribute(policy=policy, mirrors=mirrors, reduce_only=reduce_only)
+        IrglDistribute(
+            policy=policy,
+            mirrors=mirrors,
+            reduce_only=reduce_only,
+            late_broadcast=late_broadcast,
+        )
     ]
     if stamp_skew is not None:
         passes.append(IrglStampTest(skew=stamp_skew))
@@ -879,9 +919,10 @@ class DistributedInterpProgram:
         fold: bool = False,
         stamp_skew: int | None = None,
         reduce_only: bool = True,
+        late_broadcast: bool = False,
     ):
         self.module = distribute(
-            load_program(mlir), policy, mirrors, stamp_skew, reduce_only
+            load_program(mlir), policy, mirrors, stamp_skew, reduce_only, late_broadcast
         )
         self.ranks = ranks
         self.policy = policy
@@ -976,13 +1017,14 @@ def run_app_distributed(
     fold: bool = False,
     stamp_skew: int | None = None,
     reduce_only: bool = True,
+    late_broadcast: bool = False,
 ) -> DistributedAppRun:
     """Run `app` (or the program `mlir` with the app's arguments and checker)
     on `graph` over `ranks` simulated ranks partitioned by `policy`, and check
     it with the app's checker (`mirrors`: irgl-distribute's option; `fold`:
     folded master blocks, irgl_runner.partition_fold; `stamp_skew`:
     irgl-stamp-test after irgl-distribute, see :func:`distribute`;
-    `reduce_only`: irgl-distribute's option).
+    `reduce_only`, `late_broadcast`: irgl-distribute's options).
     :class:`DistributionError` if irgl-distribute refuses the program."""
     program = DistributedInterpProgram(
         mlir if mlir is not None else app.mlir,
@@ -994,6 +1036,7 @@ def run_app_distributed(
         fold,
         stamp_skew,
         reduce_only,
+        late_broadcast,
     )
     ctx = execute(app, program, graph, source, reps=1, warmup=0)
     problem = app.check(ctx) if check and app.check is not None else None

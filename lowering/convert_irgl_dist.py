@@ -60,6 +60,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     ModuleOp,
+    i1,
     i32,
 )
 from xdsl.ir import Operation, SSAValue
@@ -152,7 +153,10 @@ class _DistLowering(_Lowering):
                     type_.get_element_type(),
                     DIST_ARRAY_TYPES,
                 )
-                b.call(fn, [pipe, op.reduced, _code(b, op.reduction.data)])
+                code = _code(b, op.reduction.data)
+                late = b.const(int(op.late_broadcast is not None), i1)
+                late.name_hint = "late_broadcast"
+                b.call(fn, [pipe, op.reduced, code, late])
             else:
                 b.call(runtime_function("irgl_dist_sync_worklist"), [pipe])
             Rewriter.erase_op(op)

@@ -680,8 +680,10 @@ class _HostDistribution:
         remarks: TextIO | None,
         mirrors: bool = True,
         reduce_only: bool = True,
+        late_broadcast: bool = False,
     ):
         self.host = host
+        self.late_broadcast = late_broadcast
         self.mirrors = mirrors
         self.allow_reduce_only = reduce_only and policy == Policy.OEC
         #: Iterate -> (position, reduction) of the node array its round
@@ -1004,7 +1006,7 @@ class _HostDistribution:
             )
         if summary.pushes:
             ops.append(
-                SyncWorklistOp(site.args[reduced[0]], reduced[1])
+                SyncWorklistOp(site.args[reduced[0]], reduced[1], self.late_broadcast)
                 if reduced is not None
                 else SyncWorklistOp()
             )
@@ -1015,6 +1017,7 @@ class _HostDistribution:
                 f"after {callee}: sync_worklist"
                 + (
                     f" reduce {_name(site.args[reduced[0]])} {reduced[1].value}"
+                    + (" late_broadcast" if self.late_broadcast else "")
                     if reduced is not None
                     else ""
                 )
@@ -1262,6 +1265,10 @@ class IrglDistribute(ModulePass):
     """(oec) A round's min/max node array whose mirrors are read only as
     filters before its atomic is reduced by the worklist's exchange and not
     broadcast back (`sync_worklist reduce`, lowering/reduce_only.py)."""
+    late_broadcast: bool = False
+    """With `reduce_only`: the same exchange also carries the masters changed
+    since the rank's previous one to their mirrors (`sync_worklist reduce ...
+    late_broadcast`), so a mirror lags by a round at most."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         try:
@@ -1281,7 +1288,13 @@ class IrglDistribute(ModulePass):
         hosts = list(_kernels(op, KernelKind.HOST))
         distributions = [
             _HostDistribution(
-                host, summaries, policy, remarks, self.mirrors, self.reduce_only
+                host,
+                summaries,
+                policy,
+                remarks,
+                self.mirrors,
+                self.reduce_only,
+                self.late_broadcast,
             )
             for host in hosts
         ]

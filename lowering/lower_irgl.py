@@ -216,6 +216,10 @@ class LowerIrgl(ModulePass):
       before its atomic (SSSP's distances, cc_lp's labels) is reduced in the
       worklist's exchange and not broadcast back (irgl-distribute
       `reduce_only`, lowering/reduce_only.py).
+    - `distribute_late_broadcast` (bool, false): with
+      `distribute_reduce_only`, the reduce-only exchange also carries the
+      masters changed since the previous one to their mirrors (a broadcast
+      one round late, irgl-distribute `late_broadcast`).
     - `stamp_test` (bool, true): a round stamp's exchange first reads the
       entry and is skipped where it already holds the round counter
       (irgl-stamp-test; SSSP's and cc_lp's stamps), on graphs whose largest
@@ -365,6 +369,9 @@ class LowerIrgl(ModulePass):
     distribute_reduce_only: bool = True
     """With `distribute=oec`: reduce a round's min/max node array read at
     mirrors only as a filter in the worklist's exchange, with no broadcast."""
+    distribute_late_broadcast: bool = False
+    """With `distribute_reduce_only`: carry the masters changed since the
+    previous exchange to their mirrors in the same exchange."""
     stamp_test: bool = True
     """Round-stamp exchanges skipped where the entry holds the counter."""
     stamp_test_skew: int = HUB_SKEW
@@ -519,6 +526,7 @@ class LowerIrgl(ModulePass):
                 remarks=self.remarks,
                 mirrors=self.distribute_mirrors,
                 reduce_only=self.distribute_reduce_only,
+                late_broadcast=self.distribute_late_broadcast,
             ),
             *self._stamp_test(),
             ConvertIrglKernels(block_size=self.block_size),

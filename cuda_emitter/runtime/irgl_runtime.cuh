@@ -3667,6 +3667,9 @@ struct State {
   int32_t* send_pos = nullptr;                // max(total) positions
   int32_t* recv_pos = nullptr;
   char* send_dense = nullptr;                 // 8 * max(total) bytes: whole segments
+  int32_t* late_send_pos = nullptr;           // late broadcasts (late_buffers): masters' positions
+  int32_t* late_recv_pos = nullptr;           // ... the mirrors' positions
+  char* late_recv = nullptr;                  // ... the mirrors' values (8 * max(total) bytes)
   int64_t* mir_off_dev = nullptr;             // device, world + 1: segment starts, then the total
   int64_t* mas_off_dev = nullptr;
   int64_t* row = nullptr;                     // device, world: this rank's count per peer
@@ -4074,13 +4077,25 @@ __global__ void apply_pushed_kernel(T* a, const irgl_index* ids, const int32_t* 
 }
 
 /// Every rank's count per peer (s.row, zeroed before the compaction) into
-/// s.matrix_host: matrix_host[r * world + q] is what r sends q.
-inline void share_counts(State& s, const char* what) {
-  nccl_done(s, ncclAllGather(s.row, s.matrix, static_cast<size_t>(s.world), ncclInt64, s.comm, s.stream), what);
-  s.bytes_sent += 8.0 * s.world * (s.world - 1);
-  IRGL_CHECK(cudaMemcpyAsync(s.matrix_host, s.matrix, sizeof(int64_t) * s.world * s.world, cudaMemcpyDeviceToHost,
+/// s.matrix_host: matrix_host[r * world + q] is what r sends q (`width`
+/// lists a rank: matrix_host[(r * width + k) * world + q] for list k).
+inline void share_counts(State& s, const char* what, int width = 1) {
+  const size_t n = static_cast<size_t>(width) * s.world;
+  nccl_done(s, ncclAllGather(s.row, s.matrix, n, ncclInt64, s.comm, s.stream), what);
+  s.bytes_sent += 8.0 * n * (s.world - 1);
+  IRGL_CHECK(cudaMemcpyAsync(s.matrix_host, s.matrix, sizeof(int64_t) * n * s.world, cudaMemcpyDeviceToHost,
                              s.stream));
   wait_stream(s, what);
+}
+
+/// The buffers of late broadcasts (sync_worklist reduce ... late_broadcast),
+/// made at the first one.
+inline void late_buffers(State& s) {
+  if (s.late_recv != nullptr) return;
+  const int64_t most = std::max<int64_t>(std::max(s.total_mirrors, s.total_masters), 1);
+  s.late_send_pos = scratch_alloc<int32_t>(static_cast<irgl_index>(most));
+  s.late_recv_pos = scratch_alloc<int32_t>(static_cast<irgl_index>(most));
+  s.late_recv = scratch_alloc<char>(static_cast<irgl_index>(8 * most));
 }
 
 /// What rank `from` sends rank `to` (after share_counts).
@@ -4561,8 +4576,12 @@ inline void sync_worklist(Pipe* p, bool initial) {
 /// masters; irgl-distribute proved that they are read only as filters).
 /// Tracked: (position | pushed << 31, value) pairs of the mirrors changed
 /// since the rank's last copy; else every listed mirror's value and flag.
+/// `late` (late_broadcast): the same exchange carries the masters changed
+/// since the rank's previous one (tracked: the last copy's master entries
+/// hold what was sent; else every listed master) to their mirrors, which
+/// take them with `red`.
 template <class T>
-inline void sync_worklist_reduce(Pipe* p, T* a, int red) {
+inline void sync_worklist_reduce(Pipe* p, T* a, int red, bool late) {
   State& s = ready_state();
   const Profiled timed{s, "sync_worklist_reduce"};
   const char* what = "irgl_dist.sync_worklist reduce";
@@ -4577,21 +4596,32 @@ inline void sync_worklist_reduce(Pipe* p, T* a, int red) {
       if (s.mir_cnt[q] >= (int64_t(1) << 31) || s.mas_cnt[q] >= (int64_t(1) << 31))
         throw Error(where() + what + ": a rank shares 2^31 or more nodes with rank " + std::to_string(q) +
                     ", more than a pair's 31-bit position holds");
+  if (late) late_buffers(s);
   mark_worklist(s, p, false, what);
   T* send = reinterpret_cast<T*>(s.send);
   T* recv = reinterpret_cast<T*>(s.recv);
+  T* late_send = reinterpret_cast<T*>(s.send_dense);  // the masters' values (late)
+  T* late_recv = reinterpret_cast<T*>(s.late_recv);   // ... as the mirrors receive them
   if (tracked) {
     T* snap = static_cast<T*>(it->second.data);
-    IRGL_CHECK(cudaMemsetAsync(s.row, 0, sizeof(int64_t) * s.world, s.stream));
+    const int width = late ? 2 : 1;  // counts: mirrors to owners, then masters to mirrors
+    IRGL_CHECK(cudaMemsetAsync(s.row, 0, sizeof(int64_t) * width * s.world, s.stream));
     if (s.total_mirrors > 0)
       compact_pushed_kernel<T><<<blocks_for(s.total_mirrors), 256, 0, s.stream>>>(
           a, snap, s.mirrors, s.total_mirrors, s.mir_off_dev, s.world, s.send_flags, s.row, s.send_pos, send);
+    if (late && s.total_masters > 0)
+      compact_changed_kernel<T><<<blocks_for(s.total_masters), 256, 0, s.stream>>>(
+          a, snap, s.masters, s.total_masters, s.mas_off_dev, s.world, false, s.row + s.world, s.late_send_pos,
+          late_send);
     IRGL_CHECK(cudaGetLastError());
-    share_counts(s, what);
+    share_counts(s, what, width);
+    auto count = [&](int from, int column) {
+      return s.matrix_host[static_cast<int64_t>(from) * width * s.world + column];
+    };
     group_start(s, what);
     for (int q = 0; q < s.world; ++q) {
       if (q == s.rank) continue;
-      const int64_t c_out = sent(s, s.rank, q), c_in = sent(s, q, s.rank);
+      const int64_t c_out = count(s.rank, q), c_in = count(q, s.rank);
       if (c_out > 0) {
         nccl_done(s, ncclSend(s.send_pos + s.mir_off[q], static_cast<size_t>(c_out) * 4, ncclChar, q, s.comm, s.stream),
                   what);
@@ -4605,33 +4635,66 @@ inline void sync_worklist_reduce(Pipe* p, T* a, int red) {
         nccl_done(s, ncclRecv(recv + s.mas_off[q], static_cast<size_t>(c_in) * sizeof(T), ncclChar, q, s.comm, s.stream),
                   what);
       }
+      if (!late) continue;
+      const int64_t b_out = count(s.rank, s.world + q), b_in = count(q, s.world + s.rank);
+      if (b_out > 0) {
+        nccl_done(s, ncclSend(s.late_send_pos + s.mas_off[q], static_cast<size_t>(b_out) * 4, ncclChar, q, s.comm,
+                              s.stream), what);
+        nccl_done(s, ncclSend(late_send + s.mas_off[q], static_cast<size_t>(b_out) * sizeof(T), ncclChar, q, s.comm,
+                              s.stream), what);
+        s.bytes_sent += static_cast<double>(b_out) * (4 + sizeof(T));
+      }
+      if (b_in > 0) {
+        nccl_done(s, ncclRecv(s.late_recv_pos + s.mir_off[q], static_cast<size_t>(b_in) * 4, ncclChar, q, s.comm,
+                              s.stream), what);
+        nccl_done(s, ncclRecv(late_recv + s.mir_off[q], static_cast<size_t>(b_in) * sizeof(T), ncclChar, q, s.comm,
+                              s.stream), what);
+      }
     }
     group_end(s, what);
     for (int q = 0; q < s.world; ++q) {  // one peer at a time: a master may be mirrored on several
-      const int64_t c_in = q == s.rank ? 0 : sent(s, q, s.rank);
+      if (q == s.rank) continue;
+      const int64_t c_in = count(q, s.rank);
       if (c_in > 0)
         apply_pushed_kernel<T><<<blocks_for(c_in), 256, 0, s.stream>>>(
             a, s.masters + s.mas_off[q], s.recv_pos + s.mas_off[q], recv + s.mas_off[q], c_in, red, nullptr, s.mark);
+      if (!late) continue;
+      const int64_t b_out = count(s.rank, s.world + q), b_in = count(q, s.world + s.rank);
+      if (b_out > 0)  // what the mirrors on q now hold at least: the masters' last sent values
+        apply_pairs_kernel<T><<<blocks_for(b_out), 256, 0, s.stream>>>(
+            snap, s.masters + s.mas_off[q], s.late_send_pos + s.mas_off[q], late_send + s.mas_off[q], b_out, kSet);
+      for (T* into : {a, snap})  // the mirrors (and their last copy) take their masters' values
+        if (b_in > 0)
+          apply_pairs_kernel<T><<<blocks_for(b_in), 256, 0, s.stream>>>(
+              into, s.mirrors + s.mir_off[q], s.late_recv_pos + s.mir_off[q], late_recv + s.mir_off[q], b_in, red);
     }
   } else {
     if (s.total_mirrors > 0)
       gather_kernel<T><<<blocks_for(s.total_mirrors), 256, 0, s.stream>>>(a, nullptr, s.mirrors, s.total_mirrors,
                                                                             kMin, send, nullptr);
+    if (late && s.total_masters > 0)
+      gather_kernel<T><<<blocks_for(s.total_masters), 256, 0, s.stream>>>(a, nullptr, s.masters, s.total_masters,
+                                                                            kMin, late_send, nullptr);
     IRGL_CHECK(cudaGetLastError());
     exchange(s, send, s.mir_off, s.mir_cnt, recv, s.mas_off, s.mas_cnt, sizeof(T), what);
     exchange(s, s.send_flags, s.mir_off, s.mir_cnt, s.recv_flags, s.mas_off, s.mas_cnt, 1, what);
+    if (late) exchange(s, late_send, s.mas_off, s.mas_cnt, late_recv, s.mir_off, s.mir_cnt, sizeof(T), what);
     for (int q = 0; q < s.world; ++q) {
-      if (q == s.rank || s.mas_cnt[q] == 0) continue;
-      apply_pushed_kernel<T><<<blocks_for(s.mas_cnt[q]), 256, 0, s.stream>>>(
-          a, s.masters + s.mas_off[q], nullptr, recv + s.mas_off[q], s.mas_cnt[q], red, s.recv_flags + s.mas_off[q],
-          s.mark);
+      if (q == s.rank) continue;
+      if (s.mas_cnt[q] > 0)
+        apply_pushed_kernel<T><<<blocks_for(s.mas_cnt[q]), 256, 0, s.stream>>>(
+            a, s.masters + s.mas_off[q], nullptr, recv + s.mas_off[q], s.mas_cnt[q], red, s.recv_flags + s.mas_off[q],
+            s.mark);
+      if (late && s.mir_cnt[q] > 0)
+        reduce_kernel<T><<<blocks_for(s.mir_cnt[q]), 256, 0, s.stream>>>(a, s.mirrors + s.mir_off[q], s.mir_cnt[q], red,
+                                                                          late_recv + s.mir_off[q], nullptr);
     }
   }
   IRGL_CHECK(cudaGetLastError());
   if (it != s.snapshots.end() && it->second.bytes >= bytes) {
     // the next round's changes are since now (tracked: the compaction took
-    // the mirrors' values, the only entries compared; masters' entries of
-    // the copy go stale, so it no longer counts as agreed)
+    // the mirrors' values, the only entries compared, and the masters'
+    // entries hold what was last sent; so the copy no longer counts as agreed)
     if (!tracked) refresh(s, a, it->second.data, bytes);
     it->second.agreed = false;  // mirrors lag their masters
   }
@@ -4676,7 +4739,9 @@ inline void free_partition(State& s) {
                     static_cast<void*>(s.send_flags), static_cast<void*>(s.recv_flags), static_cast<void*>(s.mark),
                     static_cast<void*>(s.value), static_cast<void*>(s.send_pos), static_cast<void*>(s.recv_pos),
                     static_cast<void*>(s.send_dense), static_cast<void*>(s.mir_off_dev),
-                    static_cast<void*>(s.mas_off_dev), static_cast<void*>(s.row), static_cast<void*>(s.matrix)})
+                    static_cast<void*>(s.mas_off_dev), static_cast<void*>(s.row), static_cast<void*>(s.matrix),
+                    static_cast<void*>(s.late_send_pos), static_cast<void*>(s.late_recv_pos),
+                    static_cast<void*>(s.late_recv)})
     scratch_free(ptr);
   if (s.matrix_host != nullptr) cudaFreeHost(s.matrix_host);
   if (s.counts_host != nullptr) cudaFreeHost(s.counts_host);
@@ -4687,6 +4752,8 @@ inline void free_partition(State& s) {
   s.total_pipe = nullptr;
   s.send_pos = s.recv_pos = nullptr;
   s.send_dense = nullptr;
+  s.late_send_pos = s.late_recv_pos = nullptr;
+  s.late_recv = nullptr;
   s.mir_off_dev = s.mas_off_dev = s.row = s.matrix = nullptr;
   s.l2g = nullptr;
   s.mirrors = s.masters = nullptr;
@@ -4759,8 +4826,8 @@ inline irgl_index irgl_dist_pipe_in_total(irgl::Pipe* p) { return irgl::dist::pi
   inline void irgl_dist_sync_nodes_##SUFFIX(T* a, int32_t red) {                       \
     irgl::dist::sync_nodes<T>(a, red);                                                 \
   }                                                                                    \
-  inline void irgl_dist_sync_worklist_reduce_##SUFFIX(irgl::Pipe* p, T* a, int32_t red) { \
-    irgl::dist::sync_worklist_reduce<T>(p, a, red);                                    \
+  inline void irgl_dist_sync_worklist_reduce_##SUFFIX(irgl::Pipe* p, T* a, int32_t red, bool late) { \
+    irgl::dist::sync_worklist_reduce<T>(p, a, red, late);                              \
   }                                                                                    \
   inline void irgl_dist_broadcast_nodes_##SUFFIX(T* a) { irgl::dist::broadcast_nodes<T>(a); } \
   inline void irgl_dist_agree_nodes_##SUFFIX(T* a) { irgl::dist::agree_nodes<T>(a); }   \
@@ -4931,9 +4998,10 @@ IRGL_EXPORT int irgl_dist_setup(int64_t num_local, int64_t num_masters, int64_t 
     s.mas_off_dev = irgl::scratch_alloc<int64_t>(static_cast<irgl_index>(s.world + 1));
     IRGL_CHECK(cudaMemcpy(s.mir_off_dev, mir_bounds.data(), 8 * mir_bounds.size(), cudaMemcpyHostToDevice));
     IRGL_CHECK(cudaMemcpy(s.mas_off_dev, mas_bounds.data(), 8 * mas_bounds.size(), cudaMemcpyHostToDevice));
-    s.row = irgl::scratch_alloc<int64_t>(static_cast<irgl_index>(s.world));
-    s.matrix = irgl::scratch_alloc<int64_t>(static_cast<irgl_index>(s.world * s.world));
-    IRGL_CHECK(cudaMallocHost(reinterpret_cast<void**>(&s.matrix_host), 8 * static_cast<size_t>(s.world * s.world)));
+    // two lists a rank at most (sync_worklist reduce ... late_broadcast)
+    s.row = irgl::scratch_alloc<int64_t>(static_cast<irgl_index>(2 * s.world));
+    s.matrix = irgl::scratch_alloc<int64_t>(static_cast<irgl_index>(2 * s.world * s.world));
+    IRGL_CHECK(cudaMallocHost(reinterpret_cast<void**>(&s.matrix_host), 16 * static_cast<size_t>(s.world * s.world)));
     IRGL_CHECK(cudaMallocHost(reinterpret_cast<void**>(&s.counts_host), 2 * sizeof(int64_t)));
     s.partition = true;
     // Update tracking costs a host round trip per direction (the counts);

@@ -556,3 +556,25 @@ def test_reduce_only_matches_one_rank_on_other_shapes(
     assert run.problem is None, run.problem
     assert run.comm.broadcast_values == 0
     np.testing.assert_array_equal(output_of(app, run), output_of(app, reference))
+
+
+@pytest.mark.parametrize("name", ["cc", "sssp"])
+@pytest.mark.parametrize("ranks", [2, 4])
+@pytest.mark.parametrize("schedule", ["sequential", "random:3"])
+def test_late_broadcast_brings_mirrors_up_to_date(
+    name: str, ranks: int, schedule: str
+) -> None:
+    """`late_broadcast`: the reduce-only exchange also carries the masters
+    changed since the last one to their mirrors: the single-rank output,
+    broadcast values again, no more atomics than reduce-only alone (mirrors
+    lag by a round at most)."""
+    app = app_of(name)
+    lean, late = [
+        _distributed(name, ranks, "oec", schedule, late_broadcast=late)
+        for late in (False, True)
+    ]
+    for run in (lean, late):
+        assert run.problem is None, run.problem
+        np.testing.assert_array_equal(output_of(app, run), output_of(app, single(name)))
+    assert late.comm.broadcast_values > 0 == lean.comm.broadcast_values
+    assert late.stats.atomics <= lean.stats.atomics

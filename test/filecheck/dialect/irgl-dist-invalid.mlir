@@ -143,3 +143,13 @@ irgl.kernel host @main(%a: memref<?xi32>) attributes {irgl_dist.host = #irgl_dis
   }
 }
 // CHECK: 'irgl_dist.sync_worklist' reduce needs an edge-cut (oec): under a vertex-cut a popped mirror holds edges and reads its own lagging value
+
+// -----
+
+// late_broadcast sends the masters of the array reduce names.
+irgl.kernel host @main(%a: memref<?xi32>) attributes {irgl_dist.host = #irgl_dist.host<oec, nodes = [0]>} {
+  irgl.pipe {
+    "irgl_dist.sync_worklist"() <{late_broadcast}> : () -> ()
+  }
+}
+// CHECK: 'irgl_dist.sync_worklist' late_broadcast sends the masters of a reduced array: it needs reduce

@@ -32,6 +32,7 @@ irgl.kernel host @main(%g: !irgl.graph, %a: memref<?xi32>, %c: memref<?xf64>, %s
 irgl.kernel host @edge_cut(%a: memref<?xi32>) attributes {irgl_dist.host = #irgl_dist.host<oec, nodes = [0]>} {
   irgl.pipe {
     irgl_dist.sync_worklist reduce %a minu : memref<?xi32>
+    irgl_dist.sync_worklist reduce %a min late_broadcast : memref<?xi32>
   }
 }
 
@@ -52,6 +53,7 @@ irgl.kernel host @edge_cut(%a: memref<?xi32>) attributes {irgl_dist.host = #irgl
 // CHECK:      irgl.kernel host @edge_cut(
 // CHECK-NEXT:   irgl.pipe {
 // CHECK-NEXT:     irgl_dist.sync_worklist reduce %a minu : memref<?xi32>
+// CHECK-NEXT:     irgl_dist.sync_worklist reduce %a min late_broadcast : memref<?xi32>
 
 // GENERIC: "irgl_dist.global_id"(%{{.*}}, %{{.*}}) : (!irgl.graph, index) -> index
 // GENERIC: "irgl_dist.local_node"(%{{.*}}, %{{.*}}) : (!irgl.graph, index) -> index
@@ -62,3 +64,4 @@ irgl.kernel host @edge_cut(%a: memref<?xi32>) attributes {irgl_dist.host = #irgl
 // GENERIC: "irgl_dist.allreduce"(%{{.*}}) <{reduction = #irgl_dist<reduction or>}> : (i1) -> i1
 // GENERIC: "irgl_dist.sync_worklist"() : () -> ()
 // GENERIC: "irgl_dist.sync_worklist"(%{{.*}}) <{reduction = #irgl_dist<reduction minu>}> : (memref<?xi32>) -> ()
+// GENERIC: "irgl_dist.sync_worklist"(%{{.*}}) <{reduction = #irgl_dist<reduction min>, late_broadcast}> : (memref<?xi32>) -> ()

@@ -1,5 +1,6 @@
 // RUN: irgl-opt %s --split-input-file -p "irgl-distribute,convert-irgl-kernels,convert-irgl-dist-orchestration,convert-irgl-dist" | filecheck %s
 // RUN: irgl-opt %s --split-input-file -p "lower-irgl{distribute=oec remarks=true}" -t cuda 2>&1 | filecheck %s --check-prefix=CUDA
+// RUN: irgl-opt %s --split-input-file -p "lower-irgl{distribute=oec distribute_late_broadcast=true}" -t cuda 2>&1 | filecheck %s --check-prefix=LATE
 
 // Level-by-level BFS: the source becomes a local id, `set` syncs of the level
 // after init and after every round, the worklist synchronized on its pipe,
@@ -181,8 +182,10 @@ irgl.kernel host @main(%g: !irgl.graph, %dist: memref<?xi32>, %src: index) {
 // CHECK:         <{kernel = @irgl_kernels::@relax
 // CHECK-NEXT:    func.call @irgl_pipe_advance(%[[PIPE]])
 // CHECK-NEXT:    %min = arith.constant 0 : i32
-// CHECK-NEXT:    func.call @irgl_dist_sync_worklist_reduce_i32(%[[PIPE]], %dist, %min) : (!irgl_rt.pipe, memref<?xi32>, i32) -> ()
+// CHECK-NEXT:    %late_broadcast = arith.constant false
+// CHECK-NEXT:    func.call @irgl_dist_sync_worklist_reduce_i32(%[[PIPE]], %dist, %min, %late_broadcast) : (!irgl_rt.pipe, memref<?xi32>, i32, i1) -> ()
 // CHECK-NOT:     irgl_dist_sync_nodes
-// CHECK:         func.func private @irgl_dist_sync_worklist_reduce_i32(!irgl_rt.pipe, memref<?xi32>, i32) -> ()
+// CHECK:         func.func private @irgl_dist_sync_worklist_reduce_i32(!irgl_rt.pipe, memref<?xi32>, i32, i1) -> ()
 
-// CUDA:        irgl_dist_sync_worklist_reduce_i32({{.*}}, dist, 0);
+// CUDA:        irgl_dist_sync_worklist_reduce_i32({{.*}}, dist, 0, false);
+// LATE:        irgl_dist_sync_worklist_reduce_i32({{.*}}, dist, 0, true);

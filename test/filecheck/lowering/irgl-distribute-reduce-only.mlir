@@ -3,6 +3,7 @@
 // RUN: irgl-opt %s -p "irgl-distribute{policy=cvc}" | filecheck %s --check-prefix=FULL
 // RUN: irgl-opt %s -p "irgl-distribute{reduce_only=false}" | filecheck %s --check-prefix=FULL
 // RUN: irgl-opt %s -p "irgl-distribute{remarks=true}" 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
+// RUN: irgl-opt %s -p "irgl-distribute{late_broadcast=true}" | filecheck %s --check-prefix=LATE
 
 // Reduce-only synchronization (lowering/reduce_only.py): a round's min/max
 // node array whose mirrors are read only as filters before its atomic is
@@ -47,6 +48,9 @@ irgl.kernel host @sssp(%g: !irgl.graph, %dist: memref<?xi32>, %src: index) {
 // FULL:         irgl.iterate @relax
 // FULL-NEXT:      irgl_dist.sync_nodes %dist min : memref<?xi32>
 // FULL-NEXT:      irgl_dist.sync_worklist{{$}}
+
+// LATE-LABEL: irgl.kernel host @sssp
+// LATE:         irgl_dist.sync_worklist reduce %dist min late_broadcast : memref<?xi32>
 
 // REMARK: after @relax: %dist reduced by sync_worklist, reduce-only (atomic mins at a neighbour; mirrors are read only as filters
 
