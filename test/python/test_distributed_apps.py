@@ -508,6 +508,22 @@ def test_round_stamps_of_the_apps_stay_unsynchronized(
     assert bool(reduced) == (policy == "oec")
 
 
+def _both_ways(
+    name: str, ranks: int, schedule: str, option: str
+) -> tuple[DistributedAppRun, DistributedAppRun]:
+    """The case under oec with irgl-distribute's boolean `option` on, then
+    off; both checked against the single rank's output."""
+    app = app_of(name)
+    runs = (
+        _distributed(name, ranks, "oec", schedule, **{option: True}),
+        _distributed(name, ranks, "oec", schedule, **{option: False}),
+    )
+    for run in runs:
+        assert run.problem is None, run.problem
+        np.testing.assert_array_equal(output_of(app, run), output_of(app, single(name)))
+    return runs
+
+
 @pytest.mark.parametrize("name", ["cc", "sssp"])
 @pytest.mark.parametrize("ranks", [2, 4])
 @pytest.mark.parametrize("schedule", ["sequential", "random:3"])
@@ -518,14 +534,7 @@ def test_reduce_only_rounds_send_less_for_the_same_result(
     worklist's exchange and never broadcast (lowering/reduce_only.py): the
     single-rank output, no broadcast values, fewer values and meetings than
     the full synchronization (`reduce_only=False`)."""
-    app = app_of(name)
-    lean, full = [
-        _distributed(name, ranks, "oec", schedule, reduce_only=reduce_only)
-        for reduce_only in (True, False)
-    ]
-    for run in (lean, full):
-        assert run.problem is None, run.problem
-        np.testing.assert_array_equal(output_of(app, run), output_of(app, single(name)))
+    lean, full = _both_ways(name, ranks, schedule, "reduce_only")
     assert lean.comm.broadcast_values == 0 < full.comm.broadcast_values
     assert lean.comm.total_values < full.comm.total_values
     assert lean.comm.meetings < full.comm.meetings
@@ -568,13 +577,6 @@ def test_late_broadcast_brings_mirrors_up_to_date(
     changed since the last one to their mirrors: the single-rank output,
     broadcast values again, no more atomics than reduce-only alone (mirrors
     lag by a round at most)."""
-    app = app_of(name)
-    lean, late = [
-        _distributed(name, ranks, "oec", schedule, late_broadcast=late)
-        for late in (False, True)
-    ]
-    for run in (lean, late):
-        assert run.problem is None, run.problem
-        np.testing.assert_array_equal(output_of(app, run), output_of(app, single(name)))
+    late, lean = _both_ways(name, ranks, schedule, "late_broadcast")
     assert late.comm.broadcast_values > 0 == lean.comm.broadcast_values
     assert late.stats.atomics <= lean.stats.atomics
