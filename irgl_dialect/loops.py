@@ -39,6 +39,7 @@ from irgl_dialect.placement import (
     IteratesWorklist,
     ParallelLoopInterface,
     UniformLoopInterface,
+    ancestors,
     enclosing_foralls,
     kernel_kind_of,
     rule_error,
@@ -357,17 +358,8 @@ def _inside_parallel_loop(op: ForAllOp) -> bool:
     convert-irgl-loops made of one (marked `irgl_rt.forall`; named here, as
     the runtime dialect's module sits above this one)?"""
     return bool(enclosing_foralls(op)) or any(
-        "irgl_rt.forall" in parent.attributes for parent in _ancestors(op)
+        "irgl_rt.forall" in parent.attributes for parent in ancestors(op)
     )
-
-
-def _ancestors(op: ForAllOp) -> list[Operation]:
-    result = []
-    parent = op.parent_op()
-    while parent is not None:
-        result.append(parent)
-        parent = parent.parent_op()
-    return result
 
 
 @irdl_op_definition

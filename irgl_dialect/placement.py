@@ -208,6 +208,16 @@ def kernel_kind_of(op: Operation) -> KernelKind | Context:
     return interface.kernel_kind(kernel)
 
 
+def ancestors(op: Operation) -> list[Operation]:
+    """The operations around `op`, innermost first."""
+    found: list[Operation] = []
+    parent = op.parent_op()
+    while parent is not None:
+        found.append(parent)
+        parent = parent.parent_op()
+    return found
+
+
 def enclosing_foralls(op: Operation) -> list[Operation]:
     """The parallel loops around `op`, innermost first, up to its kernel."""
     result: list[Operation] = []

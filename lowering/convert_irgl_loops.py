@@ -117,6 +117,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from irgl_dialect.attributes import IteratorKind
 from irgl_dialect.graph import FirstEdgeOp, LastEdgeOp, NumNodesOp
 from irgl_dialect.loops import ForAllOp, ForOp, LoopBase, iterator_of
+from irgl_dialect.placement import ancestors
 from irgl_dialect.runtime import (
     CollectiveOp,
     ForAllAttr,
@@ -625,7 +626,7 @@ def _in_place_retries(loop: Operation) -> list[RetryOp] | None:
         for op in inner
     ):
         return None
-    if any(isinstance(p, ExclusiveOp) for e in exclusives for p in _ancestors(e)):
+    if any(isinstance(p, ExclusiveOp) for e in exclusives for p in ancestors(e)):
         return None
     kernel = enclosing_gpu_func(loop)
     scope = kernel if kernel is not None else loop
@@ -643,16 +644,6 @@ def _in_place_retries(loop: Operation) -> list[RetryOp] | None:
         ):
             return None
     return retries or None
-
-
-def _ancestors(op: Operation) -> list[Operation]:
-    """The operations around `op`, innermost first."""
-    found: list[Operation] = []
-    current = op.parent_op()
-    while current is not None:
-        found.append(current)
-        current = current.parent_op()
-    return found
 
 
 def _in_else_of_exclusive(op: Operation, loop: Operation) -> bool:

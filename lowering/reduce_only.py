@@ -57,6 +57,7 @@ from xdsl.ir import Operation, SSAValue
 from irgl_dialect.distributed import REDUCE_ONLY_REDUCTIONS, Reduction
 from irgl_dialect.kernels import KernelOp
 from irgl_dialect.orchestration import IterateOp
+from irgl_dialect.placement import ancestors
 from irgl_dialect.worklist import PushOp
 from lowering.round_stamps import kernel_param
 
@@ -197,7 +198,7 @@ def _pushes_follow_atomics(
             return False
         filters = [
             branch
-            for branch in _enclosing(push)
+            for branch in ancestors(push)
             if isinstance(branch, scf.IfOp)
             and _filters_on(branch, kernel, params, push.item, red)
         ]
@@ -209,13 +210,6 @@ def _pushes_follow_atomics(
         ):
             return False
     return True
-
-
-def _enclosing(op: Operation) -> Iterable[Operation]:
-    parent = op.parent_op()
-    while parent is not None:
-        yield parent
-        parent = parent.parent_op()
 
 
 def _filters_on(
@@ -244,12 +238,10 @@ def _filters_on(
 def _follows(op: Operation, earlier: Operation) -> bool:
     """Is `op`, or an op enclosing it, after `earlier` in `earlier`'s block?"""
     block = earlier.parent_block()
-    current: Operation | None = op
-    while current is not None:
-        if current.parent_block() is block:
-            return earlier.is_before_in_block(current)
-        current = current.parent_op()
-    return False
+    return any(
+        current.parent_block() is block and earlier.is_before_in_block(current)
+        for current in (op, *ancestors(op))
+    )
 
 
 def reduce_only_arrays(

@@ -4098,6 +4098,21 @@ inline void late_buffers(State& s) {
   s.late_recv = scratch_alloc<char>(static_cast<irgl_index>(8 * most));
 }
 
+/// Sends peer q n (position, value) pairs (inside the caller's group).
+template <class T>
+inline void send_pairs(State& s, const int32_t* pos, const T* val, int64_t n, int q, const char* what) {
+  nccl_done(s, ncclSend(pos, static_cast<size_t>(n) * 4, ncclChar, q, s.comm, s.stream), what);
+  nccl_done(s, ncclSend(val, static_cast<size_t>(n) * sizeof(T), ncclChar, q, s.comm, s.stream), what);
+  s.bytes_sent += static_cast<double>(n) * (4 + sizeof(T));
+}
+
+/// Receives n (position, value) pairs from peer q (inside the caller's group).
+template <class T>
+inline void recv_pairs(State& s, int32_t* pos, T* val, int64_t n, int q, const char* what) {
+  nccl_done(s, ncclRecv(pos, static_cast<size_t>(n) * 4, ncclChar, q, s.comm, s.stream), what);
+  nccl_done(s, ncclRecv(val, static_cast<size_t>(n) * sizeof(T), ncclChar, q, s.comm, s.stream), what);
+}
+
 /// What rank `from` sends rank `to` (after share_counts).
 inline int64_t sent(const State& s, int from, int to) { return s.matrix_host[static_cast<int64_t>(from) * s.world + to]; }
 
@@ -4186,10 +4201,7 @@ inline void push_changes(State& s, T* a, const T* snap, const irgl_index* ids, c
                   what);
         s.bytes_sent += static_cast<double>(cnt[q]) * sizeof(T);
       } else {
-        nccl_done(s, ncclSend(s.send_pos + off[q], static_cast<size_t>(c_out) * 4, ncclChar, q, s.comm, s.stream), what);
-        nccl_done(s, ncclSend(send + off[q], static_cast<size_t>(c_out) * sizeof(T), ncclChar, q, s.comm, s.stream),
-                  what);
-        s.bytes_sent += static_cast<double>(c_out) * (4 + sizeof(T));
+        send_pairs<T>(s, s.send_pos + off[q], send + off[q], c_out, q, what);
       }
     }
     if (c_in > 0) {
@@ -4197,9 +4209,7 @@ inline void push_changes(State& s, T* a, const T* snap, const irgl_index* ids, c
         nccl_done(s, ncclRecv(recv + roff[q], static_cast<size_t>(rcnt[q]) * sizeof(T), ncclChar, q, s.comm, s.stream),
                   what);
       } else {
-        nccl_done(s, ncclRecv(s.recv_pos + roff[q], static_cast<size_t>(c_in) * 4, ncclChar, q, s.comm, s.stream), what);
-        nccl_done(s, ncclRecv(recv + roff[q], static_cast<size_t>(c_in) * sizeof(T), ncclChar, q, s.comm, s.stream),
-                  what);
+        recv_pairs<T>(s, s.recv_pos + roff[q], recv + roff[q], c_in, q, what);
       }
     }
   }
@@ -4622,34 +4632,12 @@ inline void sync_worklist_reduce(Pipe* p, T* a, int red, bool late) {
     for (int q = 0; q < s.world; ++q) {
       if (q == s.rank) continue;
       const int64_t c_out = count(s.rank, q), c_in = count(q, s.rank);
-      if (c_out > 0) {
-        nccl_done(s, ncclSend(s.send_pos + s.mir_off[q], static_cast<size_t>(c_out) * 4, ncclChar, q, s.comm, s.stream),
-                  what);
-        nccl_done(s, ncclSend(send + s.mir_off[q], static_cast<size_t>(c_out) * sizeof(T), ncclChar, q, s.comm, s.stream),
-                  what);
-        s.bytes_sent += static_cast<double>(c_out) * (4 + sizeof(T));
-      }
-      if (c_in > 0) {
-        nccl_done(s, ncclRecv(s.recv_pos + s.mas_off[q], static_cast<size_t>(c_in) * 4, ncclChar, q, s.comm, s.stream),
-                  what);
-        nccl_done(s, ncclRecv(recv + s.mas_off[q], static_cast<size_t>(c_in) * sizeof(T), ncclChar, q, s.comm, s.stream),
-                  what);
-      }
+      if (c_out > 0) send_pairs<T>(s, s.send_pos + s.mir_off[q], send + s.mir_off[q], c_out, q, what);
+      if (c_in > 0) recv_pairs<T>(s, s.recv_pos + s.mas_off[q], recv + s.mas_off[q], c_in, q, what);
       if (!late) continue;
       const int64_t b_out = count(s.rank, s.world + q), b_in = count(q, s.world + s.rank);
-      if (b_out > 0) {
-        nccl_done(s, ncclSend(s.late_send_pos + s.mas_off[q], static_cast<size_t>(b_out) * 4, ncclChar, q, s.comm,
-                              s.stream), what);
-        nccl_done(s, ncclSend(late_send + s.mas_off[q], static_cast<size_t>(b_out) * sizeof(T), ncclChar, q, s.comm,
-                              s.stream), what);
-        s.bytes_sent += static_cast<double>(b_out) * (4 + sizeof(T));
-      }
-      if (b_in > 0) {
-        nccl_done(s, ncclRecv(s.late_recv_pos + s.mir_off[q], static_cast<size_t>(b_in) * 4, ncclChar, q, s.comm,
-                              s.stream), what);
-        nccl_done(s, ncclRecv(late_recv + s.mir_off[q], static_cast<size_t>(b_in) * sizeof(T), ncclChar, q, s.comm,
-                              s.stream), what);
-      }
+      if (b_out > 0) send_pairs<T>(s, s.late_send_pos + s.mas_off[q], late_send + s.mas_off[q], b_out, q, what);
+      if (b_in > 0) recv_pairs<T>(s, s.late_recv_pos + s.mir_off[q], late_recv + s.mir_off[q], b_in, q, what);
     }
     group_end(s, what);
     for (int q = 0; q < s.world; ++q) {  // one peer at a time: a master may be mirrored on several
