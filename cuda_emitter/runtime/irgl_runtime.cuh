@@ -3703,6 +3703,10 @@ struct State {
   const char* profiled = nullptr;  // the operation being profiled
   double waited = 0;               // its wait before the step (=2), not its own
   std::map<std::string, std::pair<double, double>> host_profile;
+  // =3: events on the rank's stream at the phases of a worklist exchange
+  // (mark_phase), printed as device times once the step's wait is over
+  std::vector<std::pair<const char*, cudaEvent_t>> phases;
+  size_t phases_used = 0;
 };
 
 inline State& state() {
@@ -3713,6 +3717,34 @@ inline State& state() {
 /// Milliseconds since the rank's state was made (IRGL_DIST_PROFILE=3's trace).
 inline double trace_ms(const State& s) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s.trace_start).count();
+}
+
+/// IRGL_DIST_PROFILE=3: records the end of a phase of the step on the
+/// rank's stream (print_phases reports the device time between marks).
+inline void mark_phase(State& s, const char* name) {
+  if (!s.profile_trace) return;
+  if (s.phases_used == s.phases.size()) {
+    cudaEvent_t e = nullptr;
+    IRGL_CHECK(cudaEventCreate(&e));
+    s.phases.emplace_back(name, e);
+  }
+  s.phases[s.phases_used].first = name;
+  IRGL_CHECK(cudaEventRecord(s.phases[s.phases_used].second, s.stream));
+  s.phases_used += 1;
+}
+
+/// Prints the device time of each phase marked since the step began (the
+/// rank's stream must have reached the last mark) and starts again.
+inline void print_phases(State& s) {
+  if (!s.profile_trace) return;
+  std::string line;
+  for (size_t i = 1; i < s.phases_used; ++i) {
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, s.phases[i - 1].second, s.phases[i].second) != cudaSuccess) ms = -1;
+    line += std::string(" ") + s.phases[i].first + " " + std::to_string(ms);
+  }
+  if (!line.empty()) std::fprintf(stderr, "irgl-dist trace: rank %d phases (ms):%s\n", s.rank, line.c_str());
+  s.phases_used = 0;
 }
 
 /// Adds the host time of a scope to the operation's profile entry.
@@ -3846,6 +3878,8 @@ inline void begin(State& s) {
   }
   IRGL_CHECK(cudaEventRecord(s.ready_event, 0));
   IRGL_CHECK(cudaStreamWaitEvent(s.stream, s.ready_event, 0));
+  s.phases_used = 0;
+  mark_phase(s, "start");  // the kernels before the step are done
   if (s.pending == nullptr) IRGL_CHECK(cudaEventRecord(s.start_event, s.stream));  // else: counted from there
   s.collectives += 1;
   s.total_pipe = nullptr;  // another step: sync_worklist's count is not the last one
@@ -3989,6 +4023,49 @@ __device__ __forceinline__ int64_t claim_slot(int64_t* row, int q) {
   return static_cast<int64_t>(base) + __popc(peers & ((1u << lane) - 1u));
 }
 
+/// Peers whose slots a block claims together (block_claim); more ranks
+/// claim per warp.
+constexpr int kBlockClaimPeers = 64;
+
+/// The block's slots of one tile (an entry a thread, every thread of the
+/// block calling): q is the thread's peer, or -1 for none; returns its slot
+/// among peer q's entries (-1 for none). One atomic on `row` per block and
+/// peer instead of one per warp: a round's compaction of millions of
+/// changed entries otherwise queues on the world's few counters.
+__device__ __forceinline__ int64_t block_claim(int64_t* row, int q, int world) {
+  if (world > kBlockClaimPeers) {
+    int64_t slot = -1;
+    if (q >= 0) slot = claim_slot(row, q);
+    return slot;
+  }
+  if (!__syncthreads_or(q >= 0)) return -1;  // most tiles of a small round: nothing changed
+  __shared__ unsigned counts[kBlockClaimPeers];
+  __shared__ unsigned long long bases[kBlockClaimPeers];
+  for (int t = static_cast<int>(threadIdx.x); t < world; t += static_cast<int>(blockDim.x)) counts[t] = 0;
+  __syncthreads();
+  unsigned local = 0;
+  if (q >= 0) {  // one shared atomic per warp and peer
+    const unsigned peers = __match_any_sync(__activemask(), q);
+    const int leader = __ffs(peers) - 1;
+    const int lane = static_cast<int>(threadIdx.x & 31u);
+    if (lane == leader) local = atomicAdd(&counts[q], static_cast<unsigned>(__popc(peers)));
+    local = __shfl_sync(peers, local, leader) + __popc(peers & ((1u << lane) - 1u));
+  }
+  __syncthreads();
+  for (int t = static_cast<int>(threadIdx.x); t < world; t += static_cast<int>(blockDim.x))
+    if (counts[t] > 0) bases[t] = atomicAdd(reinterpret_cast<unsigned long long*>(row + t), static_cast<unsigned long long>(counts[t]));
+  __syncthreads();
+  const int64_t slot = q >= 0 ? static_cast<int64_t>(bases[q]) + local : -1;
+  __syncthreads();  // the next tile's counts
+  return slot;
+}
+
+/// A grid-stride loop whose every iteration the whole block runs (tiles of
+/// blockDim entries; i may be past n in the last one): for block_claim.
+#define IRGL_DIST_TILE_LOOP(i, n)                                                                      \
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i - threadIdx.x < (n);          \
+       i += int64_t(blockDim.x) * gridDim.x)
+
 /// The entries i < n of a per-peer list whose a[ids[i]] differs from the
 /// agreed copy, compacted per peer: pos = i - off[q], val = the value (or,
 /// `change`, the value minus the agreed one).
@@ -3996,13 +4073,18 @@ template <class T>
 __global__ void compact_changed_kernel(const T* a, const T* snap, const irgl_index* ids, int64_t n,
                                        const int64_t* off, int world, bool change, int64_t* row, int32_t* pos,
                                        T* val) {
-  IRGL_DIST_GRID_LOOP(i, n) {
-    const irgl_index m = ids[i];
-    const T v = a[m];
-    const T old = snap[m];
-    if (!(v == old)) {
-      const int q = peer_of(off, world, i);
-      const int64_t at = off[q] + claim_slot(row, q);
+  IRGL_DIST_TILE_LOOP(i, n) {
+    int q = -1;
+    T v{}, old{};
+    if (i < n) {
+      const irgl_index m = ids[i];
+      v = a[m];
+      old = snap[m];
+      if (!(v == old)) q = peer_of(off, world, i);
+    }
+    const int64_t slot = block_claim(row, q, world);
+    if (q >= 0) {
+      const int64_t at = off[q] + slot;
       pos[at] = static_cast<int32_t>(i - off[q]);
       val[at] = change ? static_cast<T>(v - old) : v;
     }
@@ -4022,11 +4104,10 @@ __global__ void apply_pairs_kernel(T* a, const irgl_index* ids, const int32_t* p
 /// The flagged entries i < n of a per-peer list, as positions per peer.
 __global__ void compact_flags_kernel(const unsigned char* flags, int64_t n, const int64_t* off, int world,
                                      int64_t* row, int32_t* pos) {
-  IRGL_DIST_GRID_LOOP(i, n) {
-    if (flags[i]) {
-      const int q = peer_of(off, world, i);
-      pos[off[q] + claim_slot(row, q)] = static_cast<int32_t>(i - off[q]);
-    }
+  IRGL_DIST_TILE_LOOP(i, n) {
+    const int q = i < n && flags[i] ? peer_of(off, world, i) : -1;
+    const int64_t slot = block_claim(row, q, world);
+    if (q >= 0) pos[off[q] + slot] = static_cast<int32_t>(i - off[q]);
   }
 }
 
@@ -4035,21 +4116,28 @@ __global__ void scatter_flags_kernel(const int32_t* pos, int64_t n, unsigned cha
   IRGL_DIST_GRID_LOOP(i, n) { flags[pos[i]] = 1; }
 }
 
-/// sync_worklist reduce: the entries i < n of the mirror list whose a[ids[i]]
+/// sync_worklist reduce: the mirrors i < n (local id first + i) whose value
 /// differs from the rank's last copy, compacted per peer as (position in the
 /// peer's segment, with bit 31 set where flags[i]: the mirror was pushed;
 /// value); the last copy takes the value (only mirrors are compared, so no
 /// copy of the whole array follows).
 template <class T>
-__global__ void compact_pushed_kernel(const T* a, T* snap, const irgl_index* ids, int64_t n, const int64_t* off,
-                                      int world, const unsigned char* flags, int64_t* row, int32_t* pos, T* val) {
-  IRGL_DIST_GRID_LOOP(i, n) {
-    const irgl_index m = ids[i];
-    const T v = a[m];
-    if (!(v == snap[m])) {
-      snap[m] = v;
-      const int q = peer_of(off, world, i);
-      const int64_t at = off[q] + claim_slot(row, q);
+__global__ void compact_pushed_kernel(const T* a, T* snap, int64_t first, int64_t n, const int64_t* off, int world,
+                                      const unsigned char* flags, int64_t* row, int32_t* pos, T* val) {
+  IRGL_DIST_TILE_LOOP(i, n) {
+    int q = -1;
+    T v{};
+    if (i < n) {
+      const int64_t m = first + i;  // the mirrors: the local ids after the masters, in order
+      v = a[m];
+      if (!(v == snap[m])) {
+        snap[m] = v;
+        q = peer_of(off, world, i);
+      }
+    }
+    const int64_t slot = block_claim(row, q, world);
+    if (q >= 0) {
+      const int64_t at = off[q] + slot;
       pos[at] = static_cast<int32_t>(static_cast<uint32_t>(i - off[q]) | (flags[i] ? 0x80000000u : 0u));
       val[at] = v;
     }
@@ -4081,10 +4169,12 @@ __global__ void apply_pushed_kernel(T* a, const irgl_index* ids, const int32_t* 
 /// lists a rank: matrix_host[(r * width + k) * world + q] for list k).
 inline void share_counts(State& s, const char* what, int width = 1) {
   const size_t n = static_cast<size_t>(width) * s.world;
+  mark_phase(s, "compact");
   nccl_done(s, ncclAllGather(s.row, s.matrix, n, ncclInt64, s.comm, s.stream), what);
   s.bytes_sent += 8.0 * n * (s.world - 1);
   IRGL_CHECK(cudaMemcpyAsync(s.matrix_host, s.matrix, sizeof(int64_t) * n * s.world, cudaMemcpyDeviceToHost,
                              s.stream));
+  mark_phase(s, "counts");
   wait_stream(s, what);
 }
 
@@ -4154,6 +4244,7 @@ inline void exchange_flags(State& s, const unsigned char* flags, const int64_t* 
     }
   }
   group_end(s, what);
+  mark_phase(s, "pairs");
   for (int q = 0; q < s.world; ++q) {
     const int64_t c_in = q == s.rank ? 0 : sent(s, q, s.rank);
     if (c_in > 0 && !goes_whole(c_in, rcnt[q], 4, 1))
@@ -4214,6 +4305,7 @@ inline void push_changes(State& s, T* a, const T* snap, const irgl_index* ids, c
     }
   }
   group_end(s, what);
+  mark_phase(s, "pairs");
   for (int q = 0; q < s.world; ++q) {  // one peer at a time: an entry may come from several
     const int64_t c_in = q == s.rank ? 0 : sent(s, q, s.rank);
     if (c_in == 0) continue;
@@ -4488,6 +4580,52 @@ __global__ void flags_of_kernel(const irgl_index* ids, int64_t n, const unsigned
   IRGL_DIST_GRID_LOOP(i, n) { flags[i] = mark[ids[i]]; }
 }
 
+/// The nonzero bytes of a word, as their top bits.
+__device__ __forceinline__ unsigned nonzero_bytes(unsigned w) {
+  return (((w & 0x7f7f7f7fu) + 0x7f7f7f7fu) | w) & 0x80808080u;
+}
+
+/// in := the marked local nodes (tail counts them), 16 marks a thread read
+/// as one uint4 (mark 16-byte aligned) and one atomic on tail per warp and
+/// iteration: a round's rebuild reads the rank's every mark.
+__global__ void rebuild16_kernel(const unsigned char* mark, int64_t n, int32_t* items, irgl_index* tail) {
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  const int64_t chunks = (n + 15) / 16;
+  const int64_t stride = int64_t(blockDim.x) * gridDim.x;
+  for (int64_t warp = blockIdx.x * int64_t(blockDim.x) + (threadIdx.x & ~31u); warp < chunks; warp += stride) {
+    const int64_t c = warp + lane;  // every lane of the warp runs each iteration
+    unsigned w[4] = {0, 0, 0, 0};
+    if (c < chunks) {
+      if ((c + 1) * 16 <= n) {
+        const uint4 v = reinterpret_cast<const uint4*>(mark)[c];
+        w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+      } else {
+        for (int k = 0; c * 16 + k < n; ++k)
+          if (mark[c * 16 + k]) w[k / 4] |= 1u << (8 * (k % 4));
+      }
+    }
+    int count = 0;
+    for (int k = 0; k < 4; ++k) {
+      w[k] = nonzero_bytes(w[k]);
+      count += __popc(w[k]);
+    }
+    int upto = count;  // inclusive prefix over the warp's lanes
+    for (int d = 1; d < 32; d <<= 1) {
+      const int t = __shfl_up_sync(0xffffffffu, upto, d);
+      if (lane >= d) upto += t;
+    }
+    const int total = __shfl_sync(0xffffffffu, upto, 31);
+    if (total == 0) continue;
+    irgl_index base = 0;
+    if (lane == 31) base = detail::atomic_add_index(tail, static_cast<irgl_index>(total));
+    base = __shfl_sync(0xffffffffu, base, 31);
+    irgl_index at = base + (upto - count);
+    for (int k = 0; k < 4; ++k)
+      for (unsigned bits = w[k]; bits != 0; bits &= bits - 1)
+        items[at++] = static_cast<int32_t>(c * 16 + k * 4 + (__ffs(bits) - 1) / 8);
+  }
+}
+
 /// in := the marked local nodes (tail counts them).
 __global__ void rebuild_kernel(const unsigned char* mark, int64_t n, int32_t* items, irgl_index* tail) {
   IRGL_DIST_GRID_LOOP(i, n) {
@@ -4508,15 +4646,23 @@ __global__ void rebuild_kernel(const unsigned char* mark, int64_t n, int32_t* it
 /// irgl_dist_pipe_in_total) read with the step's one wait.
 inline void rebuild_worklist(State& s, Pipe* p, const char* what) {
   IRGL_CHECK(cudaMemsetAsync(p->in.tail, 0, sizeof(irgl_index), s.stream));
-  rebuild_kernel<<<blocks_for(s.num_local), 256, 0, s.stream>>>(s.mark, s.num_local, p->in.items, p->in.tail);
+  mark_phase(s, "apply");
+  if (reinterpret_cast<uintptr_t>(s.mark) % 16 == 0)
+    rebuild16_kernel<<<blocks_for((s.num_local + 15) / 16), 256, 0, s.stream>>>(s.mark, s.num_local, p->in.items,
+                                                                             p->in.tail);
+  else
+    rebuild_kernel<<<blocks_for(s.num_local), 256, 0, s.stream>>>(s.mark, s.num_local, p->in.items, p->in.tail);
   IRGL_CHECK(cudaGetLastError());
   int64_t* counts = reinterpret_cast<int64_t*>(s.value);
   count_kernel<<<1, 1, 0, s.stream>>>(p->in.tail, counts);
   IRGL_CHECK(cudaGetLastError());
+  mark_phase(s, "rebuild");
   nccl_done(s, ncclAllReduce(counts, counts + 1, 1, ncclInt64, ncclSum, s.comm, s.stream), what);
   s.bytes_sent += 8.0 * (s.world - 1);
   IRGL_CHECK(cudaMemcpyAsync(s.counts_host, counts, 2 * sizeof(int64_t), cudaMemcpyDeviceToHost, s.stream));
+  mark_phase(s, "total");
   wait_stream(s, what);
+  print_phases(s);
   p->in_size = static_cast<irgl_index>(s.counts_host[0]);
   p->in.retry_round = 0;
   s.total_pipe = p;
@@ -4542,6 +4688,7 @@ inline void mark_worklist(State& s, Pipe* p, bool initial, const char* what) {
     mark_items_kernel<<<blocks_for(n), 256, 0, s.stream>>>(p->in.items, n, s.num_masters, s.num_local, initial,
                                                           s.mark, s.send_flags);
   IRGL_CHECK(cudaGetLastError());
+  mark_phase(s, "mark");
 }
 
 /// irgl_dist.sync_worklist on the `in` worklist of p (initial: the first
@@ -4618,7 +4765,7 @@ inline void sync_worklist_reduce(Pipe* p, T* a, int red, bool late) {
     IRGL_CHECK(cudaMemsetAsync(s.row, 0, sizeof(int64_t) * width * s.world, s.stream));
     if (s.total_mirrors > 0)
       compact_pushed_kernel<T><<<blocks_for(s.total_mirrors), 256, 0, s.stream>>>(
-          a, snap, s.mirrors, s.total_mirrors, s.mir_off_dev, s.world, s.send_flags, s.row, s.send_pos, send);
+          a, snap, s.num_masters, s.total_mirrors, s.mir_off_dev, s.world, s.send_flags, s.row, s.send_pos, send);
     if (late && s.total_masters > 0)
       compact_changed_kernel<T><<<blocks_for(s.total_masters), 256, 0, s.stream>>>(
           a, snap, s.masters, s.total_masters, s.mas_off_dev, s.world, false, s.row + s.world, s.late_send_pos,
@@ -4640,6 +4787,7 @@ inline void sync_worklist_reduce(Pipe* p, T* a, int red, bool late) {
       if (b_in > 0) recv_pairs<T>(s, s.late_recv_pos + s.mir_off[q], late_recv + s.mir_off[q], b_in, q, what);
     }
     group_end(s, what);
+    mark_phase(s, "pairs");
     for (int q = 0; q < s.world; ++q) {  // one peer at a time: a master may be mirrored on several
       if (q == s.rank) continue;
       const int64_t c_in = count(q, s.rank);
