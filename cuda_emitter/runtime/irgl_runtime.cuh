@@ -4585,9 +4585,10 @@ __device__ __forceinline__ unsigned nonzero_bytes(unsigned w) {
   return (((w & 0x7f7f7f7fu) + 0x7f7f7f7fu) | w) & 0x80808080u;
 }
 
-/// in := the marked local nodes (tail counts them), 16 marks a thread read
-/// as one uint4 (mark 16-byte aligned) and one atomic on tail per warp and
-/// iteration: a round's rebuild reads the rank's every mark.
+/// in := the marked local nodes (tail counts them, each node once, in no
+/// particular order), 16 marks a thread read as one uint4 (mark 16-byte
+/// aligned) and one atomic on tail per warp and iteration: a round's rebuild
+/// reads the rank's every mark.
 __global__ void rebuild16_kernel(const unsigned char* mark, int64_t n, int32_t* items, irgl_index* tail) {
   const int lane = static_cast<int>(threadIdx.x & 31u);
   const int64_t chunks = (n + 15) / 16;
@@ -4626,32 +4627,15 @@ __global__ void rebuild16_kernel(const unsigned char* mark, int64_t n, int32_t* 
   }
 }
 
-/// in := the marked local nodes (tail counts them).
-__global__ void rebuild_kernel(const unsigned char* mark, int64_t n, int32_t* items, irgl_index* tail) {
-  IRGL_DIST_GRID_LOOP(i, n) {
-    if (mark[i]) {  // one atomic per warp
-      const unsigned active = __activemask();
-      const int leader = __ffs(active) - 1;
-      const int lane = static_cast<int>(threadIdx.x & 31u);
-      irgl_index base = 0;
-      if (lane == leader) base = detail::atomic_add_index(tail, static_cast<irgl_index>(__popc(active)));
-      base = __shfl_sync(active, base, leader);
-      items[base + __popc(active & ((1u << lane) - 1u))] = static_cast<int32_t>(i);
-    }
-  }
-}
-
 /// The end of a worklist exchange: `in` rebuilt from the marks, its count
 /// and the count's sum over the ranks (the termination test that follows,
 /// irgl_dist_pipe_in_total) read with the step's one wait.
 inline void rebuild_worklist(State& s, Pipe* p, const char* what) {
   IRGL_CHECK(cudaMemsetAsync(p->in.tail, 0, sizeof(irgl_index), s.stream));
   mark_phase(s, "apply");
-  if (reinterpret_cast<uintptr_t>(s.mark) % 16 == 0)
-    rebuild16_kernel<<<blocks_for((s.num_local + 15) / 16), 256, 0, s.stream>>>(s.mark, s.num_local, p->in.items,
-                                                                             p->in.tail);
-  else
-    rebuild_kernel<<<blocks_for(s.num_local), 256, 0, s.stream>>>(s.mark, s.num_local, p->in.items, p->in.tail);
+  // s.mark is scratch, whose blocks are 256-byte aligned (ScratchSlab::kAlign)
+  rebuild16_kernel<<<blocks_for((s.num_local + 15) / 16), 256, 0, s.stream>>>(s.mark, s.num_local, p->in.items,
+                                                                           p->in.tail);
   IRGL_CHECK(cudaGetLastError());
   int64_t* counts = reinterpret_cast<int64_t*>(s.value);
   count_kernel<<<1, 1, 0, s.stream>>>(p->in.tail, counts);

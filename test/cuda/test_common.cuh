@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 /// Number of failed checks so far.
 static int g_failures = 0;
@@ -45,6 +46,16 @@ static int finish() {
   }
   std::printf("FAILED: %d check(s)\n", g_failures);
   return 1;
+}
+
+/// A device copy of a host vector (cudaMalloc'd, at least one element; the
+/// caller frees it).
+template <class T>
+static T* to_device(const std::vector<T>& host) {
+  T* dev = nullptr;
+  IRGL_CHECK(cudaMalloc(&dev, sizeof(T) * (host.empty() ? 1 : host.size())));
+  if (!host.empty()) IRGL_CHECK(cudaMemcpy(dev, host.data(), sizeof(T) * host.size(), cudaMemcpyHostToDevice));
+  return dev;
 }
 
 /// Copies n elements of a device array to a host vector.

@@ -13,14 +13,6 @@ using irgl::dist::compact_changed_kernel;
 using irgl::dist::compact_pushed_kernel;
 using irgl::dist::rebuild16_kernel;
 
-template <class T>
-static T* upload(const std::vector<T>& host) {
-  T* dev = nullptr;
-  IRGL_CHECK(cudaMalloc(&dev, sizeof(T) * std::max<size_t>(host.size(), 1)));
-  if (!host.empty()) IRGL_CHECK(cudaMemcpy(dev, host.data(), sizeof(T) * host.size(), cudaMemcpyHostToDevice));
-  return dev;
-}
-
 /// Marks at a density, with a run of marks and an all-zero stretch; sizes
 /// that do and do not end on a 16-byte chunk.
 static void rebuild_case(int64_t n, double density, unsigned seed) {
@@ -29,9 +21,9 @@ static void rebuild_case(int64_t n, double density, unsigned seed) {
   for (int64_t i = 0; i < n; ++i) mark[i] = (rng() % 10000) < density * 10000 ? static_cast<unsigned char>(1 + rng() % 3) : 0;
   for (int64_t i = n / 3; i < std::min<int64_t>(n, n / 3 + 100); ++i) mark[i] = 1;
   for (int64_t i = n / 2; i < std::min<int64_t>(n, n / 2 + 5000); ++i) mark[i] = 0;
-  unsigned char* d_mark = upload(mark);
-  int32_t* d_items = upload(std::vector<int32_t>(static_cast<size_t>(n) + 1, -1));
-  irgl_index* d_tail = upload(std::vector<irgl_index>(1, 0));
+  unsigned char* d_mark = to_device(mark);
+  int32_t* d_items = to_device(std::vector<int32_t>(static_cast<size_t>(n) + 1, -1));
+  irgl_index* d_tail = to_device(std::vector<irgl_index>(1, 0));
   for (unsigned blocks : {1u, 7u, irgl::dist::blocks_for((n + 15) / 16)}) {
     IRGL_CHECK(cudaMemset(d_tail, 0, sizeof(irgl_index)));
     rebuild16_kernel<<<blocks, 256>>>(d_mark, n, d_items, d_tail);
@@ -69,14 +61,14 @@ static void compact_case(int64_t first, int64_t n, int world, double density, bo
   off[world] = n;
   std::vector<irgl_index> ids(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) ids[i] = static_cast<irgl_index>(first + i);
-  int32_t* d_a = upload(a);
-  int32_t* d_snap = upload(snap);
-  unsigned char* d_flags = upload(flags);
-  int64_t* d_off = upload(off);
-  irgl_index* d_ids = upload(ids);
-  int64_t* d_row = upload(std::vector<int64_t>(static_cast<size_t>(world), 0));
-  int32_t* d_pos = upload(std::vector<int32_t>(static_cast<size_t>(n) + 1, 0));
-  int32_t* d_val = upload(std::vector<int32_t>(static_cast<size_t>(n) + 1, 0));
+  int32_t* d_a = to_device(a);
+  int32_t* d_snap = to_device(snap);
+  unsigned char* d_flags = to_device(flags);
+  int64_t* d_off = to_device(off);
+  irgl_index* d_ids = to_device(ids);
+  int64_t* d_row = to_device(std::vector<int64_t>(static_cast<size_t>(world), 0));
+  int32_t* d_pos = to_device(std::vector<int32_t>(static_cast<size_t>(n) + 1, 0));
+  int32_t* d_val = to_device(std::vector<int32_t>(static_cast<size_t>(n) + 1, 0));
   const unsigned blocks = irgl::dist::blocks_for(n);
   if (pushed)
     compact_pushed_kernel<int32_t><<<blocks, 256>>>(d_a, d_snap, first, n, d_off, world, d_flags, d_row, d_pos, d_val);
