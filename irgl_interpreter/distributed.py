@@ -493,7 +493,8 @@ def sync_worklist_reduce(
         outgoing.append((positions, array[ids[positions]], pushed[ids[positions]]))
         sent += len(positions)
     comm.count("reduce_values", sent)
-    masters_sent = array[: part.num_masters].copy()
+    # late: the masters as sent, before the exchange lowers them
+    masters_sent = array[: part.num_masters].copy() if late else None
     late_out = _late_outgoing(ctx, array, baseline) if late else None
     present = set(kept)
     for q, (positions, payload, flags) in enumerate(comm.exchange(ctx.rank, outgoing)):
@@ -508,7 +509,7 @@ def sync_worklist_reduce(
                 present.add(int(master))
                 kept.append(int(master))
     last = array.copy()  # the rank's last copy (mirrors lag their masters)
-    if late_out is not None:
+    if late_out is not None and masters_sent is not None:
         for q, (positions, payload) in enumerate(comm.exchange(ctx.rank, late_out)):
             if len(positions):
                 mirrors = part.mirrors_owned_by[q][positions]
