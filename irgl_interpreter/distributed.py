@@ -93,7 +93,15 @@ from irgl_interpreter.state import (
 )
 from irgl_runner.apps import AppSpec, execute
 from irgl_runner.graphs import CSRGraph
-from irgl_runner.partition import Partition, Partitioning, gather, partition_graph
+from irgl_runner.partition import (
+    HOT_ROUND,
+    Partition,
+    Partitioning,
+    gather,
+    hot_count,
+    hot_nodes,
+    partition_graph,
+)
 from irgl_runner.partition_fold import FoldMap
 
 #: How long a rank waits for the others at one meeting before giving up.
@@ -219,6 +227,9 @@ class RankContext:
     mirror_slot: list[tuple[int, int]] = field(default_factory=list[tuple[int, int]])
     #: per rank q: master local id -> position in masters_mirrored_on[q]
     master_slot: list[dict[int, int]] = field(default_factory=list[dict[int, int]])
+    #: the hot nodes (irgl_runner.partition.hot_nodes), the same list on every
+    #: rank: each one's local id here, -1 where the rank holds no copy
+    hot: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def __post_init__(self) -> None:
         part = self.part
@@ -516,9 +527,44 @@ def sync_worklist_reduce(
                 array[mirrors] = _combine(reduction, array[mirrors], payload)
         last = array.copy()
         last[: part.num_masters] = masters_sent  # what the mirrors were sent
+    pipe.in_ = kept
+    if late_out is None:
+        _refresh_hot(ctx, array, last, reduction, len(kept))
     ctx.snapshots[id(array)] = last
     ctx.agreed[id(array)] = (array, last.copy())
-    pipe.in_ = kept
+
+
+def _refresh_hot(
+    ctx: RankContext,
+    array: np.ndarray,
+    last: np.ndarray,
+    reduction: Reduction,
+    activated: int,
+) -> None:
+    """After a reduce-only exchange that activated at least 1/HOT_ROUND of
+    the hot nodes' count of masters over all ranks (as the runtime): every
+    rank's mirrors among the hot nodes, and its last copy of them, take the
+    all-reduced value (their masters' after the exchange)."""
+    comm, hot = ctx.comm, ctx.hot
+    if len(hot) == 0:  # the same list on every rank
+        return
+    if sum(comm.allgather(ctx.rank, activated)) * HOT_ROUND < len(hot):
+        return
+    present = hot >= 0
+    values = array[np.where(present, hot, 0)]
+    copies = comm.allgather(ctx.rank, (present, values))
+    comm.count("allreduce_values", len(hot) * (comm.num_ranks - 1))
+    have, best = copies[0]
+    best = best.copy()
+    for there, value in copies[1:]:
+        both = have & there
+        best[both] = _combine(reduction, best[both], value[both])
+        best[there & ~have] = value[there & ~have]
+        have = have | there
+    mirrors = present & (hot >= ctx.part.num_masters)
+    ids = hot[mirrors]
+    array[ids] = _combine(reduction, array[ids], best[mirrors])
+    last[ids] = array[ids]
 
 
 def _late_outgoing(
@@ -817,6 +863,16 @@ def run_ranks(
     node_positions = set(host.node_array_positions)
     p = partitioning.num_ranks
     comm = Communicator(p)
+    graphs = [
+        arg
+        for arg, type_ in zip(args, types, strict=True)
+        if isinstance(type_, GraphType) and isinstance(arg, CSRGraph)
+    ]
+    hot = (
+        hot_nodes(graphs[0], hot_count(graphs[0].num_nodes, p, partitioning.policy))
+        if graphs
+        else np.zeros(0, dtype=np.int64)
+    )
     per_rank: list[list[Any]] = []
     for part in partitioning.partitions:
         values: list[Any] = []
@@ -846,6 +902,7 @@ def run_ranks(
             )
             interpreter.register_implementations(DistributedFunctions(), override=True)
             ctx = RankContext(rank, partitioning.partitions[rank], comm)
+            ctx.hot = ctx.part.local_ids(hot)
             interpreter.set_data(DistributedFunctions, _RANK_KEY, ctx)
             out = interpreter.run_ssacfg_region(
                 kernel.body, tuple(per_rank[rank]), name

@@ -71,6 +71,8 @@ from .partition import (
     POLICIES,
     Partition,
     check_every_rank_has_masters,
+    hot_count,
+    hot_nodes,
     load_or_build_partition,
     master_bounds,
 )
@@ -547,6 +549,8 @@ class DistributedProgram:
                 ),
                 "irgl_dist_fold",
             )
+        if not isinstance(graph, RankGraph):  # rank partitions: no global degrees
+            self._install_hot_nodes(graph, part, env.world)
         self.host_s["upload"] = time.perf_counter() - started
         dist = DistGraph(
             graph,
@@ -558,6 +562,23 @@ class DistributedProgram:
         )
         self.graphs.append(dist)
         return dist
+
+    def _install_hot_nodes(self, graph: CSRGraph, part: Partition, world: int) -> None:
+        """Hands the runtime the hot nodes (irgl_runner.partition.hot_nodes)
+        as this rank's local ids, -1 where it holds no copy; none on one rank,
+        under cvc or with ``IRGL_DIST_HOT=0``."""
+        try:
+            count = hot_count(graph.num_nodes, world, self.policy)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+        if count == 0:
+            return
+        hot = np.ascontiguousarray(
+            part.local_ids(hot_nodes(graph, count)), dtype=np.int64
+        )
+        self._check(
+            self._lib.irgl_dist_hot(hot.shape[0], hot.ctypes.data), "irgl_dist_hot"
+        )
 
     def alloc(self, n: int, dtype: Any) -> DistArray:
         return DistArray(np.zeros(n, dtype=np.dtype(dtype)))

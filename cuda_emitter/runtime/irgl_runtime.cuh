@@ -3686,6 +3686,11 @@ struct State {
   const void* total_items = nullptr;
   int64_t total_local = -1, total = 0;
   int64_t* counts_host = nullptr;             // pinned, 2: the local and the global count
+  // hot nodes (irgl_dist_hot): after a large round, a reduce-only exchange
+  // refreshes every rank's copies of these nodes with one all-reduce
+  irgl_index* hot = nullptr;                  // device, hot_count: local id or -1 (not local)
+  int64_t hot_count = 0;
+  char* hot_buf = nullptr;                    // 8 * hot_count bytes: the all-reduced values
   std::map<const void*, Snapshot> snapshots;
   // communication counters (irgl_dist_stats)
   double bytes_sent = 0, seconds = 0, collectives = 0, termination_tests = 0;
@@ -4098,6 +4103,44 @@ __global__ void apply_pairs_kernel(T* a, const irgl_index* ids, const int32_t* p
   IRGL_DIST_GRID_LOOP(i, n) {
     const irgl_index m = ids[pos[i]];
     a[m] = combine<T>(red, a[m], val[i]);
+  }
+}
+
+/// What a rank without a copy contributes to an all-reduce by `red` (min,
+/// max, minu, maxu): the reduction's identity.
+template <class T>
+__host__ __device__ __forceinline__ T identity_of(int red) {
+  typedef typename Unsigned<T>::type U;
+  const bool inf = std::numeric_limits<T>::has_infinity;
+  switch (red) {
+    case kMin: return inf ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
+    case kMax: return inf ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
+    case kMinU: return static_cast<T>(std::numeric_limits<U>::max());
+    default: return static_cast<T>(0);  // kMaxU
+  }
+}
+
+/// buf[i] = a[hot[i]], or the reduction's identity where hot[i] is not local.
+template <class T>
+__global__ void hot_gather_kernel(const T* a, const irgl_index* hot, int64_t n, int red, T* buf) {
+  IRGL_DIST_GRID_LOOP(i, n) {
+    const irgl_index m = hot[i];
+    buf[i] = m >= 0 ? a[m] : identity_of<T>(red);
+  }
+}
+
+/// The mirrors among the hot nodes take the all-reduced buf with `red`, and
+/// so does the rank's last copy of them (snap, if any): what their masters
+/// hold, which a later exchange need not send again.
+template <class T>
+__global__ void hot_scatter_kernel(T* a, T* snap, const irgl_index* hot, int64_t n, int64_t masters, const T* buf,
+                                   int red) {
+  IRGL_DIST_GRID_LOOP(i, n) {
+    const irgl_index m = hot[i];
+    if (m < masters) continue;  // not local, or a master (which holds buf[i])
+    const T v = combine<T>(red, a[m], buf[i]);
+    a[m] = v;
+    if (snap != nullptr) snap[m] = v;
   }
 }
 
@@ -4710,6 +4753,39 @@ inline void sync_worklist(Pipe* p, bool initial) {
   rebuild_worklist(s, p, what);
 }
 
+/// A round activates at least hot_count / kHotRound masters in all for its
+/// exchange to refresh the hot nodes' copies (refresh_hot): a smaller round
+/// leaves few copies stale, and the all-reduce would cost more than they
+/// (irgl_runner.partition.HOT_ROUND, the interpreter's rule, is the same).
+constexpr int64_t kHotRound = 16;
+
+/// After a reduce-only exchange: every rank's copies of the hot nodes take
+/// the all-reduced value (their masters' after the exchange, as every
+/// changed mirror was sent), so the next round's filters on the other ranks
+/// stop passing for edges into a node one rank already improved. Deferred:
+/// the default stream waits for it on the device. `snap`: the rank's last
+/// copy (update tracking), whose mirror entries take the values too.
+template <class T>
+inline void refresh_hot(State& s, T* a, T* snap, int red) {
+  const char* what = "irgl_dist.sync_worklist reduce (refreshing the hot nodes)";
+  const int64_t n = s.hot_count;
+  T* buf = reinterpret_cast<T*>(s.hot_buf);
+  hot_gather_kernel<T><<<blocks_for(n), 256, 0, s.stream>>>(a, s.hot, n, red, buf);
+  IRGL_CHECK(cudaGetLastError());
+  const bool is_unsigned = red == kMinU || red == kMaxU;
+  nccl_done(s, ncclAllReduce(buf, buf, static_cast<size_t>(n), nccl_type<T>(is_unsigned), nccl_op(red), s.comm,
+                             s.stream),
+            what);
+  s.bytes_sent += static_cast<double>(n) * sizeof(T) * (s.world - 1);
+  s.collectives += 1;
+  hot_scatter_kernel<T><<<blocks_for(n), 256, 0, s.stream>>>(a, snap, s.hot, n, s.num_masters, buf, red);
+  IRGL_CHECK(cudaGetLastError());
+  defer(s, what);
+  if (s.profile_trace)
+    std::fprintf(stderr, "irgl-dist trace: rank %d at %.3f ms: hot nodes refreshed: %lld\n", s.rank, trace_ms(s),
+                 static_cast<long long>(n));
+}
+
 /// irgl_dist.sync_worklist reduce %a (min/max): the updated mirrors of `a`
 /// go to their masters with a pushed bit, in the worklist's one exchange; a
 /// master takes a value where it improves it and is activated where that
@@ -4819,6 +4895,8 @@ inline void sync_worklist_reduce(Pipe* p, T* a, int red, bool late) {
     it->second.agreed = false;  // mirrors lag their masters
   }
   rebuild_worklist(s, p, what);
+  if (!late && s.hot_count > 0 && s.world > 1 && s.total * kHotRound >= s.hot_count)
+    refresh_hot<T>(s, a, tracked ? static_cast<T*>(it->second.data) : nullptr, red);
 }
 
 /// The sum over the ranks of the size of p's `in` (a termination test): the
@@ -4861,8 +4939,11 @@ inline void free_partition(State& s) {
                     static_cast<void*>(s.send_dense), static_cast<void*>(s.mir_off_dev),
                     static_cast<void*>(s.mas_off_dev), static_cast<void*>(s.row), static_cast<void*>(s.matrix),
                     static_cast<void*>(s.late_send_pos), static_cast<void*>(s.late_recv_pos),
-                    static_cast<void*>(s.late_recv)})
+                    static_cast<void*>(s.late_recv), static_cast<void*>(s.hot), static_cast<void*>(s.hot_buf)})
     scratch_free(ptr);
+  s.hot = nullptr;
+  s.hot_buf = nullptr;
+  s.hot_count = 0;
   if (s.matrix_host != nullptr) cudaFreeHost(s.matrix_host);
   if (s.counts_host != nullptr) cudaFreeHost(s.counts_host);
   s.matrix_host = nullptr;
@@ -5135,6 +5216,30 @@ IRGL_EXPORT int irgl_dist_setup(int64_t num_local, int64_t num_masters, int64_t 
       const int64_t largest = irgl::dist::allreduce_value<int64_t>(most, irgl::dist::kMax);
       s.track_updates = largest * 4 >= irgl::dist::kTrackBytes;
     }
+  });
+}
+
+/// The hot nodes (irgl_runner.partition.hot_nodes): `count` entries, the
+/// same global list on every rank, each its local id here or -1 where the
+/// rank holds no copy. Call it after irgl_dist_setup (0: none); reduce-only
+/// exchanges then refresh their copies after large rounds.
+IRGL_EXPORT int irgl_dist_hot(int64_t count, const int64_t* local_ids) {
+  return irgl::guard([&] {
+    irgl::dist::State& s = irgl::dist::ready_state();
+    if (count < 0) throw irgl::Error("irgl_dist_hot: a negative count");
+    for (int64_t i = 0; i < count; ++i)
+      if (local_ids[i] < -1 || local_ids[i] >= s.num_local)
+        throw irgl::Error("irgl_dist_hot: entry " + std::to_string(static_cast<long long>(i)) +
+                          " is neither a local id nor -1");
+    irgl::scratch_free(s.hot);
+    irgl::scratch_free(s.hot_buf);
+    s.hot = nullptr;
+    s.hot_buf = nullptr;
+    s.hot_count = 0;
+    if (count == 0) return;
+    s.hot = irgl::dist::upload_ids(local_ids, count);
+    s.hot_buf = static_cast<char*>(irgl::scratch_bytes(static_cast<size_t>(count) * 8, false));
+    s.hot_count = count;
   });
 }
 

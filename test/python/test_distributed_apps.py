@@ -307,15 +307,23 @@ def _sync_on_ranks(
 
 
 def _reduce_on_ranks(
-    local: list[np.ndarray], before: list[np.ndarray], items: list[list[int]]
+    local: list[np.ndarray],
+    before: list[np.ndarray],
+    items: list[list[int]],
+    hot: list[int] | None = None,
+    contexts: list[RankContext] | None = None,
 ) -> tuple[Communicator, list[list[int]]]:
     """sync_worklist reduce (min) on 2 ranks of path:8 (oec): each rank's
-    contents, last copy and pushed items; the communicator and each rank's
-    worklist after it."""
+    contents, last copy and pushed items, and the hot nodes (global ids);
+    the communicator and each rank's worklist after it (`contexts` collects
+    the ranks' contexts)."""
     pipes = [PipeContext(in_=list(i)) for i in items]
 
     def step(ctx: RankContext) -> None:
         r = ctx.rank
+        ctx.hot = ctx.part.local_ids(np.asarray(hot or [], dtype=np.int64))
+        if contexts is not None:
+            contexts.append(ctx)
         ctx.agreed[id(local[r])] = (local[r], before[r])
         sync_worklist_reduce(ctx, xdsl_test.TestOp(), pipes[r], local[r], Reduction.MIN)
 
@@ -344,6 +352,67 @@ def test_reduce_only_keeps_a_master_the_pushed_mirror_did_not_improve():
     assert local[1][master] == before[0][mirror] - 3 and lists == [[], []]
     # no broadcast: the mirror keeps its rank's value, above its master's
     assert local[0][mirror] == before[0][mirror] - 1
+
+
+def _improved_master_of_rank1() -> tuple[Any, list[np.ndarray], list, int, int, int]:
+    """path:8 on two ranks, rank 1's first master lowered to -7 by rank 1
+    itself and pushed; rank 0 mirrors it: the partitioning, each rank's copy,
+    agreed copy, the master's local id, rank 0's mirror and the global id."""
+    _, parts, _, local, before = _agreed_path8()
+    mirror = int(parts[0].mirrors_owned_by[1][0])
+    node = int(parts[0].local_to_global[mirror])
+    master = node - parts[1].master_offset
+    local[1][master] = -7
+    return parts, local, before, master, mirror, node
+
+
+def test_reduce_only_refreshes_hot_mirrors_after_a_large_round():
+    """A hot node's mirror takes its master's value after the exchange (an
+    all-reduce over the hot list), as does the rank's last copy of it, so it
+    is not sent back; a node off the list keeps lagging."""
+    parts, local, before, master, mirror, node = _improved_master_of_rank1()
+    contexts: list[RankContext] = []
+    comm, lists = _reduce_on_ranks(local, before, [[], [master]], [node], contexts)
+    assert lists == [[], [master]]
+    assert local[0][mirror] == -7 and local[1][master] == -7
+    rank0 = next(ctx for ctx in contexts if ctx.rank == 0)
+    assert rank0.agreed[id(local[0])][1][mirror] == -7  # not sent back
+    # each rank sent its one value; no mirror changed, so no pair went
+    assert comm.stats.allreduce_values == 2 and comm.stats.reduce_values == 0
+    parts, local, before, master, mirror, node = _improved_master_of_rank1()
+    _reduce_on_ranks(local, before, [[], [master]], hot=[(node + 1) % 8])
+    assert local[0][mirror] == before[0][mirror]
+
+
+def test_reduce_only_leaves_hot_mirrors_after_a_small_round():
+    """A round that activated fewer masters than 1/16 of the hot nodes (here
+    none: the master was lowered, not pushed) refreshes nothing."""
+    parts, local, before, master, mirror, node = _improved_master_of_rank1()
+    comm, _ = _reduce_on_ranks(local, before, [[], []], hot=list(range(8)))
+    assert local[0][mirror] == before[0][mirror]
+    assert comm.stats.allreduce_values == 0
+
+
+@pytest.mark.parametrize("name", ["cc", "sssp"])
+@pytest.mark.parametrize("ranks", [2, 4])
+@pytest.mark.parametrize("schedule", ["sequential", "random:3"])
+def test_hot_nodes_refreshed_give_the_same_result_with_fewer_atomics(
+    name: str, ranks: int, schedule: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every node hot (IRGL_DIST_HOT=N) against none (0): the single-rank
+    output either way; the refresh's all-reduced values, and no more atomics
+    (the refreshed mirrors' filters pass less often)."""
+    app = app_of(name)
+    runs = []
+    for count in (str(graph_of(CASES[name][1]).num_nodes), "0"):
+        monkeypatch.setenv("IRGL_DIST_HOT", count)
+        run = _distributed(name, ranks, "oec", schedule)
+        assert run.problem is None, run.problem
+        np.testing.assert_array_equal(output_of(app, run), output_of(app, single(name)))
+        runs.append(run)
+    hot, cold = runs
+    assert hot.comm.allreduce_values > cold.comm.allreduce_values
+    assert hot.stats.atomics <= cold.stats.atomics
 
 
 def test_reduce_only_refuses_a_pushed_mirror_it_would_not_carry():
@@ -571,12 +640,14 @@ def test_reduce_only_matches_one_rank_on_other_shapes(
 @pytest.mark.parametrize("ranks", [2, 4])
 @pytest.mark.parametrize("schedule", ["sequential", "random:3"])
 def test_late_broadcast_brings_mirrors_up_to_date(
-    name: str, ranks: int, schedule: str
+    name: str, ranks: int, schedule: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`late_broadcast`: the reduce-only exchange also carries the masters
     changed since the last one to their mirrors: the single-rank output,
     broadcast values again, no more atomics than reduce-only alone (mirrors
-    lag by a round at most)."""
+    lag by a round at most; the hot nodes' refresh, which the late broadcast
+    replaces, off)."""
+    monkeypatch.setenv("IRGL_DIST_HOT", "0")
     late, lean = _both_ways(name, ranks, schedule, "late_broadcast")
     assert late.comm.broadcast_values > 0 == lean.comm.broadcast_values
     assert late.stats.atomics <= lean.stats.atomics

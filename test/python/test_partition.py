@@ -20,6 +20,8 @@ from irgl_runner.partition import (
     cvc_grid,
     gather,
     graph_key,
+    hot_count,
+    hot_nodes,
     load_or_build_partition,
     load_or_build_partitioning,
     load_partition,
@@ -422,3 +424,57 @@ def test_folded_master_blocks(name: str, policy: str, tmp_path: Path) -> None:
         assert cached.equals(pt) and again.equals(pt)
         plain = load_or_build_partitioning(g, policy, p, cache_dir=tmp_path)
         assert plain.fold is None and plain.equals(partition_graph(g, policy, p))
+
+
+@pytest.mark.parametrize("name", list(GRAPHS))
+def test_hot_nodes_are_the_highest_degrees(name: str) -> None:
+    """hot_nodes: the count largest out-degrees, ties to the lower ids, in id
+    order, for every count from none to all (a brute-force sort decides)."""
+    g = GRAPHS[name]
+    degree = np.diff(np.asarray(g.row_start, dtype=np.int64))
+    ranked = sorted(range(g.num_nodes), key=lambda v: (-int(degree[v]), v))
+    for count in sorted({0, 1, 2, 3, g.num_nodes // 4, g.num_nodes, g.num_nodes + 5}):
+        hot = hot_nodes(g, count)
+        assert hot.dtype == np.int64
+        assert hot.tolist() == sorted(ranked[: min(count, g.num_nodes)])
+
+
+def test_hot_nodes_with_many_ties() -> None:
+    """On a star every leaf has degree 1: after the hub, the lowest leaves."""
+    g = GRAPHS["star"]
+    hub = int(np.argmax(np.diff(g.row_start)))
+    leaves = [v for v in range(g.num_nodes) if v != hub]
+    assert hot_nodes(g, 4).tolist() == sorted([hub, *leaves[:3]])
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_local_ids_name_every_copy(policy: str) -> None:
+    """local_ids: a node's local id on every rank that holds a copy (master
+    or mirror), -1 on the others; global_to_local refuses the latter."""
+    g = GRAPHS["rmat"]
+    nodes = np.arange(g.num_nodes, dtype=np.int64)
+    for part in partition_graph(g, policy, 3).partitions:
+        local = part.local_ids(nodes)
+        held = local >= 0
+        assert np.array_equal(part.local_to_global[local[held]], nodes[held])
+        assert int(held.sum()) == part.num_local
+        if not held.all():
+            with pytest.raises(KeyError, match="not local to rank"):
+                part.global_to_local(nodes[~held][:1])
+
+
+def test_hot_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A quarter of the nodes on several ranks under oec; none on one rank or
+    under cvc (no reduce-only exchange there); IRGL_DIST_HOT overrides."""
+    monkeypatch.delenv("IRGL_DIST_HOT", raising=False)
+    assert hot_count(1000, 4, "oec") == 250
+    assert hot_count(1000, 1, "oec") == 0
+    assert hot_count(1000, 2, "cvc") == 0
+    monkeypatch.setenv("IRGL_DIST_HOT", "0")
+    assert hot_count(1000, 4, "oec") == 0
+    monkeypatch.setenv("IRGL_DIST_HOT", "5000")
+    assert hot_count(1000, 4, "oec") == 1000
+    for bad in ("many", "-3"):
+        monkeypatch.setenv("IRGL_DIST_HOT", bad)
+        with pytest.raises(ValueError, match="IRGL_DIST_HOT"):
+            hot_count(1000, 4, "oec")
