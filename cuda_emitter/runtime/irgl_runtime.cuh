@@ -4107,9 +4107,10 @@ __global__ void apply_pairs_kernel(T* a, const irgl_index* ids, const int32_t* p
 }
 
 /// What a rank without a copy contributes to an all-reduce by `red` (min,
-/// max, minu, maxu): the reduction's identity.
+/// max, minu, maxu): the reduction's identity (host code: the kernels take
+/// it as an argument).
 template <class T>
-__host__ __device__ __forceinline__ T identity_of(int red) {
+inline T identity_of(int red) {
   typedef typename Unsigned<T>::type U;
   const bool inf = std::numeric_limits<T>::has_infinity;
   switch (red) {
@@ -4120,12 +4121,12 @@ __host__ __device__ __forceinline__ T identity_of(int red) {
   }
 }
 
-/// buf[i] = a[hot[i]], or the reduction's identity where hot[i] is not local.
+/// buf[i] = a[hot[i]], or `identity` (the reduction's) where hot[i] is not local.
 template <class T>
-__global__ void hot_gather_kernel(const T* a, const irgl_index* hot, int64_t n, int red, T* buf) {
+__global__ void hot_gather_kernel(const T* a, const irgl_index* hot, int64_t n, T identity, T* buf) {
   IRGL_DIST_GRID_LOOP(i, n) {
     const irgl_index m = hot[i];
-    buf[i] = m >= 0 ? a[m] : identity_of<T>(red);
+    buf[i] = m >= 0 ? a[m] : identity;
   }
 }
 
@@ -4770,7 +4771,7 @@ inline void refresh_hot(State& s, T* a, T* snap, int red) {
   const char* what = "irgl_dist.sync_worklist reduce (refreshing the hot nodes)";
   const int64_t n = s.hot_count;
   T* buf = reinterpret_cast<T*>(s.hot_buf);
-  hot_gather_kernel<T><<<blocks_for(n), 256, 0, s.stream>>>(a, s.hot, n, red, buf);
+  hot_gather_kernel<T><<<blocks_for(n), 256, 0, s.stream>>>(a, s.hot, n, identity_of<T>(red), buf);
   IRGL_CHECK(cudaGetLastError());
   const bool is_unsigned = red == kMinU || red == kMaxU;
   nccl_done(s, ncclAllReduce(buf, buf, static_cast<size_t>(n), nccl_type<T>(is_unsigned), nccl_op(red), s.comm,

@@ -1,16 +1,22 @@
 // GPU tests of the several-GPU runtime's exchange kernels (one process, no
-// communicator): the worklist rebuild from marks (16 marks a thread) and the
-// per-peer compaction of changed entries (slots claimed per block).
+// communicator): the worklist rebuild from marks (16 marks a thread), the
+// per-peer compaction of changed entries (slots claimed per block), and the
+// hot nodes' gather and scatter around their all-reduce.
 // Built with NCCL's flags by test_runtime_gpu.py (a test_dist_* program).
 #define IRGL_DISTRIBUTED 1
 #include "test_common.cuh"
 
 #include <algorithm>
+#include <limits>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 using irgl::dist::compact_changed_kernel;
 using irgl::dist::compact_pushed_kernel;
+using irgl::dist::hot_gather_kernel;
+using irgl::dist::hot_scatter_kernel;
+using irgl::dist::identity_of;
 using irgl::dist::rebuild16_kernel;
 
 /// Marks at a density, with a run of marks and an all-zero stretch; sizes
@@ -99,6 +105,61 @@ static void compact_case(int64_t first, int64_t n, int world, double density, bo
     cudaFree(p);
 }
 
+/// `old` combined with `v` by min, max or minu (the runtime's combine, on
+/// the host: the expected values).
+template <class T>
+static T reference_combine(int red, T old, T v) {
+  if (red == irgl::dist::kMin) return std::min(old, v);
+  if (red == irgl::dist::kMax) return std::max(old, v);
+  typedef typename irgl::dist::Unsigned<T>::type U;  // kMinU: the unsigned order
+  return static_cast<U>(v) < static_cast<U>(old) ? v : old;
+}
+
+/// The hot nodes on one rank of `local` nodes (the first `masters` its
+/// masters): the gather takes each local entry and the reduction's identity
+/// where the rank has no copy; with another rank's buffer combined in (the
+/// all-reduce), the scatter lowers (raises) the mirrors and their last copy
+/// and leaves the masters alone. `values(i)`: the i-th test value.
+template <class T, class Values>
+static void hot_case(int red, int64_t local, int64_t masters, int64_t hot_count, Values values, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<T> a(static_cast<size_t>(local)), other(static_cast<size_t>(hot_count));
+  for (int64_t i = 0; i < local; ++i) a[i] = values(rng() % 1000);
+  for (int64_t k = 0; k < hot_count; ++k) other[k] = values(rng() % 1000);
+  const std::vector<T> snap = a;
+  std::vector<irgl_index> hot(static_cast<size_t>(hot_count));
+  for (int64_t k = 0; k < hot_count; ++k) hot[k] = rng() % 4 == 0 ? -1 : static_cast<irgl_index>(rng() % local);
+  std::sort(hot.begin(), hot.end());  // distinct local ids, -1 repeated
+  for (int64_t k = 1; k < hot_count; ++k)
+    if (hot[k] >= 0 && hot[k] == hot[k - 1]) hot[k - 1] = -1;
+  T* d_a = to_device(a);
+  T* d_snap = to_device(snap);
+  irgl_index* d_hot = to_device(hot);
+  T* d_buf = to_device(std::vector<T>(static_cast<size_t>(hot_count) + 1));
+  const unsigned blocks = irgl::dist::blocks_for(hot_count);
+  const T identity = identity_of<T>(red);
+  hot_gather_kernel<T><<<blocks, 256>>>(d_a, d_hot, hot_count, identity, d_buf);
+  IRGL_CHECK(cudaDeviceSynchronize());
+  std::vector<T> buf = to_host(d_buf, static_cast<size_t>(hot_count));
+  bool gathered = true;
+  for (int64_t k = 0; k < hot_count; ++k) {
+    gathered = gathered && buf[k] == (hot[k] >= 0 ? a[hot[k]] : identity);
+    buf[k] = reference_combine<T>(red, buf[k], other[k]);  // the all-reduce, on the host
+  }
+  EXPECT(gathered, "red=%d: the gather takes the local entries and the identity elsewhere", red);
+  IRGL_CHECK(cudaMemcpy(d_buf, buf.data(), buf.size() * sizeof(T), cudaMemcpyHostToDevice));
+  hot_scatter_kernel<T><<<blocks, 256>>>(d_a, d_snap, d_hot, hot_count, masters, d_buf, red);
+  IRGL_CHECK(cudaDeviceSynchronize());
+  std::vector<T> want = a, want_snap = snap;
+  for (int64_t k = 0; k < hot_count; ++k)
+    if (hot[k] >= masters) want[hot[k]] = want_snap[hot[k]] = reference_combine<T>(red, a[hot[k]], buf[k]);
+  EXPECT(to_host(d_a, static_cast<size_t>(local)) == want, "red=%d: the mirrors take the all-reduced values", red);
+  EXPECT(to_host(d_snap, static_cast<size_t>(local)) == want_snap, "red=%d: and so does their last copy", red);
+  for (void* p : {static_cast<void*>(d_a), static_cast<void*>(d_snap), static_cast<void*>(d_hot),
+                  static_cast<void*>(d_buf)})
+    cudaFree(p);
+}
+
 int main() {
   run_test("rebuild from marks", [] {
     for (int64_t n : {int64_t(1), int64_t(15), int64_t(16), int64_t(17), int64_t(4099), int64_t(1) << 20,
@@ -110,6 +171,20 @@ int main() {
       for (int64_t n : {int64_t(1), int64_t(300), int64_t(1) << 20})
         for (double density : {0.0, 0.01, 0.6})
           for (bool pushed : {false, true}) compact_case(5, n, world, density, pushed, static_cast<unsigned>(world * n));
+  });
+  run_test("hot nodes", [] {
+    using irgl::dist::kMax;
+    using irgl::dist::kMin;
+    using irgl::dist::kMinU;
+    auto ints = [](unsigned v) { return static_cast<int32_t>(v) - 500; };
+    auto reals = [](unsigned v) { return v % 7 == 0 ? std::numeric_limits<float>::infinity() : 0.5f * v; };
+    for (int64_t hot : {int64_t(1), int64_t(1000), int64_t(1) << 18}) {
+      hot_case<int32_t>(kMin, 3000, 1000, std::min<int64_t>(hot, 3000), ints, 7);
+      hot_case<int32_t>(kMinU, 3000, 1000, std::min<int64_t>(hot, 3000), ints, 8);
+      hot_case<int64_t>(kMax, 1 << 20, 1 << 19, hot, [](unsigned v) { return int64_t(v) << 33; }, 9);
+      hot_case<float>(kMin, 1 << 20, 1 << 10, hot, reals, 10);
+      hot_case<float>(kMax, 1 << 20, 1 << 10, hot, reals, 11);
+    }
   });
   return finish();
 }
