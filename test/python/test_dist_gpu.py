@@ -239,6 +239,27 @@ def test_edge_cut_apps_pass_their_checks(app: str, gpus: int) -> None:
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("hot", ["", "4096"])
+@pytest.mark.parametrize("gpus", [2, 4])
+@pytest.mark.parametrize("app", ["cc", "sssp"])
+def test_hot_nodes_refreshed_under_update_tracking_match_one_gpu(
+    app: str, gpus: int, hot: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The reduce-only exchanges with only changed entries sent (forced:
+    rmat:12's lists are below the tracking threshold) and the hot nodes'
+    refresh (the default quarter, or every node) after large rounds: the
+    refreshed mirrors' last copies keep later changes moving, so the output
+    is one GPU's."""
+    _needs(gpus)
+    tmp = tmp_path_factory.getbasetemp()
+    expected = single_gpu(app, str(tmp))
+    out = tmp_path_factory.mktemp(f"hot{app}{gpus}{hot}") / "out.txt"
+    env = _env() | {"IRGL_DIST_TRACK": "1", "IRGL_DIST_HOT": hot}
+    _run(app, gpus, "oec", out, env)
+    np.testing.assert_array_equal(_read(out), expected)
+
+
+@pytest.mark.gpu
 def test_rank_that_never_starts_fails_everyone_in_time(tmp_path: Path) -> None:
     """Rank 1 of 2 is never started: rank 0 must exit non-zero with a clear
     error once the timeout passes (no hang), having written nothing."""
