@@ -567,10 +567,7 @@ class DistributedProgram:
         """Hands the runtime the hot nodes (irgl_runner.partition.hot_nodes)
         as this rank's local ids, -1 where it holds no copy; none on one rank,
         under cvc or with ``IRGL_DIST_HOT=0``."""
-        try:
-            count = hot_count(graph.num_nodes, world, self.policy)
-        except ValueError as error:
-            raise UsageError(str(error)) from None
+        count = hot_count(graph.num_nodes, world, self.policy)
         if count == 0:
             return
         hot = np.ascontiguousarray(

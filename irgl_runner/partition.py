@@ -54,6 +54,7 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
+from .errors import UsageError
 from .graphs import CSRGraph
 from .partition_fold import EdgeFold, FoldMap, balanced_bounds
 
@@ -156,17 +157,18 @@ def hot_count(num_nodes: int, num_ranks: int, policy: str) -> int:
     """How many nodes a run's reduce-only exchanges refresh on every rank
     (:func:`hot_nodes`): ``num_nodes // HOT_FRACTION`` on several ranks under
     oec (the only policy with reduce-only exchanges), else none.
-    ``IRGL_DIST_HOT`` overrides it (0: none)."""
+    ``IRGL_DIST_HOT`` overrides it (0: none; :class:`UsageError` if it is
+    not a count)."""
     env = os.environ.get("IRGL_DIST_HOT", "").strip()
     if env:
         try:
             count = int(env)
         except ValueError:
-            raise ValueError(
+            raise UsageError(
                 f"IRGL_DIST_HOT must be a count of nodes, got {env!r}"
             ) from None
         if count < 0:
-            raise ValueError(f"IRGL_DIST_HOT must not be negative, got {count}")
+            raise UsageError(f"IRGL_DIST_HOT must not be negative, got {count}")
     else:
         count = num_nodes // HOT_FRACTION
     if num_ranks < 2 or policy != "oec":

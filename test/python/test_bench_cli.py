@@ -268,6 +268,21 @@ def test_usage_errors_exit_2(
     assert fragment in err and "Traceback" not in err
 
 
+def test_bad_hot_node_count_exits_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """IRGL_DIST_HOT that is not a count: a usage error naming it, before
+    any rank runs (here the interpreter's simulated ranks)."""
+    monkeypatch.setenv("IRGL_DIST_HOT", "many")
+    args = ["run", "sssp", "--graph", "rmat:6", "--backend", "interp"]
+    code, out, err = run_cli(
+        [*args, "--gpus", "2", "--reps", "1", "--no-cache"], capsys
+    )
+    assert code == 2 and out == ""
+    assert "IRGL_DIST_HOT must be a count of nodes, got 'many'" in err
+    assert "Traceback" not in err
+
+
 # ------------------------------------------------------------------------ gen
 
 

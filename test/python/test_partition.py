@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from irgl_runner.errors import UsageError
 from irgl_runner.generators import rmat, star
 from irgl_runner.graphs import CSRGraph
 from irgl_runner.partition import (
@@ -476,5 +477,5 @@ def test_hot_count(monkeypatch: pytest.MonkeyPatch) -> None:
     assert hot_count(1000, 4, "oec") == 1000
     for bad in ("many", "-3"):
         monkeypatch.setenv("IRGL_DIST_HOT", bad)
-        with pytest.raises(ValueError, match="IRGL_DIST_HOT"):
+        with pytest.raises(UsageError, match="IRGL_DIST_HOT"):
             hot_count(1000, 4, "oec")
