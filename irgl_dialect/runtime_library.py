@@ -506,7 +506,7 @@ DIST_EXPORTS: Mapping[str, HostExport] = {
             ),
         ),
         HostExport("irgl_dist_fold", "int", ("int64_t", "const int64_t*")),
-        HostExport("irgl_dist_hot", "int", ("int64_t", "const int64_t*")),
+        HostExport("irgl_dist_hot", "int", ("int64_t", "const int64_t*", "int64_t")),
         HostExport("irgl_dist_track", "int", ("const void*", "int64_t")),
         HostExport(
             "irgl_dist_allgather_masters",

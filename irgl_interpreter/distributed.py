@@ -94,11 +94,12 @@ from irgl_interpreter.state import (
 from irgl_runner.apps import AppSpec, execute
 from irgl_runner.graphs import CSRGraph
 from irgl_runner.partition import (
-    HOT_ROUND,
     Partition,
     Partitioning,
     gather,
     hot_count,
+    hot_groups,
+    hot_min_active,
     hot_nodes,
     partition_graph,
 )
@@ -124,6 +125,7 @@ class CommStats:
     reduce_values: int = 0
     broadcast_values: int = 0
     allreduce_values: int = 0
+    allgather_values: int = 0
     worklist_items: int = 0
     meetings: int = 0
 
@@ -134,6 +136,7 @@ class CommStats:
             self.reduce_values
             + self.broadcast_values
             + self.allreduce_values
+            + self.allgather_values
             + self.worklist_items
         )
 
@@ -227,9 +230,12 @@ class RankContext:
     mirror_slot: list[tuple[int, int]] = field(default_factory=list[tuple[int, int]])
     #: per rank q: master local id -> position in masters_mirrored_on[q]
     master_slot: list[dict[int, int]] = field(default_factory=list[dict[int, int]])
-    #: the hot nodes (irgl_runner.partition.hot_nodes), the same list on every
-    #: rank: each one's local id here, -1 where the rank holds no copy
+    #: the hot nodes (irgl_runner.partition.hot_nodes) grouped by master rank
+    #: (hot_groups), the same list on every rank: each one's local id here,
+    #: -1 where the rank holds no copy
     hot: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    #: the masters a round activates over all ranks to refresh them
+    hot_min_active: int = 1
 
     def __post_init__(self) -> None:
         part = self.part
@@ -541,29 +547,24 @@ def _refresh_hot(
     reduction: Reduction,
     activated: int,
 ) -> None:
-    """After a reduce-only exchange that activated at least 1/HOT_ROUND of
-    the hot nodes' count of masters over all ranks (as the runtime): every
-    rank's mirrors among the hot nodes, and its last copy of them, take the
-    all-reduced value (their masters' after the exchange)."""
+    """After a reduce-only exchange that activated at least
+    ``ctx.hot_min_active`` masters over all ranks (as the runtime): each
+    rank's group of the hot list carries its masters' values (an
+    all-gather), which every rank's mirrors among them, and its last copy of
+    them, take with the reduction."""
     comm, hot = ctx.comm, ctx.hot
     if len(hot) == 0:  # the same list on every rank
         return
-    if sum(comm.allgather(ctx.rank, activated)) * HOT_ROUND < len(hot):
+    if sum(comm.allgather(ctx.rank, activated)) < ctx.hot_min_active:
         return
-    present = hot >= 0
-    values = array[np.where(present, hot, 0)]
-    copies = comm.allgather(ctx.rank, (present, values))
-    comm.count("allreduce_values", len(hot) * (comm.num_ranks - 1))
-    have, best = copies[0]
-    best = best.copy()
-    for there, value in copies[1:]:
-        both = have & there
-        best[both] = _combine(reduction, best[both], value[both])
-        best[there & ~have] = value[there & ~have]
-        have = have | there
-    mirrors = present & (hot >= ctx.part.num_masters)
+    group = len(hot) // comm.num_ranks
+    mine = hot[ctx.rank * group : (ctx.rank + 1) * group]
+    values = array[np.where(mine >= 0, mine, 0)]
+    masters = np.concatenate(comm.allgather(ctx.rank, values))
+    comm.count("allgather_values", group * (comm.num_ranks - 1))
+    mirrors = hot >= ctx.part.num_masters
     ids = hot[mirrors]
-    array[ids] = _combine(reduction, array[ids], best[mirrors])
+    array[ids] = _combine(reduction, array[ids], masters[mirrors])
     last[ids] = array[ids]
 
 
@@ -873,6 +874,8 @@ def run_ranks(
         if graphs
         else np.zeros(0, dtype=np.int64)
     )
+    min_active = hot_min_active(len(hot))
+    hot = hot_groups(hot, partitioning.owner(hot), p)
     per_rank: list[list[Any]] = []
     for part in partitioning.partitions:
         values: list[Any] = []
@@ -903,6 +906,7 @@ def run_ranks(
             interpreter.register_implementations(DistributedFunctions(), override=True)
             ctx = RankContext(rank, partitioning.partitions[rank], comm)
             ctx.hot = ctx.part.local_ids(hot)
+            ctx.hot_min_active = min_active
             interpreter.set_data(DistributedFunctions, _RANK_KEY, ctx)
             out = interpreter.run_ssacfg_region(
                 kernel.body, tuple(per_rank[rank]), name
@@ -1050,6 +1054,7 @@ class DistributedInterpProgram:
             "values_reduced": comm.reduce_values,
             "values_broadcast": comm.broadcast_values,
             "values_allreduced": comm.allreduce_values,
+            "values_allgathered": comm.allgather_values,
             "worklist_items_sent": comm.worklist_items,
             "collectives": comm.meetings,
         }
@@ -1103,7 +1108,12 @@ def run_app_distributed(
     for run in program.runs:
         for s in run.stats:
             stats.add(s)
-        for name in ("reduce_values", "broadcast_values", "allreduce_values"):
+        for name in (
+            "reduce_values",
+            "broadcast_values",
+            "allreduce_values",
+            "allgather_values",
+        ):
             setattr(comm, name, getattr(comm, name) + getattr(run.comm, name))
         comm.worklist_items += run.comm.worklist_items
         comm.meetings += run.comm.meetings

@@ -72,9 +72,12 @@ from .partition import (
     Partition,
     check_every_rank_has_masters,
     hot_count,
+    hot_groups,
+    hot_min_active,
     hot_nodes,
     load_or_build_partition,
     master_bounds,
+    master_ranks,
 )
 from .partition_fold import FOLD_HELP, FoldMap
 from .rank_partitions import (
@@ -550,7 +553,7 @@ class DistributedProgram:
                 "irgl_dist_fold",
             )
         if not isinstance(graph, RankGraph):  # rank partitions: no global degrees
-            self._install_hot_nodes(graph, part, env.world)
+            self._install_hot_nodes(graph, part, bounds, env.world)
         self.host_s["upload"] = time.perf_counter() - started
         dist = DistGraph(
             graph,
@@ -563,18 +566,24 @@ class DistributedProgram:
         self.graphs.append(dist)
         return dist
 
-    def _install_hot_nodes(self, graph: CSRGraph, part: Partition, world: int) -> None:
+    def _install_hot_nodes(
+        self, graph: CSRGraph, part: Partition, bounds: np.ndarray, world: int
+    ) -> None:
         """Hands the runtime the hot nodes (irgl_runner.partition.hot_nodes)
-        as this rank's local ids, -1 where it holds no copy; none on one rank,
-        under cvc or with ``IRGL_DIST_HOT=0``."""
+        grouped by master rank (hot_groups) as this rank's local ids, -1
+        where it holds no copy, and the round size that refreshes them; none
+        on one rank, under cvc or with ``IRGL_DIST_HOT=0``."""
         count = hot_count(graph.num_nodes, world, self.policy)
         if count == 0:
             return
-        hot = np.ascontiguousarray(
-            part.local_ids(hot_nodes(graph, count)), dtype=np.int64
-        )
+        hot = hot_nodes(graph, count)
+        groups = hot_groups(hot, master_ranks(bounds, part.fold, hot), world)
+        local = np.ascontiguousarray(part.local_ids(groups), dtype=np.int64)
         self._check(
-            self._lib.irgl_dist_hot(hot.shape[0], hot.ctypes.data), "irgl_dist_hot"
+            self._lib.irgl_dist_hot(
+                local.shape[0], local.ctypes.data, hot_min_active(count)
+            ),
+            "irgl_dist_hot",
         )
 
     def alloc(self, n: int, dtype: Any) -> DistArray:

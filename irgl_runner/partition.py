@@ -73,11 +73,14 @@ __all__ = [
     "gather",
     "graph_key",
     "hot_count",
+    "hot_groups",
+    "hot_min_active",
     "hot_nodes",
     "load_or_build_partition",
     "load_or_build_partitioning",
     "load_partition",
     "master_bounds",
+    "master_ranks",
     "partition_cache_path",
     "partition_graph",
     "save_partition",
@@ -91,7 +94,7 @@ POLICIES: tuple[Policy, ...] = ("oec", "cvc")
 #: A reduce-only exchange refreshes every rank's copies of the graph's
 #: ``num_nodes // HOT_FRACTION`` nodes of highest degree (:func:`hot_nodes`)
 #: after a round that activated at least ``1 / HOT_ROUND`` of their count of
-#: masters (the runtime's ``kHotRound``). 4 × NVIDIA H200, RMAT-26, 4 GPUs
+#: masters (:func:`hot_min_active`). 4 × NVIDIA H200, RMAT-26, 4 GPUs
 #: (docs/performance-notes.md, "Hot nodes refreshed after large rounds"):
 #: SSSP 37.97 ms without, 38.46 with n/16, 36.57 with n/4, 36.78 with n/2;
 #: CC 44.13 without, 40.97 with n/4, 42.33 with n/2.
@@ -176,6 +179,42 @@ def hot_count(num_nodes: int, num_ranks: int, policy: str) -> int:
     return min(count, num_nodes)
 
 
+def hot_min_active(count: int) -> int:
+    """How many masters a round must activate over all ranks for its
+    exchange to refresh ``count`` hot nodes: ``count / HOT_ROUND`` rounded
+    up, at least 1; ``IRGL_DIST_HOT_ROUND`` overrides the divisor
+    (:class:`UsageError` unless it is a positive integer)."""
+    env = os.environ.get("IRGL_DIST_HOT_ROUND", "").strip()
+    divisor = HOT_ROUND
+    if env:
+        try:
+            divisor = int(env)
+        except ValueError:
+            divisor = 0
+        if divisor < 1:
+            raise UsageError(
+                f"IRGL_DIST_HOT_ROUND must be a positive integer, got {env!r}"
+            )
+    return max(1, -(-int(count) // divisor))
+
+
+def hot_groups(hot: np.ndarray, owners: np.ndarray, num_ranks: int) -> np.ndarray:
+    """The hot list laid out for the refresh's all-gather (int64):
+    ``num_ranks`` groups of one size (the largest group's), group ``r`` the
+    nodes of ``hot`` that rank ``r`` masters (``owners``), in ``hot``'s order,
+    then -1 to fill it. Each rank sends its group's values, its masters'."""
+    hot = np.asarray(hot, dtype=np.int64)
+    owners = np.asarray(owners, dtype=np.int64)
+    counts = np.bincount(owners, minlength=num_ranks)
+    size = int(counts.max()) if hot.shape[0] else 0
+    order = np.argsort(owners, kind="stable")
+    starts = np.cumsum(counts) - counts
+    rank = owners[order]
+    groups = np.full(num_ranks * size, -1, dtype=np.int64)
+    groups[rank * size + np.arange(hot.shape[0]) - starts[rank]] = hot[order]
+    return groups
+
+
 def hot_nodes(graph: CSRGraph, count: int) -> np.ndarray:
     """The ``count`` nodes of highest out-degree (ties: the lower ids), in
     increasing id order (int64): the same list on every rank.
@@ -183,8 +222,9 @@ def hot_nodes(graph: CSRGraph, count: int) -> np.ndarray:
     A reduce-only exchange leaves a mirror with its own rank's value, so a
     rank's filter passes for edges into a node another rank has already
     improved; the nodes most edges lead to cost the most such atomics, and
-    the runtime refreshes their copies on every rank with one all-reduce
-    over this list after each large round (``irgl_dist_hot``)."""
+    the runtime refreshes their copies on every rank after each large round
+    with one all-gather of their masters' values (:func:`hot_groups`,
+    ``irgl_dist_hot``)."""
     n = graph.num_nodes
     count = max(0, min(int(count), n))
     if count == n:
@@ -211,6 +251,15 @@ def cvc_grid(num_ranks: int) -> tuple[int, int]:
 def _owner(bounds: np.ndarray, nodes: np.ndarray) -> np.ndarray:
     """The master rank of each node (int64)."""
     return np.searchsorted(bounds, nodes, side="right").astype(np.int64) - 1
+
+
+def master_ranks(
+    bounds: np.ndarray, fold: FoldMap | None, nodes: np.ndarray
+) -> np.ndarray:
+    """The master rank of each global node id under oec's master blocks
+    (``bounds``; in partition ids where ``fold`` relabels the graph)."""
+    ids = np.asarray(nodes, dtype=np.int64)
+    return _owner(bounds, ids if fold is None else fold.to_part(ids))
 
 
 def _source_blocks(policy: Policy, grid: tuple[int, int], rank: int) -> range:
@@ -331,9 +380,10 @@ class Partition:
         return local
 
     def local_ids(self, nodes: np.ndarray) -> np.ndarray:
-        """Local ids of global ``nodes``, -1 for those not local to the rank."""
+        """Local ids of global ``nodes``, -1 for those not local to the rank
+        (and for -1, a hole in :func:`hot_groups`)."""
         local, present = self._locate(nodes)
-        return np.where(present, local, -1)
+        return np.where(present & (np.asarray(nodes) >= 0), local, -1)
 
     def _locate(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Local ids of global ``nodes`` (meaningless where not local) and
@@ -420,10 +470,7 @@ class Partitioning:
 
     def owner(self, nodes: np.ndarray | int) -> np.ndarray:
         """The master rank of each global node id."""
-        ids = np.asarray(nodes, dtype=np.int64)
-        if self.fold is not None:
-            ids = self.fold.to_part(ids)
-        return _owner(self.bounds, ids)
+        return master_ranks(self.bounds, self.fold, np.asarray(nodes))
 
     @property
     def replication_factor(self) -> float:

@@ -3686,11 +3686,13 @@ struct State {
   const void* total_items = nullptr;
   int64_t total_local = -1, total = 0;
   int64_t* counts_host = nullptr;             // pinned, 2: the local and the global count
-  // hot nodes (irgl_dist_hot): after a large round, a reduce-only exchange
-  // refreshes every rank's copies of these nodes with one all-reduce
+  // hot nodes (irgl_dist_hot): after a round that activated hot_min_active
+  // masters, a reduce-only exchange refreshes every rank's copies of these
+  // nodes with one all-gather of their masters' values; the list is `world`
+  // groups of hot_count / world entries, group q rank q's masters
   irgl_index* hot = nullptr;                  // device, hot_count: local id or -1 (not local)
-  int64_t hot_count = 0;
-  char* hot_buf = nullptr;                    // 8 * hot_count bytes: the all-reduced values
+  int64_t hot_count = 0, hot_min_active = 0;
+  char* hot_buf = nullptr;                    // 8 * hot_count bytes: the all-gathered values
   std::map<const void*, Snapshot> snapshots;
   // communication counters (irgl_dist_stats)
   double bytes_sent = 0, seconds = 0, collectives = 0, termination_tests = 0;
@@ -4518,6 +4520,9 @@ inline ncclDataType_t nccl_type(bool is_unsigned) {
   return is_unsigned ? ncclUint64 : ncclInt64;
 }
 
+/// Whether reduction `red` compares its values as unsigned.
+inline bool unsigned_red(int red) { return red == kMinU || red == kMaxU; }
+
 inline ncclRedOp_t nccl_op(int red) {
   switch (red) {
     case kMin: case kMinU: case kAnd: return ncclMin;
@@ -4568,8 +4573,8 @@ inline void allreduce_cells(T* a, irgl_index n, int red) {
     scratch_free(copies);
     return;
   }
-  const bool is_unsigned = red == kMinU || red == kMaxU;
-  nccl_done(s, ncclAllReduce(a, a, static_cast<size_t>(n), nccl_type<T>(is_unsigned), nccl_op(red), s.comm, s.stream),
+  nccl_done(s, ncclAllReduce(a, a, static_cast<size_t>(n), nccl_type<T>(unsigned_red(red)), nccl_op(red), s.comm,
+                             s.stream),
             what);
   s.bytes_sent += static_cast<double>(bytes) * (s.world - 1);
   auto it = s.snapshots.find(a);
@@ -4588,7 +4593,7 @@ inline T allreduce_value(T v, int red) {
   const char* what = "irgl_dist.allreduce";
   begin(s);
   IRGL_CHECK(cudaMemcpyAsync(s.value, &v, sizeof(T), cudaMemcpyHostToDevice, s.stream));
-  const bool is_unsigned = red == kMinU || red == kMaxU || std::is_same<T, bool>::value;
+  const bool is_unsigned = unsigned_red(red) || std::is_same<T, bool>::value;
   nccl_done(s, ncclAllReduce(s.value, s.value, 1, nccl_type<T>(is_unsigned), nccl_op(red), s.comm, s.stream), what);
   s.bytes_sent += static_cast<double>(sizeof(T)) * (s.world - 1);
   T out{};
@@ -4754,37 +4759,33 @@ inline void sync_worklist(Pipe* p, bool initial) {
   rebuild_worklist(s, p, what);
 }
 
-/// A round activates at least hot_count / kHotRound masters in all for its
-/// exchange to refresh the hot nodes' copies (refresh_hot): a smaller round
-/// leaves few copies stale, and the all-reduce would cost more than they
-/// (irgl_runner.partition.HOT_ROUND, the interpreter's rule, is the same).
-constexpr int64_t kHotRound = 16;
-
 /// After a reduce-only exchange: every rank's copies of the hot nodes take
-/// the all-reduced value (their masters' after the exchange, as every
-/// changed mirror was sent), so the next round's filters on the other ranks
-/// stop passing for edges into a node one rank already improved. Deferred:
-/// the default stream waits for it on the device. `snap`: the rank's last
-/// copy (update tracking), whose mirror entries take the values too.
+/// their masters' values (each master holds the best of its copies then, as
+/// every changed mirror was sent), so the next round's filters on the other
+/// ranks stop passing for edges into a node one rank already improved. One
+/// all-gather: rank q's group of the list carries its masters' values.
+/// Deferred: the default stream waits for it on the device. `snap`: the
+/// rank's last copy (update tracking), whose mirror entries take the values
+/// too, so they are not sent back.
 template <class T>
 inline void refresh_hot(State& s, T* a, T* snap, int red) {
   const char* what = "irgl_dist.sync_worklist reduce (refreshing the hot nodes)";
-  const int64_t n = s.hot_count;
+  const int64_t group = s.hot_count / s.world;
   T* buf = reinterpret_cast<T*>(s.hot_buf);
-  hot_gather_kernel<T><<<blocks_for(n), 256, 0, s.stream>>>(a, s.hot, n, identity_of<T>(red), buf);
+  T* mine = buf + group * s.rank;
+  hot_gather_kernel<T><<<blocks_for(group), 256, 0, s.stream>>>(a, s.hot + group * s.rank, group,
+                                                                identity_of<T>(red), mine);
   IRGL_CHECK(cudaGetLastError());
-  const bool is_unsigned = red == kMinU || red == kMaxU;
-  nccl_done(s, ncclAllReduce(buf, buf, static_cast<size_t>(n), nccl_type<T>(is_unsigned), nccl_op(red), s.comm,
-                             s.stream),
-            what);
-  s.bytes_sent += static_cast<double>(n) * sizeof(T) * (s.world - 1);
+  nccl_done(s, ncclAllGather(mine, buf, static_cast<size_t>(group) * sizeof(T), ncclChar, s.comm, s.stream), what);
+  s.bytes_sent += static_cast<double>(group) * sizeof(T) * (s.world - 1);
   s.collectives += 1;
-  hot_scatter_kernel<T><<<blocks_for(n), 256, 0, s.stream>>>(a, snap, s.hot, n, s.num_masters, buf, red);
+  hot_scatter_kernel<T><<<blocks_for(s.hot_count), 256, 0, s.stream>>>(a, snap, s.hot, s.hot_count, s.num_masters,
+                                                                       buf, red);
   IRGL_CHECK(cudaGetLastError());
   defer(s, what);
   if (s.profile_trace)
     std::fprintf(stderr, "irgl-dist trace: rank %d at %.3f ms: hot nodes refreshed: %lld\n", s.rank, trace_ms(s),
-                 static_cast<long long>(n));
+                 static_cast<long long>(s.hot_count));
 }
 
 /// irgl_dist.sync_worklist reduce %a (min/max): the updated mirrors of `a`
@@ -4860,8 +4861,8 @@ inline void sync_worklist_reduce(Pipe* p, T* a, int red, bool late) {
       if (b_out > 0)  // what the mirrors on q now hold at least: the masters' last sent values
         apply_pairs_kernel<T><<<blocks_for(b_out), 256, 0, s.stream>>>(
             snap, s.masters + s.mas_off[q], s.late_send_pos + s.mas_off[q], late_send + s.mas_off[q], b_out, kSet);
-      for (T* into : {a, snap})  // the mirrors (and their last copy) take their masters' values
-        if (b_in > 0)
+      if (b_in > 0)
+        for (T* into : {a, snap})  // the mirrors (and their last copy) take their masters' values
           apply_pairs_kernel<T><<<blocks_for(b_in), 256, 0, s.stream>>>(
               into, s.mirrors + s.mir_off[q], s.late_recv_pos + s.mir_off[q], late_recv + s.mir_off[q], b_in, red);
     }
@@ -4896,7 +4897,7 @@ inline void sync_worklist_reduce(Pipe* p, T* a, int red, bool late) {
     it->second.agreed = false;  // mirrors lag their masters
   }
   rebuild_worklist(s, p, what);
-  if (!late && s.hot_count > 0 && s.world > 1 && s.total * kHotRound >= s.hot_count)
+  if (!late && s.hot_count > 0 && s.world > 1 && s.total >= s.hot_min_active)
     refresh_hot<T>(s, a, tracked ? static_cast<T*>(it->second.data) : nullptr, red);
 }
 
@@ -4931,6 +4932,15 @@ inline void track(const void* a, int64_t bytes, bool agreed) {
   if (bytes > 0) IRGL_CHECK(cudaMemcpy(snap.data, a, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice));
 }
 
+/// Frees the hot nodes' list and buffer (never throws).
+inline void free_hot(State& s) {
+  scratch_free(s.hot);
+  scratch_free(s.hot_buf);
+  s.hot = nullptr;
+  s.hot_buf = nullptr;
+  s.hot_count = s.hot_min_active = 0;
+}
+
 /// Frees the partition's buffers and snapshots (never throws).
 inline void free_partition(State& s) {
   for (void* ptr : {static_cast<void*>(s.l2g), static_cast<void*>(s.mirrors), static_cast<void*>(s.masters),
@@ -4940,11 +4950,9 @@ inline void free_partition(State& s) {
                     static_cast<void*>(s.send_dense), static_cast<void*>(s.mir_off_dev),
                     static_cast<void*>(s.mas_off_dev), static_cast<void*>(s.row), static_cast<void*>(s.matrix),
                     static_cast<void*>(s.late_send_pos), static_cast<void*>(s.late_recv_pos),
-                    static_cast<void*>(s.late_recv), static_cast<void*>(s.hot), static_cast<void*>(s.hot_buf)})
+                    static_cast<void*>(s.late_recv)})
     scratch_free(ptr);
-  s.hot = nullptr;
-  s.hot_buf = nullptr;
-  s.hot_count = 0;
+  free_hot(s);
   if (s.matrix_host != nullptr) cudaFreeHost(s.matrix_host);
   if (s.counts_host != nullptr) cudaFreeHost(s.counts_host);
   s.matrix_host = nullptr;
@@ -5220,27 +5228,32 @@ IRGL_EXPORT int irgl_dist_setup(int64_t num_local, int64_t num_masters, int64_t 
   });
 }
 
-/// The hot nodes (irgl_runner.partition.hot_nodes): `count` entries, the
-/// same global list on every rank, each its local id here or -1 where the
-/// rank holds no copy. Call it after irgl_dist_setup (0: none); reduce-only
-/// exchanges then refresh their copies after large rounds.
-IRGL_EXPORT int irgl_dist_hot(int64_t count, const int64_t* local_ids) {
+/// The hot nodes (irgl_runner.partition.hot_nodes, laid out by hot_groups):
+/// `count` entries in `world` groups of one size, group q the nodes rank q
+/// masters, each entry its local id here or -1 where the rank holds no copy
+/// (so a master in this rank's group, else a mirror or -1). Call it after
+/// irgl_dist_setup (0: none); reduce-only exchanges then refresh their
+/// copies after each round that activates at least `min_active` masters.
+IRGL_EXPORT int irgl_dist_hot(int64_t count, const int64_t* local_ids, int64_t min_active) {
   return irgl::guard([&] {
     irgl::dist::State& s = irgl::dist::ready_state();
-    if (count < 0) throw irgl::Error("irgl_dist_hot: a negative count");
-    for (int64_t i = 0; i < count; ++i)
-      if (local_ids[i] < -1 || local_ids[i] >= s.num_local)
-        throw irgl::Error("irgl_dist_hot: entry " + std::to_string(static_cast<long long>(i)) +
-                          " is neither a local id nor -1");
-    irgl::scratch_free(s.hot);
-    irgl::scratch_free(s.hot_buf);
-    s.hot = nullptr;
-    s.hot_buf = nullptr;
-    s.hot_count = 0;
+    if (count < 0 || count % s.world != 0)
+      throw irgl::Error("irgl_dist_hot: the count " + std::to_string(static_cast<long long>(count)) +
+                        " is not a multiple of the " + std::to_string(s.world) + " ranks");
+    const int64_t group = count / s.world;
+    for (int64_t i = 0; i < count; ++i) {
+      const bool mine = i / group == s.rank;
+      const int64_t id = local_ids[i];
+      if (id != -1 && (mine ? id < 0 || id >= s.num_masters : id < s.num_masters || id >= s.num_local))
+        throw irgl::Error("irgl_dist_hot: entry " + std::to_string(static_cast<long long>(i)) + " is neither " +
+                          (mine ? "a master" : "a mirror") + " here nor -1");
+    }
+    irgl::dist::free_hot(s);
     if (count == 0) return;
     s.hot = irgl::dist::upload_ids(local_ids, count);
     s.hot_buf = static_cast<char*>(irgl::scratch_bytes(static_cast<size_t>(count) * 8, false));
     s.hot_count = count;
+    s.hot_min_active = min_active > 0 ? min_active : 1;
   });
 }
 

@@ -31,7 +31,7 @@ from irgl_interpreter.state import IrglRuntimeError, PipeContext
 from irgl_runner.apps import AppSpec, load_app
 from irgl_runner.generators import generate, grid2d
 from irgl_runner.graphs import CSRGraph
-from irgl_runner.partition import partition_graph
+from irgl_runner.partition import hot_groups, hot_min_active, partition_graph
 
 REPO = Path(__file__).resolve().parents[2]
 RANKS = (1, 2, 3, 4)
@@ -318,16 +318,20 @@ def _reduce_on_ranks(
     the communicator and each rank's worklist after it (`contexts` collects
     the ranks' contexts)."""
     pipes = [PipeContext(in_=list(i)) for i in items]
+    graph = generate("path:8")
+    nodes = np.asarray(hot or [], dtype=np.int64)
+    groups = hot_groups(nodes, partition_graph(graph, "oec", 2).owner(nodes), 2)
 
     def step(ctx: RankContext) -> None:
         r = ctx.rank
-        ctx.hot = ctx.part.local_ids(np.asarray(hot or [], dtype=np.int64))
+        ctx.hot = ctx.part.local_ids(groups)
+        ctx.hot_min_active = hot_min_active(len(nodes))
         if contexts is not None:
             contexts.append(ctx)
         ctx.agreed[id(local[r])] = (local[r], before[r])
         sync_worklist_reduce(ctx, xdsl_test.TestOp(), pipes[r], local[r], Reduction.MIN)
 
-    comm = _on_two_ranks(generate("path:8"), step)
+    comm = _on_two_ranks(graph, step)
     return comm, [p.in_ for p in pipes]
 
 
@@ -368,8 +372,8 @@ def _improved_master_of_rank1() -> tuple[Any, list[np.ndarray], list, int, int, 
 
 def test_reduce_only_refreshes_hot_mirrors_after_a_large_round():
     """A hot node's mirror takes its master's value after the exchange (an
-    all-reduce over the hot list), as does the rank's last copy of it, so it
-    is not sent back; a node off the list keeps lagging."""
+    all-gather of the masters' values), as does the rank's last copy of it,
+    so it is not sent back; a node off the list keeps lagging."""
     parts, local, before, master, mirror, node = _improved_master_of_rank1()
     contexts: list[RankContext] = []
     comm, lists = _reduce_on_ranks(local, before, [[], [master]], [node], contexts)
@@ -377,8 +381,9 @@ def test_reduce_only_refreshes_hot_mirrors_after_a_large_round():
     assert local[0][mirror] == -7 and local[1][master] == -7
     rank0 = next(ctx for ctx in contexts if ctx.rank == 0)
     assert rank0.agreed[id(local[0])][1][mirror] == -7  # not sent back
-    # each rank sent its one value; no mirror changed, so no pair went
-    assert comm.stats.allreduce_values == 2 and comm.stats.reduce_values == 0
+    # each rank sent its group (one value, rank 0's a hole); no mirror
+    # changed, so no pair went
+    assert comm.stats.allgather_values == 2 and comm.stats.reduce_values == 0
     parts, local, before, master, mirror, node = _improved_master_of_rank1()
     _reduce_on_ranks(local, before, [[], [master]], hot=[(node + 1) % 8])
     assert local[0][mirror] == before[0][mirror]
@@ -390,7 +395,7 @@ def test_reduce_only_leaves_hot_mirrors_after_a_small_round():
     parts, local, before, master, mirror, node = _improved_master_of_rank1()
     comm, _ = _reduce_on_ranks(local, before, [[], []], hot=list(range(8)))
     assert local[0][mirror] == before[0][mirror]
-    assert comm.stats.allreduce_values == 0
+    assert comm.stats.allgather_values == 0
 
 
 @pytest.mark.parametrize("name", ["cc", "sssp"])
@@ -400,7 +405,7 @@ def test_hot_nodes_refreshed_give_the_same_result_with_fewer_atomics(
     name: str, ranks: int, schedule: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every node hot (IRGL_DIST_HOT=N) against none (0): the single-rank
-    output either way; the refresh's all-reduced values, and no more atomics
+    output either way; the refresh's all-gathered values, and no more atomics
     (the refreshed mirrors' filters pass less often)."""
     app = app_of(name)
     runs = []
@@ -411,7 +416,7 @@ def test_hot_nodes_refreshed_give_the_same_result_with_fewer_atomics(
         np.testing.assert_array_equal(output_of(app, run), output_of(app, single(name)))
         runs.append(run)
     hot, cold = runs
-    assert hot.comm.allreduce_values > cold.comm.allreduce_values
+    assert hot.comm.allgather_values > cold.comm.allgather_values
     assert hot.stats.atomics <= cold.stats.atomics
 
 

@@ -22,6 +22,8 @@ from irgl_runner.partition import (
     gather,
     graph_key,
     hot_count,
+    hot_groups,
+    hot_min_active,
     hot_nodes,
     load_or_build_partition,
     load_or_build_partitioning,
@@ -479,3 +481,42 @@ def test_hot_count(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("IRGL_DIST_HOT", bad)
         with pytest.raises(UsageError, match="IRGL_DIST_HOT"):
             hot_count(1000, 4, "oec")
+
+
+@pytest.mark.parametrize("fold", [False, True])
+@pytest.mark.parametrize("ranks", [2, 3, 5])
+def test_hot_groups_put_each_node_in_its_masters_group(fold: bool, ranks: int) -> None:
+    """hot_groups: equal groups, group r exactly rank r's hot masters in id
+    order then -1; on each rank, its own group's local ids are masters and
+    the others' mirrors or -1 (what irgl_dist_hot checks)."""
+    g = GRAPHS["rmat"]
+    parting = partition_graph(g, "oec", ranks, fold=fold)
+    hot = hot_nodes(g, g.num_nodes // 3)
+    groups = hot_groups(hot, parting.owner(hot), ranks)
+    size = groups.shape[0] // ranks
+    assert groups.shape[0] == ranks * size
+    assert sorted(groups[groups >= 0].tolist()) == hot.tolist()
+    for r, part in enumerate(parting.partitions):
+        group = groups[r * size : (r + 1) * size]
+        real = group[group >= 0]
+        assert real.tolist() == sorted(v for v in hot.tolist() if parting.owner(v) == r)
+        assert (group[real.shape[0] :] == -1).all()
+        local = part.local_ids(groups).reshape(ranks, size)
+        mine = local[r]
+        assert ((mine >= 0) == (group >= 0)).all() and (mine < part.num_masters).all()
+        others = np.delete(local, r, axis=0)
+        assert ((others == -1) | (others >= part.num_masters)).all()
+    assert hot_groups(hot[:0], parting.owner(hot[:0]), ranks).shape == (0,)
+
+
+def test_hot_min_active(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sixteenth of the hot nodes, rounded up, at least one;
+    IRGL_DIST_HOT_ROUND overrides the divisor."""
+    monkeypatch.delenv("IRGL_DIST_HOT_ROUND", raising=False)
+    assert [hot_min_active(c) for c in (0, 1, 16, 17, 1600)] == [1, 1, 1, 2, 100]
+    monkeypatch.setenv("IRGL_DIST_HOT_ROUND", "64")
+    assert hot_min_active(1600) == 25
+    for bad in ("often", "0", "-2"):
+        monkeypatch.setenv("IRGL_DIST_HOT_ROUND", bad)
+        with pytest.raises(UsageError, match="IRGL_DIST_HOT_ROUND"):
+            hot_min_active(1600)
