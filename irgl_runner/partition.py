@@ -97,7 +97,10 @@ POLICIES: tuple[Policy, ...] = ("oec", "cvc")
 #: masters (:func:`hot_min_active`). 4 × NVIDIA H200, RMAT-26, 4 GPUs
 #: (docs/performance-notes.md, "Hot nodes refreshed after large rounds"):
 #: SSSP 37.97 ms without, 38.46 with n/16, 36.57 with n/4, 36.78 with n/2;
-#: CC 44.13 without, 40.97 with n/4, 42.33 with n/2.
+#: CC 44.13 without, 40.97 with n/4, 42.33 with n/2 (an all-reduce then).
+#: A 64th for the round (the round after SSSP's source refreshed too):
+#: SSSP 37.27 against 37.04 ms, CC 41.17 against 41.51 ("The hot nodes'
+#: refresh as an all-gather").
 HOT_FRACTION = 4
 HOT_ROUND = 16
 
