@@ -1,7 +1,7 @@
 // GPU tests of the several-GPU runtime's exchange kernels (one process, no
 // communicator): the worklist rebuild from marks (16 marks a thread), the
 // per-peer compaction of changed entries (slots claimed per block), and the
-// hot nodes' gather and scatter around their all-reduce.
+// hot nodes' gather and scatter around their all-gather.
 // Built with NCCL's flags by test_runtime_gpu.py (a test_dist_* program).
 #define IRGL_DISTRIBUTED 1
 #include "test_common.cuh"
@@ -117,9 +117,9 @@ static T reference_combine(int red, T old, T v) {
 
 /// The hot nodes on one rank of `local` nodes (the first `masters` its
 /// masters): the gather takes each local entry and the reduction's identity
-/// where the rank has no copy; with another rank's buffer combined in (the
-/// all-reduce), the scatter lowers (raises) the mirrors and their last copy
-/// and leaves the masters alone. `values(i)`: the i-th test value.
+/// where the rank has no copy; given a buffer of other values (what the
+/// all-gather of the masters' values brings), the scatter lowers (raises)
+/// the mirrors and their last copy and leaves the masters alone. `values(i)`: the i-th test value.
 template <class T, class Values>
 static void hot_case(int red, int64_t local, int64_t masters, int64_t hot_count, Values values, unsigned seed) {
   std::mt19937 rng(seed);
