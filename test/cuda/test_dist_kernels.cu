@@ -119,7 +119,8 @@ static T reference_combine(int red, T old, T v) {
 /// masters): the gather takes each local entry and the reduction's identity
 /// where the rank has no copy; given a buffer of other values (what the
 /// all-gather of the masters' values brings), the scatter lowers (raises)
-/// the mirrors and their last copy and leaves the masters alone. `values(i)`: the i-th test value.
+/// the mirrors and their last copy and leaves the masters alone.
+/// `values(i)`: the i-th test value.
 template <class T, class Values>
 static void hot_case(int red, int64_t local, int64_t masters, int64_t hot_count, Values values, unsigned seed) {
   std::mt19937 rng(seed);
