@@ -159,24 +159,31 @@ def master_bounds(graph: CSRGraph, num_ranks: int) -> np.ndarray:
     return balanced_bounds(graph.row_start, graph.num_nodes, int(num_ranks))
 
 
+def _env_count(name: str, default: int, minimum: int, meaning: str) -> int:
+    """The integer in environment variable ``name``, else ``default``;
+    :class:`UsageError` (``name must be <meaning>``) for text that is not an
+    integer of at least ``minimum``."""
+    env = os.environ.get(name, "").strip()
+    if not env:
+        return default
+    try:
+        value = int(env)
+    except ValueError:
+        value = minimum - 1
+    if value < minimum:
+        raise UsageError(f"{name} must be {meaning}, got {env!r}")
+    return value
+
+
 def hot_count(num_nodes: int, num_ranks: int, policy: str) -> int:
     """How many nodes a run's reduce-only exchanges refresh on every rank
     (:func:`hot_nodes`): ``num_nodes // HOT_FRACTION`` on several ranks under
     oec (the only policy with reduce-only exchanges), else none.
     ``IRGL_DIST_HOT`` overrides it (0: none; :class:`UsageError` if it is
     not a count)."""
-    env = os.environ.get("IRGL_DIST_HOT", "").strip()
-    if env:
-        try:
-            count = int(env)
-        except ValueError:
-            raise UsageError(
-                f"IRGL_DIST_HOT must be a count of nodes, got {env!r}"
-            ) from None
-        if count < 0:
-            raise UsageError(f"IRGL_DIST_HOT must not be negative, got {count}")
-    else:
-        count = num_nodes // HOT_FRACTION
+    count = _env_count(
+        "IRGL_DIST_HOT", num_nodes // HOT_FRACTION, 0, "a count of nodes"
+    )
     if num_ranks < 2 or policy != "oec":
         return 0
     return min(count, num_nodes)
@@ -187,17 +194,7 @@ def hot_min_active(count: int) -> int:
     exchange to refresh ``count`` hot nodes: ``count / HOT_ROUND`` rounded
     up, at least 1; ``IRGL_DIST_HOT_ROUND`` overrides the divisor
     (:class:`UsageError` unless it is a positive integer)."""
-    env = os.environ.get("IRGL_DIST_HOT_ROUND", "").strip()
-    divisor = HOT_ROUND
-    if env:
-        try:
-            divisor = int(env)
-        except ValueError:
-            divisor = 0
-        if divisor < 1:
-            raise UsageError(
-                f"IRGL_DIST_HOT_ROUND must be a positive integer, got {env!r}"
-            )
+    divisor = _env_count("IRGL_DIST_HOT_ROUND", HOT_ROUND, 1, "a positive integer")
     return max(1, -(-int(count) // divisor))
 
 

@@ -4108,8 +4108,8 @@ __global__ void apply_pairs_kernel(T* a, const irgl_index* ids, const int32_t* p
   }
 }
 
-/// What a rank without a copy contributes to an all-reduce by `red` (min,
-/// max, minu, maxu): the reduction's identity (host code: the kernels take
+/// The identity of reduction `red` (min, max, minu, maxu): what the hot
+/// nodes' gather writes for a hole in the list (host code: the kernels take
 /// it as an argument).
 template <class T>
 inline T identity_of(int red) {
@@ -4132,7 +4132,7 @@ __global__ void hot_gather_kernel(const T* a, const irgl_index* hot, int64_t n, 
   }
 }
 
-/// The mirrors among the hot nodes take the all-reduced buf with `red`, and
+/// The mirrors among the hot nodes take the all-gathered buf with `red`, and
 /// so does the rank's last copy of them (snap, if any): what their masters
 /// hold, which a later exchange need not send again.
 template <class T>
