@@ -31,7 +31,8 @@ implements and a CUDA/NCCL lowering must implement:
   Any aggregate is true on some rank (`or`), its All aggregate on every rank
   (`and`); its initial worklist keeps only the rank's own masters (the
   others' items are dropped: `irgl_dist.local_node` gives them no local id)
-  and is then synchronized as by `irgl_dist.sync_worklist`.
+  and is then synchronized as by `irgl_dist.sync_worklist` (one without
+  initial items is empty on every rank: nothing to exchange).
 """
 
 from __future__ import annotations

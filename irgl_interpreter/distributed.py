@@ -621,7 +621,8 @@ def _across(op: Operation) -> None:
 
 class _RankRounds(Rounds):
     """An Iterate's or Pipe's rounds on one of several ranks: the initial
-    worklist is the rank's own masters (synchronized), each invocation's
+    worklist is the rank's own masters (synchronized where there are
+    initial items), each invocation's
     arrays are remembered for the synchronizations, and termination is
     tested across ranks (one all-gather of (in has items, Any/All result)
     per Iterate round)."""
@@ -633,7 +634,9 @@ class _RankRounds(Rounds):
         self, interpreter: Interpreter, op: PipeOp | IterateOp
     ) -> PipeContext:
         pipe = initial_pipe(interpreter, op)
-        _filter_initial(self.ctx, pipe)
+        if op.initial or op.initial_array is not None:
+            _filter_initial(self.ctx, pipe)
+        # else: empty on every rank, nothing to exchange (irgl_dist_empty_worklist)
         return pipe
 
     def any_in(self, pipe_in: bool) -> bool:

@@ -11,7 +11,9 @@ distributed build (same lowering of Invoke, Iterate and Pipe, plus):
   pipe context it is in;
 - an Iterate or Pipe marked `#irgl_dist.across_ranks` distributes its
   initial worklist (`irgl_dist_initial_worklist(pipe)` after the pipe is
-  filled: only the rank's own masters stay, then it is synchronized);
+  filled: only the rank's own masters stay, then it is synchronized); one
+  without initial items starts empty on every rank, and
+  `irgl_dist_empty_worklist(pipe)` records that without an exchange;
 - every termination test is global: each `irgl_pipe_in_size` of a host
   function (all of them are tests of "is `in` empty" of an Iterate or Pipe)
   becomes `irgl_dist_pipe_in_total(pipe)`, the size summed over the ranks
@@ -166,7 +168,15 @@ class _DistLowering(_Lowering):
     def open_pipe(self, op: IterateOp | PipeOp, builder: LoweringBuilder) -> SSAValue:
         pipe = super().open_pipe(op, builder)
         if TERMINATION_ATTR in op.attributes:
-            builder.call(runtime_function("irgl_dist_initial_worklist"), [pipe])
+            starts_empty = not op.initial and op.initial_array is None
+            builder.call(
+                runtime_function(
+                    "irgl_dist_empty_worklist"
+                    if starts_empty
+                    else "irgl_dist_initial_worklist"
+                ),
+                [pipe],
+            )
         return pipe
 
 

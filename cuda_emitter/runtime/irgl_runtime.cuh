@@ -4724,6 +4724,21 @@ inline void mark_worklist(State& s, Pipe* p, bool initial, const char* what) {
   mark_phase(s, "mark");
 }
 
+/// The first worklist of an Iterate/Pipe across ranks that has no initial
+/// items: p was just created, so its `in` is empty on every rank and nothing
+/// is exchanged; its global size (0) is recorded for the termination test.
+inline void empty_worklist(Pipe* p) {
+  State& s = ready_state();
+  const char* what = "the initial worklist of an irgl.iterate/irgl.pipe across ranks";
+  if (irgl_pipe_in_size(p) != 0)
+    throw Error(where() + what + ": an Iterate/Pipe without initial items found its new worklist holding " +
+                std::to_string(static_cast<long long>(irgl_pipe_in_size(p))) + " items");
+  s.total_pipe = p;
+  s.total_items = p->in.items;
+  s.total_local = 0;
+  s.total = 0;
+}
+
 /// irgl_dist.sync_worklist on the `in` worklist of p (initial: the first
 /// worklist of an Iterate/Pipe across ranks, whose non-masters are dropped).
 inline void sync_worklist(Pipe* p, bool initial) {
@@ -5028,6 +5043,8 @@ __device__ __forceinline__ irgl_index irgl_dist_global_id(irgl_index n) {
 inline void irgl_dist_sync_worklist(irgl::Pipe* p) { irgl::dist::sync_worklist(p, false); }
 /// Distributes the initial `in` worklist of an Iterate/Pipe across ranks.
 inline void irgl_dist_initial_worklist(irgl::Pipe* p) { irgl::dist::sync_worklist(p, true); }
+/// The same for an Iterate/Pipe without initial items (no exchange).
+inline void irgl_dist_empty_worklist(irgl::Pipe* p) { irgl::dist::empty_worklist(p); }
 /// The size of a pipe's `in` summed over the ranks (a termination test).
 inline irgl_index irgl_dist_pipe_in_total(irgl::Pipe* p) { return irgl::dist::pipe_in_total(p); }
 

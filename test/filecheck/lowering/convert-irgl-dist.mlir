@@ -189,3 +189,42 @@ irgl.kernel host @main(%g: !irgl.graph, %dist: memref<?xi32>, %src: index) {
 
 // CUDA:        irgl_dist_sync_worklist_reduce_i32({{.*}}, dist, 0, false);
 // LATE:        irgl_dist_sync_worklist_reduce_i32({{.*}}, dist, 0, true);
+
+// -----
+
+// A Pipe without initial items (its first step pushes the source) starts
+// empty on every rank: the runtime records that without an exchange.
+irgl.kernel @seed(%g: !irgl.graph, %src: index) {
+  irgl.forall %n in nodes(%g) {
+    %is_src = arith.cmpi eq, %n, %src : index
+    scf.if %is_src {
+      irgl.wl.push %n
+    }
+  }
+}
+irgl.kernel @visit(%g: !irgl.graph, %seen: memref<?xi32>) {
+  %one = arith.constant 1 : i32
+  irgl.forall %i in worklist {
+    %n = irgl.wl.pop %i
+    memref.store %one, %seen[%n] : memref<?xi32>
+  }
+}
+irgl.kernel host @main(%g: !irgl.graph, %seen: memref<?xi32>, %src: index) {
+  irgl.pipe once {
+    irgl.invoke @seed(%g, %src) : (!irgl.graph, index)
+    irgl.invoke @visit(%g, %seen) : (!irgl.graph, memref<?xi32>)
+  }
+}
+
+// CHECK-LABEL: func.func @main(
+// CHECK:         %[[PIPE:.*]] = func.call @irgl_pipe_create(
+// CHECK-NEXT:    func.call @irgl_dist_empty_worklist(%[[PIPE]]) : (!irgl_rt.pipe) -> ()
+// CHECK-NOT:     irgl_dist_initial_worklist
+// CHECK:         <{kernel = @irgl_kernels::@seed
+// CHECK:         func.call @irgl_dist_sync_worklist(%[[PIPE]]) : (!irgl_rt.pipe) -> ()
+// CHECK:         <{kernel = @irgl_kernels::@visit
+// CHECK:         func.func private @irgl_dist_empty_worklist(!irgl_rt.pipe) -> ()
+
+// CUDA:        irgl_dist_empty_worklist(
+// CUDA-NOT:    irgl_dist_initial_worklist(
+// CUDA:        irgl_dist_sync_worklist(
