@@ -2885,21 +2885,36 @@ __device__ __forceinline__ T warp_segment(unsigned mask, T v, int32_t owner, irg
 
 /// irgl_warp_segment_<kind>_<T>(mask, v, owner, lo, hi, base, none): see
 /// irgl::detail::warp_segment. One function per kind and type.
-#define IRGL_SEGMENT(KIND, REDUCE, SUFFIX, T)                                              \
-  __device__ __forceinline__ T irgl_warp_segment_##KIND##_##SUFFIX(int32_t mask, T v, int32_t owner, irgl_index lo, irgl_index hi, irgl_index base, T none) { \
-    return irgl::detail::warp_segment<irgl::detail::REDUCE>(static_cast<unsigned>(mask), v, owner, lo, hi, base, none); \
+#define IRGL_SEGMENT_ADD(SUFFIX, T)                                                        \
+  __device__ __forceinline__ T irgl_warp_segment_add_##SUFFIX(int32_t mask, T v, int32_t owner, irgl_index lo, irgl_index hi, irgl_index base, T none) { \
+    return irgl::detail::warp_segment<irgl::detail::ReduceAdd>(static_cast<unsigned>(mask), v, owner, lo, hi, base, none); \
   }
-#define IRGL_SEGMENT_TYPES(KIND, REDUCE)         \
-  IRGL_SEGMENT(KIND, REDUCE, index, irgl_index) \
-  IRGL_SEGMENT(KIND, REDUCE, i32, int32_t)      \
-  IRGL_SEGMENT(KIND, REDUCE, i64, int64_t)      \
-  IRGL_SEGMENT(KIND, REDUCE, f32, float)        \
-  IRGL_SEGMENT(KIND, REDUCE, f64, double)
-IRGL_SEGMENT_TYPES(add, ReduceAdd)
-IRGL_SEGMENT_TYPES(min, ReduceMin)
-IRGL_SEGMENT_TYPES(max, ReduceMax)
-#undef IRGL_SEGMENT_TYPES
-#undef IRGL_SEGMENT
+IRGL_SEGMENT_ADD(index, irgl_index)
+IRGL_SEGMENT_ADD(i32, int32_t)
+IRGL_SEGMENT_ADD(i64, int64_t)
+IRGL_SEGMENT_ADD(f32, float)
+IRGL_SEGMENT_ADD(f64, double)
+#undef IRGL_SEGMENT_ADD
+#define IRGL_SEGMENT_MIN(SUFFIX, T)                                                        \
+  __device__ __forceinline__ T irgl_warp_segment_min_##SUFFIX(int32_t mask, T v, int32_t owner, irgl_index lo, irgl_index hi, irgl_index base, T none) { \
+    return irgl::detail::warp_segment<irgl::detail::ReduceMin>(static_cast<unsigned>(mask), v, owner, lo, hi, base, none); \
+  }
+IRGL_SEGMENT_MIN(index, irgl_index)
+IRGL_SEGMENT_MIN(i32, int32_t)
+IRGL_SEGMENT_MIN(i64, int64_t)
+IRGL_SEGMENT_MIN(f32, float)
+IRGL_SEGMENT_MIN(f64, double)
+#undef IRGL_SEGMENT_MIN
+#define IRGL_SEGMENT_MAX(SUFFIX, T)                                                        \
+  __device__ __forceinline__ T irgl_warp_segment_max_##SUFFIX(int32_t mask, T v, int32_t owner, irgl_index lo, irgl_index hi, irgl_index base, T none) { \
+    return irgl::detail::warp_segment<irgl::detail::ReduceMax>(static_cast<unsigned>(mask), v, owner, lo, hi, base, none); \
+  }
+IRGL_SEGMENT_MAX(index, irgl_index)
+IRGL_SEGMENT_MAX(i32, int32_t)
+IRGL_SEGMENT_MAX(i64, int64_t)
+IRGL_SEGMENT_MAX(f32, float)
+IRGL_SEGMENT_MAX(f64, double)
+#undef IRGL_SEGMENT_MAX
 
 // ---------------------------------------------------------------------------
 // Outlined iterations (irgl-outline-iterations): an Iterate or Pipe runs as
