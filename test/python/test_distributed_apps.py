@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from xdsl.dialects import test as xdsl_test
 
+import irgl_interpreter.distributed as dist_interp
 from irgl_dialect.distributed import Reduction
 from irgl_interpreter.apps import AppRun, run_app
 from irgl_interpreter.distributed import (
@@ -122,6 +123,27 @@ def test_distributed_app_matches_single_rank(name: str, policy: str, ranks: int)
             assert run.comm.total_values == 0
         else:
             assert run.comm.reduce_values + run.comm.broadcast_values > 0
+
+
+@pytest.mark.parametrize(("name", "exchanges"), [("sssp", 0), ("bfs", 2)])
+def test_first_worklist_exchanged_only_with_initial_items(
+    name: str, exchanges: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Pipe or Iterate without initial items (SSSP's outer Pipe) starts
+    empty on every rank: no exchange of its first worklist
+    (irgl_dist_empty_worklist); BFS's Iterate, `initial [%src]`, has one on
+    each of its 2 ranks."""
+    calls: list[int] = []
+    original = dist_interp._filter_initial
+
+    def counted(ctx: RankContext, pipe: PipeContext) -> None:
+        calls.append(ctx.rank)
+        original(ctx, pipe)
+
+    monkeypatch.setattr(dist_interp, "_filter_initial", counted)
+    run = _distributed(name, 2, "oec", "sequential")
+    assert run.problem is None, run.problem
+    assert len(calls) == exchanges
 
 
 def test_reached_nodes_are_not_trivial():
