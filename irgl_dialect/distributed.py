@@ -83,6 +83,7 @@ from irgl_dialect.placement import (
     PipeContext,
     enclosing_kernel,
     graph_element_access,
+    kernel_construct,
     orchestration_construct,
 )
 
@@ -585,6 +586,57 @@ class GlobalIdOp(IRDLOperation):
         super().__init__(operands=[graph, node], result_types=[IndexType()])
 
 
+@irdl_op_definition
+class IsMasterOp(IRDLOperation):
+    """Whether a local node id is one of the rank's masters (local ids below
+    the rank's master count; the mirrors follow them):
+
+        %own = irgl_dist.is_master %g[%n]
+
+    Lowers to a comparison with `irgl_dist_num_masters()`."""
+
+    name = "irgl_dist.is_master"
+
+    graph = operand_def(GraphType)
+    node = operand_def(IndexType)
+    result = result_def(IntegerType(1))
+
+    assembly_format = "$graph `[` $node `]` attr-dict"
+
+    traits = traits_def(Pure(), graph_element_access())
+
+    def __init__(self, graph: SSAValue, node: SSAValue):
+        super().__init__(operands=[graph, node], result_types=[IntegerType(1)])
+
+
+@irdl_op_definition
+class PushMirrorOp(IRDLOperation):
+    """Pushes a mirror without a worklist slot: sets the pushed bit that the
+    next worklist exchange sends to the mirror's master (the bit a push of
+    the mirror would set when the exchange marks the worklist's items), so
+    the master is activated where the mirror's value improved it. `%n` must
+    be a mirror (`irgl_dist.is_master` false); irgl-distribute emits it in
+    the round kernel of an Iterate synchronized reduce-only, in place of a
+    neighbour's push and of the round stamp's exchange that decides it.
+
+        irgl_dist.push_mirror %g[%n]
+
+    Lowers to `irgl_dist_push_mirror(n)`, a byte store into the rank's
+    pushed-mirror flags."""
+
+    name = "irgl_dist.push_mirror"
+
+    graph = operand_def(GraphType)
+    node = operand_def(IndexType)
+
+    assembly_format = "$graph `[` $node `]` attr-dict"
+
+    traits = traits_def(kernel_construct("push_mirror"))
+
+    def __init__(self, graph: SSAValue, node: SSAValue):
+        super().__init__(operands=[graph, node])
+
+
 IrglDist = Dialect(
     "irgl_dist",
     [
@@ -594,6 +646,8 @@ IrglDist = Dialect(
         SyncWorklistOp,
         LocalNodeOp,
         GlobalIdOp,
+        IsMasterOp,
+        PushMirrorOp,
     ],
     [ReductionAttr, PolicyAttr, HostAttr, AcrossRanksAttr],
 )

@@ -372,6 +372,7 @@ def _functions() -> list[RuntimeFunction]:
         _fn("irgl_dist_local_node", (_index,), (_index,), h),
         _fn("irgl_dist_global_id", (_index,), (_index,), d),
         _fn("irgl_dist_num_masters", (), (_index,), b),
+        _fn("irgl_dist_push_mirror", (_index,), (), d),
         _fn("irgl_dist_sync_worklist", (_pipe,), (), h),
         _fn("irgl_dist_initial_worklist", (_pipe,), (), h),
         _fn("irgl_dist_empty_worklist", (_pipe,), (), h),

@@ -55,7 +55,9 @@ from irgl_dialect.distributed import (
     AllReduceOp,
     GlobalIdOp,
     HostAttr,
+    IsMasterOp,
     LocalNodeOp,
+    PushMirrorOp,
     Reduction,
     SyncNodesOp,
     SyncWorklistOp,
@@ -236,6 +238,16 @@ class RankContext:
     hot: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     #: the masters a round activates over all ranks to refresh them
     hot_min_active: int = 1
+    #: mirrors (local ids) pushed without a worklist slot
+    #: (`irgl_dist.push_mirror`), taken by the next worklist exchange
+    pushed_mirrors: set[int] = field(default_factory=set[int])
+
+    def take_pushed(self, items: list[int]) -> list[int]:
+        """`items` (a worklist's) and then the mirrors pushed without a
+        slot, which are cleared."""
+        pushed = sorted(self.pushed_mirrors)
+        self.pushed_mirrors.clear()
+        return [*items, *pushed]
 
     def __post_init__(self) -> None:
         part = self.part
@@ -435,7 +447,7 @@ def sync_worklist(ctx: RankContext, pipe: PipeContext) -> None:
     kept: list[int] = []
     forward: list[list[int]] = [[] for _ in range(p)]
     forwarded: set[tuple[int, int]] = set()
-    for item in pipe.in_:
+    for item in ctx.take_pushed(pipe.in_):
         if item < part.num_masters:
             kept.append(item)
             continue
@@ -488,7 +500,7 @@ def sync_worklist_reduce(
     changed = _changed(array, baseline)
     pushed = np.zeros(len(array), dtype=bool)
     kept: list[int] = []
-    for item in pipe.in_:
+    for item in ctx.take_pushed(pipe.in_):
         if item < part.num_masters:
             kept.append(item)
         else:
@@ -607,6 +619,7 @@ def _remember(ctx: RankContext, args: PythonValues) -> None:
 def _filter_initial(ctx: RankContext, pipe: PipeContext) -> None:
     """Keep the rank's own masters of an initial worklist, then sync it."""
     pipe.in_ = [i for i in pipe.in_ if 0 <= i < ctx.part.num_masters]
+    ctx.pushed_mirrors.clear()  # mirrors are dropped from a first worklist
     sync_worklist(ctx, pipe)
 
 
@@ -729,6 +742,29 @@ class DistributedFunctions(InterpreterFunctions):
             )
         return (graph.local_to_global[node],)
 
+    @impl(IsMasterOp)
+    def run_is_master(
+        self, interpreter: Interpreter, op: IsMasterOp, args: PythonValues
+    ) -> PythonValues:
+        graph, node = args
+        assert isinstance(graph, RankGraph)
+        return (0 <= node < graph.num_masters,)
+
+    @impl(PushMirrorOp)
+    def run_push_mirror(
+        self, interpreter: Interpreter, op: PushMirrorOp, args: PythonValues
+    ) -> PythonValues:
+        graph, node = args
+        assert isinstance(graph, RankGraph)
+        if not graph.num_masters <= node < graph.num_nodes:
+            raise IrglRuntimeError(
+                op,
+                f"'{op.name}' of node {node}, which is not a mirror: the rank's "
+                f"mirrors are local ids {graph.num_masters} to {graph.num_nodes - 1}",
+            )
+        rank_context(interpreter).pushed_mirrors.add(node)
+        return ()
+
     @impl(ForAllOp)
     def run_forall(
         self, interpreter: Interpreter, op: ForAllOp, args: PythonValues
@@ -779,9 +815,10 @@ def distribute(
     stamp_skew: int | None = None,
     reduce_only: bool = True,
     late_broadcast: bool = False,
+    mirror_pushes: bool = True,
 ) -> ModuleOp:
     """A copy of `module` after `irgl-distribute{policy=... mirrors=...
-    reduce_only=... late_broadcast=...}`
+    reduce_only=... late_broadcast=... mirror_pushes=...}`
     and, with `stamp_skew`, `irgl-stamp-test{skew=...}` after it (as
     `lower-irgl{distribute=...}` runs them before its conversions);
     :class:`DistributionError` with the pass's diagnostic if it refuses."""
@@ -797,6 +834,7 @@ def distribute(
             mirrors=mirrors,
             reduce_only=reduce_only,
             late_broadcast=late_broadcast,
+            mirror_pushes=mirror_pushes,
         )
     ]
     if stamp_skew is not None:
@@ -985,9 +1023,16 @@ class DistributedInterpProgram:
         stamp_skew: int | None = None,
         reduce_only: bool = True,
         late_broadcast: bool = False,
+        mirror_pushes: bool = True,
     ):
         self.module = distribute(
-            load_program(mlir), policy, mirrors, stamp_skew, reduce_only, late_broadcast
+            load_program(mlir),
+            policy,
+            mirrors,
+            stamp_skew,
+            reduce_only,
+            late_broadcast,
+            mirror_pushes,
         )
         self.ranks = ranks
         self.policy = policy
@@ -1084,13 +1129,15 @@ def run_app_distributed(
     stamp_skew: int | None = None,
     reduce_only: bool = True,
     late_broadcast: bool = False,
+    mirror_pushes: bool = True,
 ) -> DistributedAppRun:
     """Run `app` (or the program `mlir` with the app's arguments and checker)
     on `graph` over `ranks` simulated ranks partitioned by `policy`, and check
     it with the app's checker (`mirrors`: irgl-distribute's option; `fold`:
     folded master blocks, irgl_runner.partition_fold; `stamp_skew`:
     irgl-stamp-test after irgl-distribute, see :func:`distribute`;
-    `reduce_only`, `late_broadcast`: irgl-distribute's options).
+    `reduce_only`, `late_broadcast`, `mirror_pushes`: irgl-distribute's
+    options).
     :class:`DistributionError` if irgl-distribute refuses the program."""
     program = DistributedInterpProgram(
         mlir if mlir is not None else app.mlir,
@@ -1103,6 +1150,7 @@ def run_app_distributed(
         stamp_skew,
         reduce_only,
         late_broadcast,
+        mirror_pushes,
     )
     ctx = execute(app, program, graph, source, reps=1, warmup=0)
     problem = app.check(ctx) if check and app.check is not None else None

@@ -76,7 +76,9 @@ from irgl_dialect.distributed import (
     AllReduceCellsOp,
     AllReduceOp,
     GlobalIdOp,
+    IsMasterOp,
     LocalNodeOp,
+    PushMirrorOp,
     Reduction,
     SyncNodesOp,
     SyncWorklistOp,
@@ -106,6 +108,8 @@ DIST_OPS = (
     SyncWorklistOp,
     LocalNodeOp,
     GlobalIdOp,
+    IsMasterOp,
+    PushMirrorOp,
 )
 
 
@@ -308,6 +312,15 @@ def _lower(op: Operation) -> None:
         value = b.call_value(runtime_function(name), [op.node])
         value.name_hint = op.result.name_hint
         op.result.replace_all_uses_with(value)
+        Rewriter.erase_op(op)
+    elif isinstance(op, IsMasterOp):
+        masters = b.call_value(runtime_function("irgl_dist_num_masters"), [])
+        value = b.op(arith.CmpiOp(op.node, masters, "ult"))
+        value.name_hint = op.result.name_hint
+        op.result.replace_all_uses_with(value)
+        Rewriter.erase_op(op)
+    elif isinstance(op, PushMirrorOp):
+        b.call(runtime_function("irgl_dist_push_mirror"), [op.node])
         Rewriter.erase_op(op)
     elif isinstance(op, SyncWorklistOp):
         fail(

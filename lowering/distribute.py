@@ -118,6 +118,7 @@ from irgl_dialect.placement import is_uniform
 from irgl_dialect.sync import AtomicOp, ExclusiveOp
 from irgl_dialect.worklist import PopOp, PushOp
 from lowering.builders import unique_name
+from lowering.mirror_pushes import push_mirrors
 from lowering.reduce_only import KernelNodes, RoundSite, reduce_only_arrays
 from lowering.round_stamps import (
     StampSite,
@@ -1240,6 +1241,45 @@ def _mirror_kernel(
     return name
 
 
+def _push_mirrors(
+    distributions: Sequence[_HostDistribution],
+    summaries: dict[str, KernelSummary],
+    remarks: TextIO | None,
+) -> None:
+    """Split the neighbours' pushes of each kernel that only reduce-only
+    Iterates invoke (lowering/mirror_pushes.py), moving the round stamps that
+    every one of its invocations leaves to each rank into the masters'
+    branch."""
+    eligible: dict[str, bool] = {}
+    stamps: dict[str, set[int]] = {}
+    where: dict[str, tuple[Operation, str]] = {}
+    for distribution in distributions:
+        for site in distribution.sites:
+            name = site.summary.kernel.sym_name.data
+            op = site.op
+            reduced = isinstance(op, IterateOp) and op in distribution.reduce_only
+            eligible[name] = eligible.get(name, True) and reduced
+            mine = {p for (it, p) in distribution.stamps if it is op}
+            stamps[name] = stamps[name] & mine if name in stamps else mine
+            where.setdefault(name, (op, distribution.where))
+    for name, ok in eligible.items():
+        summary = summaries[name]
+        if not ok:
+            continue
+        nodes = KernelNodes(summary.kernel, summary.masters, summary.neighbours)
+        split = push_mirrors(nodes, stamps[name])
+        if split:
+            op, host = where[name]
+            _remark(
+                remarks,
+                op,
+                host,
+                f"@{name}: {split} push(es) of a neighbour split on the master "
+                "bound: a mirror is pushed by irgl_dist.push_mirror (its pushed "
+                "bit for the exchange, no worklist slot or round-stamp exchange)",
+            )
+
+
 def _kernels(module: ModuleOp, kind: KernelKind) -> Iterable[KernelOp]:
     return (
         op for op in module.ops if isinstance(op, KernelOp) and op.kernel_kind == kind
@@ -1269,6 +1309,10 @@ class IrglDistribute(ModulePass):
     """With `reduce_only`: the same exchange also carries the masters changed
     since the rank's previous one to their mirrors (`sync_worklist reduce ...
     late_broadcast`), so a mirror lags by a round at most."""
+    mirror_pushes: bool = True
+    """With `reduce_only`: the round kernel of a reduce-only Iterate pushes a
+    neighbour that is a mirror with `irgl_dist.push_mirror` (its pushed bit,
+    no worklist slot, no round-stamp exchange; lowering/mirror_pushes.py)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         try:
@@ -1303,6 +1347,8 @@ class IrglDistribute(ModulePass):
         for analysis in analyses:
             analysis.rewrite_push_guards(rewriter)
             analysis.rewrite_data_uses(rewriter)
+        if self.mirror_pushes:
+            _push_mirrors(distributions, summaries, remarks)
         made: dict[tuple[str, tuple[int, ...]], str] = {}
         for distribution in distributions:
             distribution.finish_mirrors(op, made)

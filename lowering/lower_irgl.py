@@ -220,6 +220,12 @@ class LowerIrgl(ModulePass):
       `distribute_reduce_only`, the reduce-only exchange also carries the
       masters changed since the previous one to their mirrors (a broadcast
       one round late, irgl-distribute `late_broadcast`).
+    - `distribute_mirror_pushes` (bool, true): with
+      `distribute_reduce_only`, the round kernel pushes a neighbour that is
+      a mirror by setting its pushed bit for the exchange
+      (`irgl_dist.push_mirror`) instead of a round-stamp exchange and a
+      worklist slot (irgl-distribute `mirror_pushes`,
+      lowering/mirror_pushes.py).
     - `stamp_test` (bool, true): a round stamp's exchange first reads the
       entry and is skipped where it already holds the round counter
       (irgl-stamp-test; SSSP's and cc_lp's stamps), on graphs whose largest
@@ -372,6 +378,9 @@ class LowerIrgl(ModulePass):
     distribute_late_broadcast: bool = False
     """With `distribute_reduce_only`: carry the masters changed since the
     previous exchange to their mirrors in the same exchange."""
+    distribute_mirror_pushes: bool = True
+    """With `distribute_reduce_only`: push a mirror by its pushed bit, without
+    a worklist slot or a round-stamp exchange."""
     stamp_test: bool = True
     """Round-stamp exchanges skipped where the entry holds the counter."""
     stamp_test_skew: int = HUB_SKEW
@@ -527,6 +536,7 @@ class LowerIrgl(ModulePass):
                 mirrors=self.distribute_mirrors,
                 reduce_only=self.distribute_reduce_only,
                 late_broadcast=self.distribute_late_broadcast,
+                mirror_pushes=self.distribute_mirror_pushes,
             ),
             *self._stamp_test(),
             ConvertIrglKernels(block_size=self.block_size),

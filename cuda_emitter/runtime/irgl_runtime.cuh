@@ -3618,6 +3618,9 @@ IRGL_DEVICE_STORE(f64, double)
 __device__ int64_t* irgl_dist_l2g_device;
 /// The rank's master count (device; irgl_dist_num_masters).
 __device__ irgl_index irgl_dist_num_masters_device;
+/// One byte a mirror (local id - masters): pushed without a worklist slot
+/// (device; irgl_dist_push_mirror), taken by the next worklist exchange.
+__device__ unsigned char* irgl_dist_pushed_device;
 
 namespace irgl {
 namespace dist {
@@ -3660,6 +3663,7 @@ struct State {
   char* send = nullptr;                       // 8 * max(total) bytes
   char* recv = nullptr;
   unsigned char* send_flags = nullptr;        // max(total) bytes
+  unsigned char* pushed = nullptr;            // total_mirrors bytes: irgl_dist_push_mirror's flags
   unsigned char* recv_flags = nullptr;
   unsigned char* mark = nullptr;              // num_local
   char* value = nullptr;                      // 16 bytes: one all-reduced value
@@ -4616,6 +4620,29 @@ __global__ void mark_items_kernel(const int32_t* items, int64_t n, int64_t maste
   }
 }
 
+/// flags := the mirrors pushed without a slot (irgl_dist_push_mirror; none
+/// where `initial`: a first worklist drops mirrors), which are cleared for
+/// the next round. Four bytes a thread; the pointers are scratch
+/// allocations, so aligned.
+__global__ void take_pushed_kernel(unsigned char* pushed, unsigned char* flags, int64_t n, bool initial) {
+  const int64_t words = n / 4;
+  auto* pushed_words = reinterpret_cast<uint32_t*>(pushed);
+  auto* flag_words = reinterpret_cast<uint32_t*>(flags);
+  IRGL_DIST_GRID_LOOP(i, words) {
+    const uint32_t w = pushed_words[i];
+    flag_words[i] = initial ? 0u : w;
+    if (w != 0) pushed_words[i] = 0;
+  }
+  if (blockIdx.x == 0 && threadIdx.x < 4) {
+    const int64_t i = words * 4 + threadIdx.x;
+    if (i < n) {
+      const unsigned char b = pushed[i];
+      flags[i] = initial ? 0 : b;
+      if (b != 0) pushed[i] = 0;
+    }
+  }
+}
+
 /// mark[ids[i]] = 1 where flags[i] (and, with has_edges, the node has edges).
 __global__ void mark_flagged_kernel(const irgl_index* ids, int64_t n, const unsigned char* flags,
                                     const unsigned char* has_edges, unsigned char* mark) {
@@ -4716,7 +4743,9 @@ inline void mark_worklist(State& s, Pipe* p, bool initial, const char* what) {
   const irgl_index n = irgl_pipe_in_size(p);
   begin(s);
   IRGL_CHECK(cudaMemsetAsync(s.mark, 0, static_cast<size_t>(s.num_local), s.stream));
-  if (s.total_mirrors > 0) IRGL_CHECK(cudaMemsetAsync(s.send_flags, 0, static_cast<size_t>(s.total_mirrors), s.stream));
+  if (s.total_mirrors > 0)  // the mirrors the round pushed without a slot, then those in `in`
+    take_pushed_kernel<<<blocks_for((s.total_mirrors + 3) / 4), 256, 0, s.stream>>>(s.pushed, s.send_flags,
+                                                                                  s.total_mirrors, initial);
   if (n > 0)
     mark_items_kernel<<<blocks_for(n), 256, 0, s.stream>>>(p->in.items, n, s.num_masters, s.num_local, initial,
                                                           s.mark, s.send_flags);
@@ -4965,7 +4994,7 @@ inline void free_partition(State& s) {
                     static_cast<void*>(s.send_dense), static_cast<void*>(s.mir_off_dev),
                     static_cast<void*>(s.mas_off_dev), static_cast<void*>(s.row), static_cast<void*>(s.matrix),
                     static_cast<void*>(s.late_send_pos), static_cast<void*>(s.late_recv_pos),
-                    static_cast<void*>(s.late_recv)})
+                    static_cast<void*>(s.late_recv), static_cast<void*>(s.pushed)})
     scratch_free(ptr);
   free_hot(s);
   if (s.matrix_host != nullptr) cudaFreeHost(s.matrix_host);
@@ -4982,7 +5011,7 @@ inline void free_partition(State& s) {
   s.mir_off_dev = s.mas_off_dev = s.row = s.matrix = nullptr;
   s.l2g = nullptr;
   s.mirrors = s.masters = nullptr;
-  s.has_edges = s.send_flags = s.recv_flags = s.mark = nullptr;
+  s.has_edges = s.send_flags = s.recv_flags = s.mark = s.pushed = nullptr;
   s.send = s.recv = s.value = nullptr;
   for (auto& entry : s.snapshots) scratch_free(entry.second.data);
   s.snapshots.clear();
@@ -5032,6 +5061,14 @@ __host__ __device__ __forceinline__ irgl_index irgl_dist_num_masters() {
 #else
   return static_cast<irgl_index>(irgl::dist::ready_state().num_masters);
 #endif
+}
+
+/// Pushes mirror n (local id; a master is ignored) without a worklist slot:
+/// the next worklist exchange sends its master the pushed bit a push of n
+/// would (device code; irgl_dist.push_mirror).
+__device__ __forceinline__ void irgl_dist_push_mirror(irgl_index n) {
+  const irgl_index masters = irgl_dist_num_masters_device;
+  if (n >= masters) irgl_dist_pushed_device[n - masters] = 1;
 }
 
 /// The global id of local node n (device code).
@@ -5213,6 +5250,8 @@ IRGL_EXPORT int irgl_dist_setup(int64_t num_local, int64_t num_masters, int64_t 
     s.recv = static_cast<char*>(irgl::scratch_bytes(static_cast<size_t>(most) * 8, false));
     s.send_flags = irgl::scratch_alloc<unsigned char>(static_cast<irgl_index>(most));
     s.recv_flags = irgl::scratch_alloc<unsigned char>(static_cast<irgl_index>(most));
+    s.pushed = irgl::scratch_alloc<unsigned char>(static_cast<irgl_index>(std::max<int64_t>(s.total_mirrors, 1)));
+    IRGL_CHECK(cudaMemcpyToSymbol(irgl_dist_pushed_device, &s.pushed, sizeof(s.pushed)));
     s.mark = irgl::scratch_alloc<unsigned char>(static_cast<irgl_index>(num_local > 0 ? num_local : 1));
     s.value = static_cast<char*>(irgl::scratch_bytes(16));
     s.send_pos = irgl::scratch_alloc<int32_t>(static_cast<irgl_index>(most));

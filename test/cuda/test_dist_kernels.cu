@@ -1,7 +1,8 @@
 // GPU tests of the several-GPU runtime's exchange kernels (one process, no
 // communicator): the worklist rebuild from marks (16 marks a thread), the
-// per-peer compaction of changed entries (slots claimed per block), and the
-// hot nodes' gather and scatter around their all-gather.
+// per-peer compaction of changed entries (slots claimed per block), the
+// hot nodes' gather and scatter around their all-gather, and the take of the
+// mirrors pushed without a slot.
 // Built with NCCL's flags by test_runtime_gpu.py (a test_dist_* program).
 #define IRGL_DISTRIBUTED 1
 #include "test_common.cuh"
@@ -18,6 +19,7 @@ using irgl::dist::hot_gather_kernel;
 using irgl::dist::hot_scatter_kernel;
 using irgl::dist::identity_of;
 using irgl::dist::rebuild16_kernel;
+using irgl::dist::take_pushed_kernel;
 
 /// Marks at a density, with a run of marks and an all-zero stretch; sizes
 /// that do and do not end on a 16-byte chunk.
@@ -161,7 +163,35 @@ static void hot_case(int red, int64_t local, int64_t masters, int64_t hot_count,
     cudaFree(p);
 }
 
+/// The exchange takes the pushed mirrors' bytes as its flags (none for a
+/// first worklist) and leaves them all clear, whatever the size's remainder
+/// by four and the grid.
+static void take_case(int64_t n, double density, bool initial, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<unsigned char> pushed(static_cast<size_t>(n), 0);
+  for (int64_t i = 0; i < n; ++i) pushed[i] = (rng() % 10000) < density * 10000 ? 1 : 0;
+  for (unsigned blocks : {1u, 7u, irgl::dist::blocks_for((n + 3) / 4)}) {
+    unsigned char* d_pushed = to_device(pushed);
+    unsigned char* d_flags = to_device(std::vector<unsigned char>(static_cast<size_t>(n), 7));
+    take_pushed_kernel<<<blocks, 256>>>(d_pushed, d_flags, n, initial);
+    IRGL_CHECK(cudaDeviceSynchronize());
+    const std::vector<unsigned char> flags = to_host(d_flags, static_cast<size_t>(n));
+    const std::vector<unsigned char> left = to_host(d_pushed, static_cast<size_t>(n));
+    EXPECT(flags == (initial ? std::vector<unsigned char>(static_cast<size_t>(n), 0) : pushed),
+           "n=%lld blocks=%u initial=%d: flags differ", static_cast<long long>(n), blocks, initial);
+    EXPECT(std::all_of(left.begin(), left.end(), [](unsigned char b) { return b == 0; }),
+           "n=%lld blocks=%u initial=%d: pushed bytes left set", static_cast<long long>(n), blocks, initial);
+    cudaFree(d_pushed);
+    cudaFree(d_flags);
+  }
+}
+
 int main() {
+  run_test("pushed mirrors taken", [] {
+    for (int64_t n : {int64_t(1), int64_t(3), int64_t(4), int64_t(5), int64_t(4099), (int64_t(1) << 20) + 3})
+      for (double density : {0.0, 0.01, 1.0})
+        for (bool initial : {false, true}) take_case(n, density, initial, static_cast<unsigned>(n) + 3);
+  });
   run_test("rebuild from marks", [] {
     for (int64_t n : {int64_t(1), int64_t(15), int64_t(16), int64_t(17), int64_t(4099), int64_t(1) << 20,
                       (int64_t(1) << 22) + 5})

@@ -637,6 +637,22 @@ def test_reduce_only_rounds_send_less_for_the_same_result(
 
 
 @pytest.mark.parametrize("name", ["cc", "sssp"])
+@pytest.mark.parametrize("ranks", [2, 4])
+@pytest.mark.parametrize("schedule", ["sequential", "random:3"])
+def test_mirror_pushes_take_no_worklist_slots(
+    name: str, ranks: int, schedule: str
+) -> None:
+    """A reduce-only round kernel pushes a mirror by its pushed bit
+    (`irgl_dist.push_mirror`, lowering/mirror_pushes.py): the single-rank
+    output, fewer worklist pushes than with a slot for every mirror
+    (`mirror_pushes=False`), and the same values sent."""
+    lean, full = _both_ways(name, ranks, schedule, "mirror_pushes")
+    assert lean.stats.pushes < full.stats.pushes
+    if schedule == "sequential":  # the same order: the same updates
+        assert lean.comm.reduce_values == full.comm.reduce_values
+
+
+@pytest.mark.parametrize("name", ["cc", "sssp"])
 @pytest.mark.parametrize("spec", ["star:40", "grid:6x5", "path:30", "hub:60:3"])
 @pytest.mark.parametrize("ranks", [2, 3])
 def test_reduce_only_matches_one_rank_on_other_shapes(

@@ -106,6 +106,22 @@ irgl.kernel host @main(%g: !irgl.graph, %n: index) attributes {irgl_dist.host = 
 
 // -----
 
+// is_master compares a local id with the rank's master count: device code.
+irgl.kernel host @main(%g: !irgl.graph, %n: index) attributes {irgl_dist.host = #irgl_dist.host<oec, nodes = []>} {
+  %own = irgl_dist.is_master %g[%n]
+}
+// CHECK: 'irgl_dist.is_master' (graph access) may only appear in plain or device kernels, but it is in a host kernel
+
+// -----
+
+// push_mirror sets a round's pushed bit: a plain kernel's construct.
+irgl.kernel device @helper(%g: !irgl.graph, %n: index) {
+  irgl_dist.push_mirror %g[%n]
+}
+// CHECK: 'irgl_dist.push_mirror' (push_mirror) is a kernel construct and may only appear in a plain kernel, but it is in a device kernel
+
+// -----
+
 // sync_worklist reduce leaves mirrors behind their masters: min or max only.
 irgl.kernel host @main(%a: memref<?xi32>) attributes {irgl_dist.host = #irgl_dist.host<oec, nodes = [0]>} {
   irgl.pipe {

@@ -12,6 +12,21 @@ irgl.kernel @label(%g: !irgl.graph, %a: memref<?xi32>) {
   }
 }
 
+irgl.kernel @push(%g: !irgl.graph) {
+  irgl.forall %i in worklist {
+    %n = irgl.wl.pop %i
+    irgl.forall %e in edges(%g, %n) {
+      %t = irgl.graph.edge_dst %g[%e]
+      %own = irgl_dist.is_master %g[%t]
+      scf.if %own {
+        irgl.wl.push %t
+      } else {
+        irgl_dist.push_mirror %g[%t]
+      }
+    }
+  }
+}
+
 irgl.kernel host @main(%g: !irgl.graph, %a: memref<?xi32>, %c: memref<?xf64>, %src: index, %b: i1, %k: i64) attributes {irgl_dist.host = #irgl_dist.host<cvc, nodes = [1]>} {
   %s = irgl_dist.local_node %g[%src]
   irgl.invoke @label(%g, %a) : (!irgl.graph, memref<?xi32>)
@@ -37,6 +52,12 @@ irgl.kernel host @edge_cut(%a: memref<?xi32>) attributes {irgl_dist.host = #irgl
 }
 
 // CHECK:      %gid = irgl_dist.global_id %g[%n]
+// CHECK:      %own = irgl_dist.is_master %g[%t]
+// CHECK-NEXT: scf.if %own {
+// CHECK-NEXT:   irgl.wl.push %t
+// CHECK-NEXT: } else {
+// CHECK-NEXT:   irgl_dist.push_mirror %g[%t]
+// CHECK-NEXT: }
 // CHECK:      irgl.kernel host @main({{.*}}) attributes {irgl_dist.host = #irgl_dist.host<cvc, nodes = [1]>} {
 // CHECK-NEXT:   %s = irgl_dist.local_node %g[%src]
 // CHECK:        irgl_dist.sync_nodes %a min : memref<?xi32>
@@ -56,6 +77,8 @@ irgl.kernel host @edge_cut(%a: memref<?xi32>) attributes {irgl_dist.host = #irgl
 // CHECK-NEXT:     irgl_dist.sync_worklist reduce %a min late_broadcast : memref<?xi32>
 
 // GENERIC: "irgl_dist.global_id"(%{{.*}}, %{{.*}}) : (!irgl.graph, index) -> index
+// GENERIC: "irgl_dist.is_master"(%{{.*}}, %{{.*}}) : (!irgl.graph, index) -> i1
+// GENERIC: "irgl_dist.push_mirror"(%{{.*}}, %{{.*}}) : (!irgl.graph, index) -> ()
 // GENERIC: "irgl_dist.local_node"(%{{.*}}, %{{.*}}) : (!irgl.graph, index) -> index
 // GENERIC: "irgl_dist.sync_nodes"(%{{.*}}) <{reduction = #irgl_dist<reduction min>}> : (memref<?xi32>) -> ()
 // GENERIC: "irgl_dist.sync_nodes"(%{{.*}}) <{reduction = #irgl_dist<reduction set>, masters_only}> : (memref<?xi32>) -> ()
