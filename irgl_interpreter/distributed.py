@@ -763,6 +763,7 @@ class DistributedFunctions(InterpreterFunctions):
                 f"mirrors are local ids {graph.num_masters} to {graph.num_nodes - 1}",
             )
         rank_context(interpreter).pushed_mirrors.add(node)
+        irgl_state(interpreter).stats.mirror_pushes += 1
         return ()
 
     @impl(ForAllOp)
@@ -1097,6 +1098,7 @@ class DistributedInterpProgram:
             "fold": self.fold,
             "edge_visits_by_rank": [s.edge_visits for s in run.stats],
             "pushes_by_rank": [s.pushes for s in run.stats],
+            "mirror_pushes_by_rank": [s.mirror_pushes for s in run.stats],
             "atomics_by_rank": [s.atomics for s in run.stats],
             "atomic_changes_by_rank": [s.atomic_changes for s in run.stats],
             "values_reduced": comm.reduce_values,

@@ -196,7 +196,8 @@ def pipe_of(op: Operation, frame: KernelFrame | None) -> PipeContext:
 @dataclass
 class Stats:
     """What a run did: edge visits (irgl.graph.edge_dst), kernel invocations,
-    worklist pushes (irgl.wl.push), atomic read-modify-writes
+    worklist pushes (irgl.wl.push), mirrors pushed without a slot (a rank's
+    irgl_dist.push_mirror), atomic read-modify-writes
     (memref.atomic_rmw) and how many of them changed the element, and the
     edge visits made during each kernel's invocations, by the kernel's name
     (a kernel's count includes the kernels it invokes)."""
@@ -204,6 +205,7 @@ class Stats:
     edge_visits: int = 0
     invocations: int = 0
     pushes: int = 0
+    mirror_pushes: int = 0
     atomics: int = 0
     atomic_changes: int = 0
     edge_visits_by_kernel: dict[str, int] = field(default_factory=dict[str, int])
@@ -213,6 +215,7 @@ class Stats:
         self.edge_visits += other.edge_visits
         self.invocations += other.invocations
         self.pushes += other.pushes
+        self.mirror_pushes += other.mirror_pushes
         self.atomics += other.atomics
         self.atomic_changes += other.atomic_changes
         for name, visits in other.edge_visits_by_kernel.items():

@@ -989,6 +989,9 @@ def test_interp_gpus_simulates_ranks(
     assert record["values_reduced"] > 0 and record["collectives"] > 0
     # under an edge-cut the labels are reduced only (lowering/reduce_only.py)
     assert (record["values_broadcast"] > 0) == (policy == "cvc")
+    # ... and a mirror is pushed by its bit there (lowering/mirror_pushes.py)
+    assert len(record["mirror_pushes_by_rank"]) == 3
+    assert (sum(record["mirror_pushes_by_rank"]) > 0) == (policy == "oec")
 
 
 def test_interp_gpus_reports_what_does_not_distribute(

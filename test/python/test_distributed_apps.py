@@ -648,6 +648,7 @@ def test_mirror_pushes_take_no_worklist_slots(
     (`mirror_pushes=False`), and the same values sent."""
     lean, full = _both_ways(name, ranks, schedule, "mirror_pushes")
     assert lean.stats.pushes < full.stats.pushes
+    assert lean.stats.mirror_pushes > 0 == full.stats.mirror_pushes
     if schedule == "sequential":  # the same order: the same updates
         assert lean.comm.reduce_values == full.comm.reduce_values
 
