@@ -45,6 +45,7 @@ from lowering.outline_small_worklist import (
     check_small_worklist_option,
     check_small_worklist_us_option,
 )
+from lowering.runtime_calls import fail
 from lowering.stamp_test import HUB_SKEW, IrglStampTest
 
 
@@ -427,6 +428,15 @@ class LowerIrgl(ModulePass):
         if self.distribute:
             self._apply_distributed(ctx, op)
             return
+        for inner in op.walk():
+            if inner.name.startswith("irgl_dist."):
+                fail(
+                    inner,
+                    f"'{inner.name}' belongs to a program for several GPUs "
+                    "(irgl-distribute's output): lower it with "
+                    "lower-irgl{distribute=oec} or {distribute=cvc}, the policy "
+                    "it was distributed for",
+                )
         outline: list[ModulePass] = (
             [
                 OutlineIterations(
