@@ -1263,9 +1263,9 @@ def _push_mirrors(
             stamps[name] = stamps[name] & mine if name in stamps else mine
             where.setdefault(name, (op, distribution.where))
     for name, ok in eligible.items():
-        summary = summaries[name]
         if not ok:
             continue
+        summary = summaries[name]
         nodes = KernelNodes(summary.kernel, summary.masters, summary.neighbours)
         split = push_mirrors(nodes, stamps[name])
         if split:

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from xdsl.dialects import arith, memref, scf
+from xdsl.dialects import memref, scf
 from xdsl.ir import Block, Operation, Region
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -51,36 +51,30 @@ from irgl_dialect.worklist import PushOp
 from lowering.reduce_only import KernelNodes
 from lowering.round_stamps import decides_only_pushes, kernel_param
 
-_ATOMIC_ASSIGN = 2
-_CMPI_NE = 1
-
 
 def _stamped(
     push: PushOp, kernel: KernelOp, stamps: set[int]
 ) -> list[Operation] | None:
     """The round stamp's exchange, test and `scf.if` that decide `push`,
-    where they are consecutive and serve only the push; else None."""
+    where they are consecutive and serve only the push; else None. (A
+    position in `stamps` passed `round_stamps.stamp_counter`: every use of
+    that array is an exchange of the counter whose result is only compared
+    with it, `ne`, to decide pushes.)"""
     branch = push.parent_op()
     if not isinstance(branch, scf.IfOp):
         return None
-    test = branch.prev_op
-    exchange = test.prev_op if test is not None else None
+    test = branch.cond.owner
+    exchange = branch.prev_op and branch.prev_op.prev_op
     if not (
-        isinstance(test, arith.CmpiOp)
-        and test.predicate.value.data == _CMPI_NE
-        and test.result is branch.cond
+        isinstance(test, Operation)
+        and test is branch.prev_op
         and isinstance(exchange, memref.AtomicRMWOp)
-        and exchange.kind.value.data == _ATOMIC_ASSIGN
-        and len(exchange.indices) == 1
+        and kernel_param(kernel, exchange.memref) in stamps
         and exchange.indices[0] is push.item
-        and exchange.result in test.operands
-        and test.operands[1 - test.operands.index(exchange.result)] is exchange.value
-        and exchange.result.has_one_use()
-        and test.result.has_one_use()
-        and decides_only_pushes(test.result, push.item)
+        and exchange.result.get_user_of_unique_use() is test
+        and branch.cond.has_one_use()
+        and decides_only_pushes(branch.cond, push.item)
     ):
-        return None
-    if kernel_param(kernel, exchange.memref) not in stamps:
         return None
     return [exchange, test, branch]
 
