@@ -1731,25 +1731,34 @@ inline bool scratch_pool(int device) {
 #endif
 #endif
 
-/// A host thread's slab of small zeroed scratch memory on one device. The
-/// small allocations of a host call (status words, carried results, cells,
-/// worklist tails, counters) are carved from it one after another, with no
-/// driver call; when the outermost call ends and every piece it took is
-/// free again, the bytes used are marked dirty, and the next piece taken
-/// (in the next call, before its kernels) first clears them with one memset
-/// on the default stream (ordered after the earlier calls' kernels). That
-/// replaces a pool allocation, a memset and a free per piece: about 2 us of
-/// host time each, the bulk of a search that reaches nothing. The memset is
-/// enqueued before a call's launches rather than after its last
-/// synchronization, where a caller that synchronizes would wait for it (5 us
-/// of a 50 us empty BFS on an H100).
+/// A host thread's slab of zeroed scratch memory on one device. The zeroed
+/// allocations of a host call (status words, carried results, cells,
+/// worklist tails, counters, a zero-filled `memref.alloc` such as SSSP's
+/// round stamps) are carved from it one after another, with no driver call;
+/// when the outermost call ends and every piece it took is free again, the
+/// bytes used are marked dirty, and the next piece taken (in the next call,
+/// before its kernels) first clears them with one memset on the default
+/// stream (ordered after the earlier calls' kernels). That replaces a pool
+/// allocation, a memset and a free per piece: about 2 us of host time each
+/// for a small piece and 10-20 us for a node array of a million nodes, the
+/// bulk of a search that reaches nothing. The memset is enqueued before a
+/// call's launches rather than after its last synchronization, where a
+/// caller that synchronizes would wait for it (5 us of a 50 us empty BFS on
+/// an H100). The slab starts at kFirstBytes and grows, at the first piece of
+/// a call, to what the largest earlier call asked for (at most kMaxBytes; a
+/// piece that does not fit comes from the pool), so a program's node arrays
+/// come from it from its second call on.
 struct ScratchSlab {
-  static constexpr size_t kBytes = size_t(1) << 18;     // 256 KiB a device and thread
-  static constexpr size_t kMaxPiece = size_t(1) << 14;  // larger pieces come from the pool
-  static constexpr size_t kAlign = 256;                 // as cudaMalloc aligns
+  static constexpr size_t kFirstBytes = size_t(1) << 18;  // 256 KiB a device and thread at first
+  static constexpr size_t kMaxBytes = size_t(1) << 26;    // grown to at most 64 MiB
+  static constexpr size_t kAlign = 256;                   // as cudaMalloc aligns
   char* base = nullptr;
+  size_t bytes = 0;       // its size
   size_t used = 0;        // bytes handed out since the last clearing
   size_t dirty = 0;       // bytes below it that earlier calls used: cleared before the next piece
+  size_t asked = 0;       // zeroed bytes asked for (slab or pool) in this outermost call
+  size_t wanted = 0;      // the most an outermost call asked for: the size to grow to
+  size_t limit = kMaxBytes;  // the most it grows to (its size once the driver refused more)
   long live = 0;          // pieces handed out and not freed
   long live_at_call = 0;  // `live` when the outermost call began
   bool broken = false;    // creating or clearing it failed: not used again
@@ -1775,21 +1784,43 @@ inline int& call_depth() {
   return depth;
 }
 
-/// A zeroed piece of `bytes` from this thread's slab of `device`, or null
-/// (too large, slab full or unusable, slab disabled).
-inline void* slab_take(size_t bytes, int device) {
-  if (!IRGL_SCRATCH_SLAB || bytes > ScratchSlab::kMaxPiece || device < 0 || device >= kSlabDevices) return nullptr;
-  ScratchSlab& s = thread_slabs()[device];
-  if (s.broken) return nullptr;
-  if (!s.base) {
-    void* p = nullptr;
-    if (cudaMalloc(&p, ScratchSlab::kBytes) != cudaSuccess || cudaMemset(p, 0, ScratchSlab::kBytes) != cudaSuccess) {
-      (void)cudaGetLastError();
-      if (p) (void)cudaFree(p);
+/// Gives slab `s` a zeroed block of `bytes` in place of its old one (while
+/// no piece of it is live: freeing the old one waits for the kernels that
+/// used it). Where the driver refuses, a slab that had a block keeps it and
+/// stops growing; one that had none is broken. False if `s` has no new block.
+inline bool slab_create(ScratchSlab& s, size_t bytes) {
+  void* p = nullptr;
+  if (cudaMalloc(&p, bytes) != cudaSuccess || cudaMemset(p, 0, bytes) != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (p) (void)cudaFree(p);
+    if (s.base)
+      s.limit = s.bytes;  // no more growing: device memory is short
+    else
       s.broken = true;
-      return nullptr;
-    }
-    s.base = static_cast<char*>(p);
+    return false;
+  }
+  if (s.base) (void)cudaFree(s.base);
+  s.base = static_cast<char*>(p);
+  s.bytes = bytes;
+  s.used = s.dirty = 0;
+  return true;
+}
+
+/// A zeroed piece of `bytes` from this thread's slab of `device`, or null
+/// (larger than the slab may grow, slab full or unusable, slab disabled).
+/// The first piece of a call grows the slab to what an earlier call asked
+/// for.
+inline void* slab_take(size_t bytes, int device) {
+  if (!IRGL_SCRATCH_SLAB || device < 0 || device >= kSlabDevices) return nullptr;
+  ScratchSlab& s = thread_slabs()[device];
+  const size_t need = (bytes + ScratchSlab::kAlign - 1) / ScratchSlab::kAlign * ScratchSlab::kAlign;
+  if (s.broken || need > ScratchSlab::kMaxBytes) return nullptr;
+  s.asked = s.asked + need < ScratchSlab::kMaxBytes ? s.asked + need : ScratchSlab::kMaxBytes;
+  if (s.used == 0 && s.live == 0) {
+    size_t size = s.wanted > need ? s.wanted : need;
+    size = size > ScratchSlab::kFirstBytes ? size : ScratchSlab::kFirstBytes;
+    size = size < s.limit ? size : s.limit;
+    if (s.bytes < size && !slab_create(s, size) && !s.base) return nullptr;
   }
   if (s.dirty) {
     if (cudaMemsetAsync(s.base, 0, s.dirty, 0) != cudaSuccess) {
@@ -1799,8 +1830,7 @@ inline void* slab_take(size_t bytes, int device) {
     }
     s.dirty = 0;
   }
-  const size_t need = (bytes + ScratchSlab::kAlign - 1) / ScratchSlab::kAlign * ScratchSlab::kAlign;
-  if (s.used + need > ScratchSlab::kBytes) return nullptr;
+  if (s.used + need > s.bytes) return nullptr;
   char* p = s.base + s.used;
   s.used += need;
   ++s.live;
@@ -1813,7 +1843,7 @@ inline bool slab_give(const void* p) {
   const char* c = static_cast<const char*>(p);
   for (int d = 0; d < kSlabDevices; ++d) {
     ScratchSlab& s = slabs[d];
-    if (s.base && c >= s.base && c < s.base + ScratchSlab::kBytes) {
+    if (s.base && c >= s.base && c < s.base + s.bytes) {
       --s.live;
       return true;
     }
@@ -1837,6 +1867,8 @@ inline void call_end(bool failed) noexcept {
   for (int d = 0; d < kSlabDevices; ++d) {
     ScratchSlab& s = slabs[d];
     if (failed) s.live = s.live_at_call;
+    s.wanted = s.asked > s.wanted ? s.asked : s.wanted;
+    s.asked = 0;
     if (s.used == 0 || s.live != 0 || s.broken) continue;
     s.dirty = s.used > s.dirty ? s.used : s.dirty;
     s.used = 0;

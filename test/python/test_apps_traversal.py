@@ -73,20 +73,24 @@ def test_one_program_over_graphs_of_changing_size(name: str) -> None:
     """One program, one host thread, graphs large, small, large again and a
     source with no edges: the runtime keeps a pipe's items for the next
     call (reused where they fit, replaced where not), clears the scratch
-    slab before the next call's first piece and reads the control
-    kernel's status from mapped host memory; every result is the
+    slab before the next call's first piece, grows it for node arrays
+    larger than it (SSSP's stamps on 150,000 nodes: 600 KB) and reads the
+    control kernel's status from mapped host memory; every result is the
     reference's."""
     assert has_gpu()
     app = load_app(name)
     program = _program(name)
     isolated = _raw_random(3000, 500, seed=2)  # many nodes without edges
     lonely = int(np.flatnonzero(isolated.degrees() == 0)[0])
+    large = _raw_random(150_000, 300_000, seed=6)
     runs = [
         (generators.rmat(12, seed=4), 0),
         (generators.generate("path:50"), 3),
+        (large, 1),
         (generators.rmat(13, seed=9), 5),
         (isolated, lonely),
         (generators.grid2d(9, 7, seed=1), 0),
+        (large, 7),
     ]
     for graph, source in runs:
         ctx = execute(app, program, graph, source=source, reps=2, warmup=1)
