@@ -453,7 +453,15 @@ class SyncWorklistOp(IRDLOperation):
     mirrors lag by a round at most. Lowers to
     `irgl_dist_sync_worklist_reduce_<T>(pipe, array, reduction, late)`.
 
+    With `every_master` the invocation's kernel pushed every node it
+    visits, so each rank pushed all its own masters: the mirror items are
+    dropped instead of sent, and the worklist is every rank's masters (under
+    a vertex-cut with their mirrors that hold edges). Lowers to
+    `irgl_dist_sync_worklist_every_master(pipe)`, which exchanges nothing
+    towards the masters.
+
         irgl_dist.sync_worklist
+        irgl_dist.sync_worklist every_master
         irgl_dist.sync_worklist reduce %dist min : memref<?xi32>
         irgl_dist.sync_worklist reduce %dist min late_broadcast : memref<?xi32>
     """
@@ -463,8 +471,10 @@ class SyncWorklistOp(IRDLOperation):
     reduced = opt_operand_def(MemRefType)
     reduction = opt_prop_def(ReductionAttr)
     late_broadcast = opt_prop_def(UnitAttr)
+    every_master = opt_prop_def(UnitAttr)
 
     assembly_format = (
+        "(`every_master` $every_master^)? "
         "(`reduce` $reduced^ $reduction (`late_broadcast` $late_broadcast^)? "
         "`:` type($reduced))? attr-dict"
     )
@@ -476,12 +486,15 @@ class SyncWorklistOp(IRDLOperation):
         reduced: SSAValue | None = None,
         reduction: Reduction | None = None,
         late_broadcast: bool = False,
+        every_master: bool = False,
     ):
         properties: dict[str, Attribute] = {}
         if reduction is not None:
             properties["reduction"] = ReductionAttr(reduction)
         if late_broadcast:
             properties["late_broadcast"] = UnitAttr()
+        if every_master:
+            properties["every_master"] = UnitAttr()
         super().__init__(
             operands=[[reduced] if reduced is not None else []],
             properties=properties,
@@ -521,6 +534,11 @@ class SyncWorklistOp(IRDLOperation):
             raise VerifyException(
                 f"'{self.name}' late_broadcast sends the masters of a reduced "
                 "array: it needs reduce"
+            )
+        if self.every_master is not None and self.reduced is not None:
+            raise VerifyException(
+                f"'{self.name}' every_master drops the mirror items, and reduce "
+                "sends the updated mirrors with them: they do not combine"
             )
         if self.reduced is None or self.reduction is None:
             return

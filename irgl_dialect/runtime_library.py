@@ -374,6 +374,7 @@ def _functions() -> list[RuntimeFunction]:
         _fn("irgl_dist_num_masters", (), (_index,), b),
         _fn("irgl_dist_push_mirror", (_index,), (), d),
         _fn("irgl_dist_sync_worklist", (_pipe,), (), h),
+        _fn("irgl_dist_sync_worklist_every_master", (_pipe,), (), h),
         _fn("irgl_dist_initial_worklist", (_pipe,), (), h),
         _fn("irgl_dist_empty_worklist", (_pipe,), (), h),
         _fn("irgl_dist_pipe_in_total", (_pipe,), (_index,), h),

@@ -440,10 +440,17 @@ def allreduce_value(ctx: RankContext, value: Any, reduction: Reduction) -> Any:
     return combine[reduction](values)
 
 
-def sync_worklist(ctx: RankContext, pipe: PipeContext) -> None:
-    """`irgl_dist.sync_worklist` on the incoming worklist of `pipe`."""
+def sync_worklist(
+    ctx: RankContext, pipe: PipeContext, drop_mirrors: bool = False
+) -> None:
+    """`irgl_dist.sync_worklist` on the incoming worklist of `pipe`; with
+    `drop_mirrors` (a first worklist, `every_master`) the mirror items and
+    pushed bits are dropped and nothing goes to the masters."""
     part, comm = ctx.part, ctx.comm
     p = comm.num_ranks
+    if drop_mirrors:
+        pipe.in_ = [i for i in pipe.in_ if 0 <= i < part.num_masters]
+        ctx.pushed_mirrors.clear()
     kept: list[int] = []
     forward: list[list[int]] = [[] for _ in range(p)]
     forwarded: set[tuple[int, int]] = set()
@@ -455,14 +462,15 @@ def sync_worklist(ctx: RankContext, pipe: PipeContext) -> None:
         if (q, pos) not in forwarded:
             forwarded.add((q, pos))
             forward[q].append(pos)
-    comm.count("worklist_items", len(forwarded))
     present = set(kept)
-    for q, positions in enumerate(comm.exchange(ctx.rank, forward)):
-        for pos in positions:
-            master = int(part.masters_mirrored_on[q][pos])
-            if master not in present:
-                present.add(master)
-                kept.append(master)
+    if not drop_mirrors:
+        comm.count("worklist_items", len(forwarded))
+        for q, positions in enumerate(comm.exchange(ctx.rank, forward)):
+            for pos in positions:
+                master = int(part.masters_mirrored_on[q][pos])
+                if master not in present:
+                    present.add(master)
+                    kept.append(master)
     # activation: a master's mirrors that hold edges (a vertex-cut) take it too
     activate: list[list[int]] = [
         [slots[m] for m in sorted(present) if m in slots] if q != ctx.rank else []
@@ -618,9 +626,7 @@ def _remember(ctx: RankContext, args: PythonValues) -> None:
 
 def _filter_initial(ctx: RankContext, pipe: PipeContext) -> None:
     """Keep the rank's own masters of an initial worklist, then sync it."""
-    pipe.in_ = [i for i in pipe.in_ if 0 <= i < ctx.part.num_masters]
-    ctx.pushed_mirrors.clear()  # mirrors are dropped from a first worklist
-    sync_worklist(ctx, pipe)
+    sync_worklist(ctx, pipe, drop_mirrors=True)
 
 
 def _across(op: Operation) -> None:
@@ -712,6 +718,8 @@ class DistributedFunctions(InterpreterFunctions):
         if op.reduction is not None and args:
             late = op.late_broadcast is not None
             sync_worklist_reduce(ctx, op, pipe, args[0], op.reduction.data, late)
+        elif op.every_master is not None:  # every rank pushed all its masters
+            sync_worklist(ctx, pipe, drop_mirrors=True)
         else:
             sync_worklist(ctx, pipe)
         return ()

@@ -8,7 +8,8 @@ GPU.
 distributed build (same lowering of Invoke, Iterate and Pipe, plus):
 
 - `irgl_dist.sync_worklist` becomes `irgl_dist_sync_worklist(pipe)` on the
-  pipe context it is in;
+  pipe context it is in (`irgl_dist_sync_worklist_every_master(pipe)` with
+  `every_master`, `irgl_dist_sync_worklist_reduce_<T>` with `reduce`);
 - an Iterate or Pipe marked `#irgl_dist.across_ranks` distributes its
   initial worklist (`irgl_dist_initial_worklist(pipe)` after the pipe is
   filled: only the rank's own masters stay, then it is synchronized); one
@@ -163,6 +164,8 @@ class _DistLowering(_Lowering):
                 late = b.const(int(op.late_broadcast is not None), i1)
                 late.name_hint = "late_broadcast"
                 b.call(fn, [pipe, op.reduced, code, late])
+            elif op.every_master is not None:
+                b.call(runtime_function("irgl_dist_sync_worklist_every_master"), [pipe])
             else:
                 b.call(runtime_function("irgl_dist_sync_worklist"), [pipe])
             Rewriter.erase_op(op)

@@ -205,6 +205,9 @@ class KernelSummary:
     read_elsewhere: set[int] = field(default_factory=set[int])
     node_id_params: set[int] = field(default_factory=set[int])
     pushes: bool = False
+    #: a ForAll over the nodes at the kernel's top level pushes its node
+    #: unconditionally: every rank pushes all its own masters
+    pushes_every_node: bool = False
     #: node ids that are masters (the ForAll's node; under an edge-cut the
     #: popped node) and edge destinations
     masters: set[SSAValue] = field(default_factory=set[SSAValue])
@@ -233,6 +236,19 @@ def _outermost_forall(op: Operation) -> ForAllOp | None:
             outermost = parent
         parent = parent.parent_op()
     return outermost
+
+
+def _pushes_its_node(push: PushOp, kernel: KernelOp) -> bool:
+    """Does `push` push the node of a ForAll over the nodes, in the ForAll's
+    body itself (not under a condition or a loop), with the ForAll at the
+    top level of `kernel`'s body (so every invocation visits every node)?"""
+    loop = push.parent_op()
+    return (
+        isinstance(loop, ForAllOp)
+        and loop.iterator.data == IteratorKind.NODES
+        and push.item is loop.index
+        and loop.parent_op() is kernel
+    )
 
 
 def _distributed(op: Operation) -> bool:
@@ -348,6 +364,8 @@ class _KernelAnalysis:
                 )
         elif isinstance(op, PushOp):
             self.summary.pushes = True
+            if _pushes_its_node(op, self.summary.kernel):
+                self.summary.pushes_every_node = True
             kind = self.nodes.get(op.item)
             if kind is None or kind == NodeKind.ARG:
                 fail(
@@ -1006,10 +1024,11 @@ class _HostDistribution:
                 f"{reduction.value} ({hows})",
             )
         if summary.pushes:
+            every_master = reduced is None and summary.pushes_every_node
             ops.append(
                 SyncWorklistOp(site.args[reduced[0]], reduced[1], self.late_broadcast)
                 if reduced is not None
-                else SyncWorklistOp()
+                else SyncWorklistOp(every_master=every_master)
             )
             _remark(
                 self.remarks,
@@ -1022,7 +1041,13 @@ class _HostDistribution:
                     if reduced is not None
                     else ""
                 )
-                + " (pushed mirrors to their owners"
+                + (
+                    " every_master (the kernel pushes every node it visits, so "
+                    "each rank pushed all its masters: mirror items dropped, "
+                    "nothing sent to the owners"
+                    if every_master
+                    else " (pushed mirrors to their owners"
+                )
                 + (
                     ", masters activate their mirrors"
                     if self.policy == Policy.CVC

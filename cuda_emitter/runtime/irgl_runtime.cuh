@@ -4800,23 +4800,27 @@ inline void empty_worklist(Pipe* p) {
   s.total = 0;
 }
 
-/// irgl_dist.sync_worklist on the `in` worklist of p (initial: the first
-/// worklist of an Iterate/Pipe across ranks, whose non-masters are dropped).
-inline void sync_worklist(Pipe* p, bool initial) {
+/// irgl_dist.sync_worklist on the `in` worklist of p. With `initial` (the
+/// first worklist of an Iterate/Pipe across ranks, or one whose kernel
+/// pushed every node it visits, so each rank pushed all its masters) the
+/// mirror items are dropped instead of sent: no mirror flag is set, so the
+/// exchange towards the masters is skipped (under a vertex-cut the masters
+/// still activate their mirrors).
+inline void sync_worklist(Pipe* p, bool initial, const char* what) {
   State& s = ready_state();
   const Profiled timed{s, "sync_worklist"};
-  const char* what = initial ? "the initial worklist of an irgl.iterate/irgl.pipe across ranks"
-                             : "irgl_dist.sync_worklist";
   mark_worklist(s, p, initial, what);
-  if (s.track_updates)
-    exchange_flags(s, s.send_flags, s.mir_off_dev, s.mir_off, s.mir_cnt, s.total_mirrors, s.recv_flags, s.mas_off,
-                   s.mas_cnt, s.total_masters, what);
-  else
-    exchange(s, s.send_flags, s.mir_off, s.mir_cnt, s.recv_flags, s.mas_off, s.mas_cnt, 1, what);
-  if (s.total_masters > 0)
-    mark_flagged_kernel<<<blocks_for(s.total_masters), 256, 0, s.stream>>>(s.masters, s.total_masters, s.recv_flags,
-                                                                          nullptr, s.mark);
-  IRGL_CHECK(cudaGetLastError());
+  if (!initial) {
+    if (s.track_updates)
+      exchange_flags(s, s.send_flags, s.mir_off_dev, s.mir_off, s.mir_cnt, s.total_mirrors, s.recv_flags, s.mas_off,
+                     s.mas_cnt, s.total_masters, what);
+    else
+      exchange(s, s.send_flags, s.mir_off, s.mir_cnt, s.recv_flags, s.mas_off, s.mas_cnt, 1, what);
+    if (s.total_masters > 0)
+      mark_flagged_kernel<<<blocks_for(s.total_masters), 256, 0, s.stream>>>(s.masters, s.total_masters,
+                                                                            s.recv_flags, nullptr, s.mark);
+    IRGL_CHECK(cudaGetLastError());
+  }
   if (s.cvc) {  // masters activate their mirrors that hold edges
     if (s.total_masters > 0)
       flags_of_kernel<<<blocks_for(s.total_masters), 256, 0, s.stream>>>(s.masters, s.total_masters, s.mark,
@@ -5109,9 +5113,17 @@ __device__ __forceinline__ irgl_index irgl_dist_global_id(irgl_index n) {
 }
 
 /// Synchronizes the `in` worklist of a pipe (irgl_dist.sync_worklist).
-inline void irgl_dist_sync_worklist(irgl::Pipe* p) { irgl::dist::sync_worklist(p, false); }
+inline void irgl_dist_sync_worklist(irgl::Pipe* p) { irgl::dist::sync_worklist(p, false, "irgl_dist.sync_worklist"); }
+/// The same after a kernel that pushed every node it visits
+/// (irgl_dist.sync_worklist every_master): each rank keeps its own masters,
+/// the mirror items are dropped, nothing goes to the masters.
+inline void irgl_dist_sync_worklist_every_master(irgl::Pipe* p) {
+  irgl::dist::sync_worklist(p, true, "irgl_dist.sync_worklist every_master");
+}
 /// Distributes the initial `in` worklist of an Iterate/Pipe across ranks.
-inline void irgl_dist_initial_worklist(irgl::Pipe* p) { irgl::dist::sync_worklist(p, true); }
+inline void irgl_dist_initial_worklist(irgl::Pipe* p) {
+  irgl::dist::sync_worklist(p, true, "the initial worklist of an irgl.iterate/irgl.pipe across ranks");
+}
 /// The same for an Iterate/Pipe without initial items (no exchange).
 inline void irgl_dist_empty_worklist(irgl::Pipe* p) { irgl::dist::empty_worklist(p); }
 /// The size of a pipe's `in` summed over the ranks (a termination test).

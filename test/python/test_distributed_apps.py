@@ -653,6 +653,29 @@ def test_mirror_pushes_take_no_worklist_slots(
         assert lean.comm.reduce_values == full.comm.reduce_values
 
 
+@pytest.mark.parametrize("policy", ["oec", "cvc"])
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_every_master_sync_skips_the_exchange_to_the_owners(
+    policy: str, ranks: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CC's first step pushes every node it visits, so every rank pushed all
+    its masters: its worklist is synchronized `every_master`, one exchange
+    fewer than the full synchronization (the pass made to miss the pattern),
+    the same items sent, and the single rank's labels either way."""
+    import lowering.distribute as distribute_pass
+
+    app = app_of("cc")
+    reference = output_of(app, single("cc"))
+    lean = _distributed("cc", ranks, policy, "random:3")
+    monkeypatch.setattr(distribute_pass, "_pushes_its_node", lambda *_: False)
+    full = _distributed("cc", ranks, policy, "random:3")
+    for run in (lean, full):
+        assert run.problem is None, run.problem
+        np.testing.assert_array_equal(output_of(app, run), reference)
+    assert lean.comm.meetings == full.comm.meetings - 1
+    assert lean.comm.worklist_items == full.comm.worklist_items
+
+
 @pytest.mark.parametrize("name", ["cc", "sssp"])
 @pytest.mark.parametrize("spec", ["star:40", "grid:6x5", "path:30", "hub:60:3"])
 @pytest.mark.parametrize("ranks", [2, 3])

@@ -169,3 +169,13 @@ irgl.kernel host @main(%a: memref<?xi32>) attributes {irgl_dist.host = #irgl_dis
   }
 }
 // CHECK: 'irgl_dist.sync_worklist' late_broadcast sends the masters of a reduced array: it needs reduce
+
+// -----
+
+// every_master drops the mirror items that reduce sends with the values.
+irgl.kernel host @main(%a: memref<?xi32>) attributes {irgl_dist.host = #irgl_dist.host<oec, nodes = [0]>} {
+  irgl.pipe {
+    "irgl_dist.sync_worklist"(%a) <{reduction = #irgl_dist<reduction min>, every_master}> : (memref<?xi32>) -> ()
+  }
+}
+// CHECK: 'irgl_dist.sync_worklist' every_master drops the mirror items, and reduce sends the updated mirrors with them: they do not combine

@@ -40,6 +40,7 @@ irgl.kernel host @main(%g: !irgl.graph, %a: memref<?xi32>, %c: memref<?xf64>, %s
   %sum = irgl_dist.allreduce add %k : i64
   irgl.pipe initial [%s] attributes {irgl_dist.termination = #irgl_dist.across_ranks} {
     irgl_dist.sync_worklist
+    irgl_dist.sync_worklist every_master
   }
 }
 
@@ -70,6 +71,7 @@ irgl.kernel host @edge_cut(%a: memref<?xi32>) attributes {irgl_dist.host = #irgl
 // CHECK-NEXT:   %sum = irgl_dist.allreduce add %k : i64
 // CHECK-NEXT:   irgl.pipe initial [%s] attributes {irgl_dist.termination = #irgl_dist.across_ranks} {
 // CHECK-NEXT:     irgl_dist.sync_worklist
+// CHECK-NEXT:     irgl_dist.sync_worklist every_master
 // CHECK-NEXT:   }
 // CHECK:      irgl.kernel host @edge_cut(
 // CHECK-NEXT:   irgl.pipe {
@@ -86,5 +88,6 @@ irgl.kernel host @edge_cut(%a: memref<?xi32>) attributes {irgl_dist.host = #irgl
 // GENERIC: "irgl_dist.allreduce_cells"(%{{.*}}) <{reduction = #irgl_dist<reduction add>}> : (memref<?xf64>) -> ()
 // GENERIC: "irgl_dist.allreduce"(%{{.*}}) <{reduction = #irgl_dist<reduction or>}> : (i1) -> i1
 // GENERIC: "irgl_dist.sync_worklist"() : () -> ()
+// GENERIC: "irgl_dist.sync_worklist"() <{every_master}> : () -> ()
 // GENERIC: "irgl_dist.sync_worklist"(%{{.*}}) <{reduction = #irgl_dist<reduction minu>}> : (memref<?xi32>) -> ()
 // GENERIC: "irgl_dist.sync_worklist"(%{{.*}}) <{reduction = #irgl_dist<reduction min>, late_broadcast}> : (memref<?xi32>) -> ()
