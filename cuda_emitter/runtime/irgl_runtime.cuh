@@ -4800,6 +4800,23 @@ inline void empty_worklist(Pipe* p) {
   s.total = 0;
 }
 
+/// One direction of a worklist exchange: `s.send_flags` (entries by peer:
+/// off, cnt; `total` of them, their offsets also at off_dev) go to the
+/// peers, whose flags (roff, rcnt; `rtotal`) mark their nodes `rids` (with
+/// has_edges: only nodes that hold edges).
+inline void send_worklist_flags(State& s, const int64_t* off_dev, const std::vector<int64_t>& off,
+                                const std::vector<int64_t>& cnt, int64_t total, const std::vector<int64_t>& roff,
+                                const std::vector<int64_t>& rcnt, const irgl_index* rids, int64_t rtotal,
+                                const unsigned char* has_edges, const char* what) {
+  if (s.track_updates)
+    exchange_flags(s, s.send_flags, off_dev, off, cnt, total, s.recv_flags, roff, rcnt, rtotal, what);
+  else
+    exchange(s, s.send_flags, off, cnt, s.recv_flags, roff, rcnt, 1, what);
+  if (rtotal > 0)
+    mark_flagged_kernel<<<blocks_for(rtotal), 256, 0, s.stream>>>(rids, rtotal, s.recv_flags, has_edges, s.mark);
+  IRGL_CHECK(cudaGetLastError());
+}
+
 /// irgl_dist.sync_worklist on the `in` worklist of p. With `initial` (the
 /// first worklist of an Iterate/Pipe across ranks, or one whose kernel
 /// pushed every node it visits, so each rank pushed all its masters) the
@@ -4810,31 +4827,16 @@ inline void sync_worklist(Pipe* p, bool initial, const char* what) {
   State& s = ready_state();
   const Profiled timed{s, "sync_worklist"};
   mark_worklist(s, p, initial, what);
-  if (!initial) {
-    if (s.track_updates)
-      exchange_flags(s, s.send_flags, s.mir_off_dev, s.mir_off, s.mir_cnt, s.total_mirrors, s.recv_flags, s.mas_off,
-                     s.mas_cnt, s.total_masters, what);
-    else
-      exchange(s, s.send_flags, s.mir_off, s.mir_cnt, s.recv_flags, s.mas_off, s.mas_cnt, 1, what);
-    if (s.total_masters > 0)
-      mark_flagged_kernel<<<blocks_for(s.total_masters), 256, 0, s.stream>>>(s.masters, s.total_masters,
-                                                                            s.recv_flags, nullptr, s.mark);
-    IRGL_CHECK(cudaGetLastError());
-  }
+  if (!initial)  // pushed mirrors to their masters
+    send_worklist_flags(s, s.mir_off_dev, s.mir_off, s.mir_cnt, s.total_mirrors, s.mas_off, s.mas_cnt, s.masters,
+                        s.total_masters, nullptr, what);
   if (s.cvc) {  // masters activate their mirrors that hold edges
     if (s.total_masters > 0)
       flags_of_kernel<<<blocks_for(s.total_masters), 256, 0, s.stream>>>(s.masters, s.total_masters, s.mark,
                                                                         s.send_flags);
     IRGL_CHECK(cudaGetLastError());
-    if (s.track_updates)
-      exchange_flags(s, s.send_flags, s.mas_off_dev, s.mas_off, s.mas_cnt, s.total_masters, s.recv_flags, s.mir_off,
-                     s.mir_cnt, s.total_mirrors, what);
-    else
-      exchange(s, s.send_flags, s.mas_off, s.mas_cnt, s.recv_flags, s.mir_off, s.mir_cnt, 1, what);
-    if (s.total_mirrors > 0)
-      mark_flagged_kernel<<<blocks_for(s.total_mirrors), 256, 0, s.stream>>>(s.mirrors, s.total_mirrors,
-                                                                            s.recv_flags, s.has_edges, s.mark);
-    IRGL_CHECK(cudaGetLastError());
+    send_worklist_flags(s, s.mas_off_dev, s.mas_off, s.mas_cnt, s.total_masters, s.mir_off, s.mir_cnt, s.mirrors,
+                        s.total_mirrors, s.has_edges, what);
   }
   rebuild_worklist(s, p, what);
 }
