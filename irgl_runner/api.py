@@ -27,7 +27,7 @@ import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -126,6 +126,11 @@ class _Param:
     abi: AbiValue
     memref: bool
     dtype: np.dtype | None
+    quick: type | None = None
+    """The argument type passed without :func:`_convert`'s checks (a
+    :class:`DeviceArray` of the memref's dtype, a :class:`DeviceGraph`, an
+    ``int`` or a ``float``; ``bool`` is not ``int`` here): an empty search
+    is tens of microseconds, and its call's conversions a few of them."""
 
     def where(self) -> str:
         return f"@{self.function} argument {self.index} ({self.abi.mlir_type})"
@@ -133,16 +138,39 @@ class _Param:
 
 def _params(entry: EntryPoint) -> tuple[_Param, ...]:
     """The parameters of ``entry``, ready for :func:`_convert`."""
-    return tuple(
-        _Param(
-            entry.name,
-            i,
-            p,
-            p.mlir_type.startswith("memref"),
-            _memref_dtype(p.mlir_type),
-        )
-        for i, p in enumerate(entry.params)
-    )
+    quick: dict[AbiKind, type] = {AbiKind.INT: int, AbiKind.FLOAT: float}
+    params: list[_Param] = []
+    for i, p in enumerate(entry.params):
+        memref = p.mlir_type.startswith("memref")
+        dtype = _memref_dtype(p.mlir_type)
+        if p.kind is AbiKind.POINTER:
+            fast = DeviceArray if memref and dtype is not None else DeviceGraph
+            fast = None if memref and dtype is None else fast
+        else:
+            fast = quick.get(p.kind)
+        params.append(_Param(entry.name, i, p, memref, dtype, fast))
+    return tuple(params)
+
+
+def _converted(
+    params: tuple[_Param, ...], args: tuple[object, ...], foreign: list[ForeignArray]
+) -> list[object]:
+    """The ctypes-ready values of ``args``: the common argument types
+    directly (:attr:`_Param.quick`), the others through :func:`_convert`."""
+    values: list[object] = []
+    for param, value in zip(params, args, strict=True):
+        kind = type(value)
+        if kind is not param.quick:
+            values.append(_convert(param, value, foreign))
+        elif kind is int or kind is float:
+            values.append(value)
+        elif kind is DeviceGraph:
+            values.append(cast(DeviceGraph, value).ptr)
+        elif cast(DeviceArray, value).dtype is param.dtype:
+            values.append(cast(DeviceArray, value).ptr)
+        else:  # an equal dtype that is another object: checked as usual
+            values.append(_convert(param, value, foreign))
+    return values
 
 
 def _convert(
@@ -604,7 +632,7 @@ class Program:
         params = self._params.get(host_fn)
         if params is None:
             params = self._params[host_fn] = _params(entry)
-        values = [_convert(p, a, foreign) for p, a in zip(params, args, strict=True)]
+        values = _converted(params, args, foreign)
         if foreign and any(a.stream is not None for a in foreign):
             self.synchronize()  # their producers' streams are done
         fn = self._function(entry)

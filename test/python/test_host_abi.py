@@ -95,3 +95,55 @@ def test_runner_maps_every_runtime_export() -> None:
         _c_to_ctypes(export.c_result)
         for param in export.c_params:
             _c_to_ctypes(param)
+
+
+def test_arguments_convert_alike_on_the_quick_path() -> None:
+    """`Program.call`'s conversion (irgl_runner.api._converted) passes a
+    DeviceArray of the memref's dtype, a DeviceGraph, an int and a float
+    without _convert's checks, and sends everything else through them: the
+    values are _convert's, and its errors stay (a bool for an integer, an
+    array of another dtype, a graph for a memref)."""
+    import numpy as np
+
+    from cuda_emitter.host_abi import AbiValue, EntryPoint
+    from irgl_runner.api import DeviceArray, DeviceGraph, _convert, _converted, _params
+
+    entry = EntryPoint(
+        "main",
+        (
+            AbiValue(AbiKind.POINTER, "!irgl.graph"),
+            AbiValue(AbiKind.POINTER, "memref<?xi32>"),
+            AbiValue(AbiKind.INT, "index"),
+            AbiValue(AbiKind.FLOAT, "f32"),
+            AbiValue(AbiKind.BOOL, "i1"),
+        ),
+        None,
+    )
+    params = _params(entry)
+    graph = DeviceGraph.__new__(DeviceGraph)
+    graph.ptr = 4096
+
+    def array(dtype: str, ptr: int) -> DeviceArray:
+        a = DeviceArray.__new__(DeviceArray)
+        a.ptr, a.length, a.dtype, a.device = ptr, 8, np.dtype(dtype), 0
+        return a
+
+    cases = [
+        (graph, array("int32", 512), 7, 2.5, True),
+        (graph, array("int32", 640), np.int64(3), 1, np.bool_(False)),
+        (0, array("int32", 768), 0, np.float32(0.5), 0),
+    ]
+    for args in cases:
+        quick = _converted(params, args, [])
+        slow = [_convert(p, a, []) for p, a in zip(params, args, strict=True)]
+        assert quick == slow
+        assert [type(v) for v in quick] == [type(v) for v in slow]
+    bad = [
+        ((graph, array("int32", 512), True, 1.0, 1), "cannot pass bool"),
+        ((graph, array("int64", 512), 1, 1.0, 1), "got a device array of int64"),
+        ((graph, graph, 1, 1.0, 1), "got a graph, expected a device array"),
+        ((graph, array("int32", 512), 1.5, 1.0, 1), "cannot pass float"),
+    ]
+    for args, message in bad:
+        with pytest.raises(TypeError, match=message):
+            _converted(params, args, [])
