@@ -138,17 +138,18 @@ class _Param:
 
 def _params(entry: EntryPoint) -> tuple[_Param, ...]:
     """The parameters of ``entry``, ready for :func:`_convert`."""
-    quick: dict[AbiKind, type] = {AbiKind.INT: int, AbiKind.FLOAT: float}
     params: list[_Param] = []
     for i, p in enumerate(entry.params):
         memref = p.mlir_type.startswith("memref")
         dtype = _memref_dtype(p.mlir_type)
-        if p.kind is AbiKind.POINTER:
-            fast = DeviceArray if memref and dtype is not None else DeviceGraph
-            fast = None if memref and dtype is None else fast
-        else:
-            fast = quick.get(p.kind)
-        params.append(_Param(entry.name, i, p, memref, dtype, fast))
+        quick: type | None
+        if p.kind is not AbiKind.POINTER:
+            quick = {AbiKind.INT: int, AbiKind.FLOAT: float}.get(p.kind)
+        elif not memref:
+            quick = DeviceGraph
+        else:  # a memref of no fixed dtype is always checked
+            quick = DeviceArray if dtype is not None else None
+        params.append(_Param(entry.name, i, p, memref, dtype, quick))
     return tuple(params)
 
 
